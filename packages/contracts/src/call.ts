@@ -1,0 +1,115 @@
+import type { ErrorCode } from './errors.js';
+import type { ToolImage } from './results.js';
+
+/** The states of a call: the wire vocabulary of records, events, the API and the inspector. */
+export const CALL_STATUSES = [
+  'queued',
+  'inline',
+  'backgrounded',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'timed_out',
+] as const;
+
+export type CallStatus = (typeof CALL_STATUSES)[number];
+export type TerminalStatus = 'succeeded' | 'failed' | 'cancelled' | 'timed_out';
+export type ReplyStatus = TerminalStatus | 'backgrounded';
+
+const TERMINAL: ReadonlySet<CallStatus> = new Set<CallStatus>(['succeeded', 'failed', 'cancelled', 'timed_out']);
+
+export function isTerminalStatus(status: CallStatus): status is TerminalStatus {
+  return TERMINAL.has(status);
+}
+
+/** `inline` waits for the result; `auto` moves to the background past the inline budget; `background` acknowledges at once. */
+export type ExecutionMode = 'inline' | 'auto' | 'background';
+export type Concurrency = 'parallel' | 'exclusive';
+/** How a model should take a background result (Gemini Live's function response scheduling, seed 001). */
+export type Scheduling = 'interrupt' | 'when_idle' | 'silent';
+
+export interface CallIssue {
+  /** Where in the arguments, as a dotted path (`items.2.name`); empty for the arguments as a whole. */
+  path: string;
+  message: string;
+}
+
+export interface CallError {
+  code: ErrorCode;
+  /** What the model is told. */
+  message: string;
+  /** Each problem with the arguments, for `invalid_arguments`. */
+  issues?: CallIssue[];
+}
+
+/** What the record keeps of an error, beyond what the model sees (an internal error's real cause). */
+export interface RecordedError extends CallError {
+  details?: { name?: string; message: string; stack?: string };
+}
+
+export interface Progress {
+  current: number;
+  total?: number;
+  unit?: string;
+  label?: string;
+}
+
+export type LogStream = 'stdout' | 'stderr';
+
+/** What `runtime.call()` resolves with. A tool failure is a reply, never an exception. */
+export interface CallReply {
+  callId: string;
+  status: ReplyStatus;
+  /** What the model sees. */
+  output: unknown;
+  error?: CallError;
+  images?: readonly ToolImage[];
+}
+
+/** Everything the store keeps of one call. */
+export interface CallRecord {
+  callId: string;
+  sessionId: string;
+  toolName: string;
+  args: unknown;
+  status: CallStatus;
+  mode: ExecutionMode;
+  /** True once the caller was answered `backgrounded`: the end of the call then queues a notification. */
+  detached: boolean;
+  attempt: number;
+  messageId?: string;
+  createdAt: number;
+  startedAt?: number;
+  endedAt?: number;
+  durationMs?: number;
+  progress?: Progress;
+  statusText?: string;
+  /** The last characters the tool logged (see `OUTPUT_TAIL_CHARS` in the runtime). */
+  outputTail: string;
+  /** What the model was (or will be) shown. */
+  output?: unknown;
+  /** The tool's whole value, before any formatting or truncation. */
+  result?: unknown;
+  images?: readonly ToolImage[];
+  rawOutput?: string;
+  error?: RecordedError;
+}
+
+export type NotificationStatus = 'queued' | 'acknowledged';
+
+/** Brings the end of a backgrounded call back to its session (seed 000). */
+export interface Notification {
+  id: string;
+  callId: string;
+  sessionId: string;
+  toolName: string;
+  status: NotificationStatus;
+  outcome: TerminalStatus;
+  title: string;
+  body: string;
+  /** The formatter's completed / error / cancelled reply: what the model is given. */
+  output: unknown;
+  scheduling: Scheduling;
+  createdAt: number;
+  acknowledgedAt?: number;
+}

@@ -1,0 +1,122 @@
+import type { StandardSchemaV1 } from '@standard-schema/spec';
+import type { Concurrency, ExecutionMode, Scheduling } from './call.js';
+import type { ToolContext } from './context.js';
+import { BatonError } from './errors.js';
+import type { ResultFormatter } from './formatter.js';
+import { TOOL_NAME_PATTERN } from './limits.js';
+import type { ConnectionRequired, ToolSuccess } from './results.js';
+import { compileValidator, type InferSchemaOutput, type ToolSchema, type Validate } from './schema.js';
+
+export interface ExecutionOptions {
+  /** Unset: the runtime's `defaultMode`, which is `inline` unless the runtime says otherwise. */
+  mode?: ExecutionMode;
+  /** Overrides the runtime's inline budget for this tool (`auto` mode). */
+  inlineBudgetMs?: number;
+  /** A hard limit on one run: past it the call ends `timed_out` and its signal is aborted. */
+  timeoutMs?: number;
+  concurrency?: Concurrency;
+  /** Running it twice with the same arguments is harmless: it may be re-run after a crash. */
+  idempotent?: boolean;
+  readOnly?: boolean;
+  /** How the model takes the notification of a background result. Default `when_idle`. */
+  scheduling?: Scheduling;
+}
+
+/** What `execute` may return: a plain value is a success. */
+export type ToolReturn<T> = T | ToolSuccess<T> | ConnectionRequired;
+
+type OutputOf<O> = O extends StandardSchemaV1 ? StandardSchemaV1.InferInput<O> : unknown;
+
+export interface ToolConfig<I extends ToolSchema, O extends ToolSchema | undefined> {
+  name: string;
+  title?: string;
+  description: string;
+  input: I;
+  /** When given, the tool's value is checked against it; a mismatch is an `internal_error`. */
+  output?: O;
+  execution?: ExecutionOptions;
+  /** Shapes this tool's background replies; unset methods fall back to the runtime's formatter. */
+  formatter?: Partial<ResultFormatter>;
+  execute(args: InferSchemaOutput<I>, ctx: ToolContext): ToolReturn<OutputOf<O>> | Promise<ToolReturn<OutputOf<O>>>;
+}
+
+/** A defined tool: its config, its resolved execution options, and its compiled validators. */
+export interface Tool<Args = Record<string, unknown>, Output = unknown> {
+  readonly name: string;
+  readonly title?: string;
+  readonly description: string;
+  readonly input: ToolSchema;
+  readonly output?: ToolSchema;
+  readonly execution: Readonly<Required<Omit<ExecutionOptions, 'mode' | 'inlineBudgetMs' | 'timeoutMs'>>> &
+    Readonly<Pick<ExecutionOptions, 'mode' | 'inlineBudgetMs' | 'timeoutMs'>>;
+  readonly formatter?: Partial<ResultFormatter>;
+  readonly validateInput: Validate;
+  readonly validateOutput?: Validate;
+  execute(args: Args, ctx: ToolContext): ToolReturn<Output> | Promise<ToolReturn<Output>>;
+}
+
+export type AnyTool = Tool<never, unknown>;
+
+const MODES: readonly ExecutionMode[] = ['inline', 'auto', 'background'];
+const CONCURRENCIES: readonly Concurrency[] = ['parallel', 'exclusive'];
+const SCHEDULINGS: readonly Scheduling[] = ['interrupt', 'when_idle', 'silent'];
+
+function checkOneOf<T>(name: string, field: string, value: T | undefined, allowed: readonly T[]): void {
+  if (value !== undefined && !allowed.includes(value)) {
+    throw new BatonError('invalid_definition', `tool "${name}": ${field} must be one of ${allowed.join(', ')}`);
+  }
+}
+
+function checkPositive(name: string, field: string, value: number | undefined): void {
+  if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
+    throw new BatonError('invalid_definition', `tool "${name}": ${field} must be a positive number of milliseconds`);
+  }
+}
+
+/**
+ * Defines a tool. Its only jobs are to infer `execute`'s argument type from `input` and to refuse a
+ * bad definition now rather than at call time.
+ */
+export function defineTool<I extends ToolSchema, O extends ToolSchema | undefined = undefined>(
+  config: ToolConfig<I, O>,
+): Tool<InferSchemaOutput<I>, OutputOf<O>> {
+  const { name, execution = {} } = config;
+  if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
+    throw new BatonError(
+      'invalid_definition',
+      `tool name ${JSON.stringify(name)} must match ${TOOL_NAME_PATTERN} (letters, digits, _ and -, at most 64)`,
+    );
+  }
+  if (typeof config.description !== 'string') {
+    throw new BatonError('invalid_definition', `tool "${name}": description must be a string`);
+  }
+  if (typeof config.execute !== 'function') {
+    throw new BatonError('invalid_definition', `tool "${name}": execute must be a function`);
+  }
+  checkOneOf(name, 'execution.mode', execution.mode, MODES);
+  checkOneOf(name, 'execution.concurrency', execution.concurrency, CONCURRENCIES);
+  checkOneOf(name, 'execution.scheduling', execution.scheduling, SCHEDULINGS);
+  checkPositive(name, 'execution.inlineBudgetMs', execution.inlineBudgetMs);
+  checkPositive(name, 'execution.timeoutMs', execution.timeoutMs);
+
+  return Object.freeze({
+    name,
+    title: config.title,
+    description: config.description,
+    input: config.input,
+    output: config.output,
+    execution: Object.freeze({
+      mode: execution.mode,
+      inlineBudgetMs: execution.inlineBudgetMs,
+      timeoutMs: execution.timeoutMs,
+      concurrency: execution.concurrency ?? 'parallel',
+      idempotent: execution.idempotent ?? false,
+      readOnly: execution.readOnly ?? false,
+      scheduling: execution.scheduling ?? 'when_idle',
+    }),
+    formatter: config.formatter,
+    validateInput: compileValidator(config.input, `tool "${name}": input`),
+    validateOutput: config.output === undefined ? undefined : compileValidator(config.output, `tool "${name}": output`),
+    execute: config.execute,
+  }) as Tool<InferSchemaOutput<I>, OutputOf<O>>;
+}

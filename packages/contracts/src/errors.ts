@@ -1,0 +1,47 @@
+/**
+ * The stable error codes of Baton. They appear on `reply.error.code`, in call events and records,
+ * and on a thrown `BatonError`. Never rename one: agents and dashboards match on these strings.
+ */
+export const ERROR_CODES = {
+  tool_not_found: 'tool_not_found',
+  invalid_arguments: 'invalid_arguments',
+  tool_error: 'tool_error',
+  internal_error: 'internal_error',
+  timed_out: 'timed_out',
+  cancelled: 'cancelled',
+  limit_exceeded: 'limit_exceeded',
+  interrupted: 'interrupted',
+  persistence_failed: 'persistence_failed',
+  connection_required: 'connection_required',
+  /** A tool definition or a runtime option is wrong; raised when it is made, never at call time. */
+  invalid_definition: 'invalid_definition',
+  /** The runtime was closed and takes no more calls. */
+  closed: 'closed',
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+const BATON_ERROR = Symbol.for('baton.error');
+
+/** The one error class that Baton throws. Recognised across package copies by `isBatonError`. */
+export class BatonError extends Error {
+  readonly [BATON_ERROR] = true;
+  override readonly name = 'BatonError';
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+
+  /** Wraps anything thrown into a `BatonError`, keeping it as the `cause`. */
+  static fromUnknown(cause: unknown, code: ErrorCode = 'internal_error'): BatonError {
+    if (isBatonError(cause)) return cause;
+    const message = cause instanceof Error ? cause.message : String(cause);
+    return new BatonError(code, message, { cause });
+  }
+}
+
+export function isBatonError(value: unknown): value is BatonError {
+  return typeof value === 'object' && value !== null && (value as { [BATON_ERROR]?: unknown })[BATON_ERROR] === true;
+}

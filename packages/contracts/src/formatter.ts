@@ -1,0 +1,41 @@
+import type { CallError } from './call.js';
+
+/** The call a formatter shapes a reply for. */
+export interface FormattedCall {
+  callId: string;
+  toolName: string;
+  args: unknown;
+}
+
+/**
+ * Shapes what the model is told about a background call at each step (seed 001): the immediate
+ * "running" acknowledgement, the final result or error, and a cancellation.
+ */
+export interface ResultFormatter {
+  /** `promotedAfterMs` is set when an `auto` call passed its inline budget (seed 000's message). */
+  running(call: FormattedCall, promotedAfterMs?: number): unknown;
+  result(call: FormattedCall, outcome: { ok: true; value: unknown } | { ok: false; error: CallError }): unknown;
+  cancelled(call: FormattedCall): unknown;
+}
+
+/** Seed 000, word for word. */
+export function backgroundContinuationMessage(inlineBudgetMs: number): string {
+  return `This tool is taking longer than ${inlineBudgetMs} ms, so it is continuing in the background. Continue the conversation; a later notification will report the result.`;
+}
+
+/** Seed 001's shapes: `{status: running|completed|error|cancelled, ...}`. */
+export const defaultResultFormatter: ResultFormatter = {
+  running(call, promotedAfterMs) {
+    return promotedAfterMs === undefined
+      ? { status: 'running', tool: call.toolName }
+      : { status: 'running', tool: call.toolName, message: backgroundContinuationMessage(promotedAfterMs) };
+  },
+  result(call, outcome) {
+    return outcome.ok
+      ? { status: 'completed', tool: call.toolName, result: outcome.value }
+      : { status: 'error', tool: call.toolName, error: outcome.error.message };
+  },
+  cancelled(call) {
+    return { status: 'cancelled', call_id: call.callId };
+  },
+};

@@ -1,0 +1,89 @@
+import type { ExecutionMode } from './call.js';
+import type { AnyTool } from './define-tool.js';
+import { type JsonSchema, toJsonSchema } from './schema.js';
+
+/** A tool's mode as a runtime would run it: its own, else the runtime's default. */
+export interface DeclarationOptions {
+  defaultMode?: ExecutionMode;
+}
+
+function modeOf(tool: AnyTool, options: DeclarationOptions): ExecutionMode {
+  return tool.execution.mode ?? options.defaultMode ?? 'inline';
+}
+
+export interface OpenAIFunctionTool {
+  type: 'function';
+  function: { name: string; description: string; parameters: JsonSchema };
+}
+
+export function toOpenAITool(tool: AnyTool): OpenAIFunctionTool {
+  return {
+    type: 'function',
+    function: { name: tool.name, description: tool.description, parameters: toJsonSchema(tool.input) },
+  };
+}
+
+export interface AnthropicTool {
+  name: string;
+  description: string;
+  input_schema: JsonSchema;
+}
+
+export function toAnthropicTool(tool: AnyTool): AnthropicTool {
+  return { name: tool.name, description: tool.description, input_schema: toJsonSchema(tool.input) };
+}
+
+export interface GeminiFunctionDeclaration {
+  name: string;
+  description: string;
+  parametersJsonSchema: JsonSchema;
+  /** Gemini Live: the model keeps talking while a NON_BLOCKING function runs. */
+  behavior?: 'NON_BLOCKING';
+}
+
+export function toGeminiFunctionDeclaration(
+  tool: AnyTool,
+  options: DeclarationOptions = {},
+): GeminiFunctionDeclaration {
+  const declaration: GeminiFunctionDeclaration = {
+    name: tool.name,
+    description: tool.description,
+    parametersJsonSchema: toJsonSchema(tool.input),
+  };
+  if (modeOf(tool, options) !== 'inline') declaration.behavior = 'NON_BLOCKING';
+  return declaration;
+}
+
+export type McpTaskSupport = 'forbidden' | 'optional' | 'required';
+
+export interface McpToolDeclaration {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations: { title?: string; readOnlyHint: boolean; idempotentHint: boolean };
+  execution: { taskSupport: McpTaskSupport };
+}
+
+const TASK_SUPPORT: Record<ExecutionMode, McpTaskSupport> = {
+  inline: 'forbidden',
+  auto: 'optional',
+  background: 'required',
+};
+
+export function toMcpTool(tool: AnyTool, options: DeclarationOptions = {}): McpToolDeclaration {
+  const declaration: McpToolDeclaration = {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: toJsonSchema(tool.input),
+    annotations: { readOnlyHint: tool.execution.readOnly, idempotentHint: tool.execution.idempotent },
+    execution: { taskSupport: TASK_SUPPORT[modeOf(tool, options)] },
+  };
+  if (tool.title !== undefined) {
+    declaration.title = tool.title;
+    declaration.annotations.title = tool.title;
+  }
+  if (tool.output !== undefined) declaration.outputSchema = toJsonSchema(tool.output, 'output');
+  return declaration;
+}

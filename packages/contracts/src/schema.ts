@@ -1,0 +1,96 @@
+import { createRequire } from 'node:module';
+import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
+import type { ErrorObject, Options as AjvOptions, ValidateFunction } from 'ajv';
+import type { CallIssue } from './call.js';
+import { BatonError } from './errors.js';
+
+/** A JSON Schema object, as a tool's `input` or `output`. */
+export type JsonSchema = { [key: string]: unknown };
+
+/** A zod schema, or any other Standard Schema library (valibot, arktype), or a plain JSON Schema. */
+export type ToolSchema = StandardSchemaV1 | JsonSchema;
+
+/** The value a schema validates to: inferred from a Standard Schema, a plain object for JSON Schema. */
+export type InferSchemaOutput<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : Record<string, unknown>;
+
+export type ValidationResult = { ok: true; value: unknown } | { ok: false; issues: CallIssue[] };
+export type Validate = (value: unknown) => ValidationResult | Promise<ValidationResult>;
+
+/** Duck-typed, so that a schema made by another copy of zod than ours is recognised too. */
+export function isStandardSchema(schema: unknown): schema is StandardSchemaV1 {
+  const props = (schema as { '~standard'?: { validate?: unknown } } | null)?.['~standard'];
+  return typeof props === 'object' && props !== null && typeof props.validate === 'function';
+}
+
+function pathOf(path: StandardSchemaV1.Issue['path']): string {
+  if (!path) return '';
+  return path.map((segment) => String(typeof segment === 'object' ? segment.key : segment)).join('.');
+}
+
+function fromStandardResult(result: StandardSchemaV1.Result<unknown>): ValidationResult {
+  if (result.issues) {
+    return { ok: false, issues: result.issues.map((issue) => ({ path: pathOf(issue.path), message: issue.message })) };
+  }
+  return { ok: true, value: result.value };
+}
+
+type AjvInstance = { compile(schema: object): ValidateFunction };
+let sharedAjv: AjvInstance | undefined;
+
+/** ajv is loaded the first time a JSON Schema tool is defined, so zod-only users never pay for it. */
+function ajv(): AjvInstance {
+  if (!sharedAjv) {
+    const loaded = createRequire(import.meta.url)('ajv') as { default: new (options: AjvOptions) => AjvInstance };
+    sharedAjv = new loaded.default({ allErrors: true, strict: false });
+  }
+  return sharedAjv;
+}
+
+function ajvIssue(error: ErrorObject): CallIssue {
+  const base = error.instancePath.slice(1).replaceAll('/', '.');
+  const missing = error.keyword === 'required' ? (error.params as { missingProperty?: string }).missingProperty : undefined;
+  const path = missing ? (base ? `${base}.${missing}` : missing) : base;
+  return { path, message: error.message ?? 'is invalid' };
+}
+
+/** Compiles a schema once into a validator (ajv validators are compiled at definition, not per call). */
+export function compileValidator(schema: ToolSchema, what: string): Validate {
+  if (isStandardSchema(schema)) {
+    const validate = schema['~standard'].validate;
+    return (value) => {
+      const result = validate(value);
+      return result instanceof Promise ? result.then(fromStandardResult) : fromStandardResult(result);
+    };
+  }
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+    throw new BatonError('invalid_definition', `${what} must be a zod (Standard Schema) or a JSON Schema object`);
+  }
+  let check: ValidateFunction;
+  try {
+    check = ajv().compile(schema);
+  } catch (cause) {
+    throw new BatonError('invalid_definition', `${what} is not a valid JSON Schema: ${(cause as Error).message}`, {
+      cause,
+    });
+  }
+  return (value) => (check(value) ? { ok: true, value } : { ok: false, issues: (check.errors ?? []).map(ajvIssue) });
+}
+
+function hasJsonSchemaConverter(schema: StandardSchemaV1): schema is StandardSchemaV1 & StandardJSONSchemaV1 {
+  const props = schema['~standard'] as { jsonSchema?: { input?: unknown } };
+  return typeof props.jsonSchema?.input === 'function';
+}
+
+/** The JSON Schema that provider declarations carry, from either kind of schema. */
+export function toJsonSchema(schema: ToolSchema, direction: 'input' | 'output' = 'input'): JsonSchema {
+  if (!isStandardSchema(schema)) return schema;
+  if (!hasJsonSchemaConverter(schema)) {
+    throw new BatonError(
+      'invalid_definition',
+      `the ${schema['~standard'].vendor} schema cannot be turned into JSON Schema (it lacks ~standard.jsonSchema)`,
+    );
+  }
+  const converted = schema['~standard'].jsonSchema[direction]({ target: 'draft-2020-12' });
+  const { $schema: _dialect, ...rest } = converted;
+  return rest;
+}
