@@ -1,0 +1,53 @@
+import type { CallEvent, CallRecord, CallStatus, Notification, NotificationStatus } from '@baton/contracts';
+
+/** One atomic write: everything in it is stored, or nothing is. */
+export interface StoreWrite {
+  /** Whole records, inserted or replaced by `callId`. */
+  calls?: readonly CallRecord[];
+  events?: readonly CallEvent[];
+  /** New notifications. */
+  notifications?: readonly Notification[];
+}
+
+export interface CallFilter {
+  sessionId?: string;
+  status?: CallStatus | readonly CallStatus[];
+  toolName?: string;
+  /** At most this many records per page (default 100). */
+  limit?: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface CallPage {
+  /** Newest first. */
+  calls: CallRecord[];
+  /** Set when there are more. */
+  nextCursor?: string;
+}
+
+export interface NotificationFilter {
+  sessionId?: string;
+  status?: NotificationStatus;
+}
+
+/**
+ * Where Baton keeps every call, its events and its notifications. Adapters (memory, SQLite,
+ * PostgreSQL) must pass the conformance suite of `@baton/store/testing`.
+ */
+export interface Store {
+  write(batch: StoreWrite): Promise<void>;
+  getCall(callId: string): Promise<CallRecord | undefined>;
+  listCalls(filter?: CallFilter): Promise<CallPage>;
+  /** The events of one call with `seq >= fromSeq`, in order. */
+  listEvents(callId: string, fromSeq?: number): Promise<CallEvent[]>;
+  /** Oldest first, so that a session takes its results in the order they came. */
+  listNotifications(filter?: NotificationFilter): Promise<Notification[]>;
+  /** False when there is no such notification or it was already acknowledged. */
+  acknowledgeNotification(id: string, at: number): Promise<boolean>;
+  /** Removes calls that ended before `time`, with their events; returns how many. */
+  deleteEndedBefore(time: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_PAGE_SIZE = 100;
