@@ -1,0 +1,56 @@
+/** Every default, limit and message text of the runtime, in one place (with the seed it comes from). */
+import type { CallRecord, TerminalStatus } from '@baton/contracts';
+
+/** Seed 002: the resource record keeps the last 2048 characters of a run's output. */
+export const OUTPUT_TAIL_CHARS = 2048;
+
+/** Calls running at once in one runtime. */
+export const DEFAULT_CONCURRENCY = 64;
+
+/** A write batch is flushed at once when it holds this many changes, not only at the end of the tick. */
+export const WRITE_BATCH_MAX = 512;
+
+export const CANCELLED_MESSAGE = 'The tool call was cancelled';
+export const CLOSED_REASON = 'the runtime was closed';
+
+export function timedOutMessage(timeoutMs: number): string {
+  return `The tool call timed out after ${timeoutMs} ms`;
+}
+
+export function toolNotFoundMessage(name: string, available: readonly string[]): string {
+  const list = available.length > 0 ? available.join(', ') : 'none';
+  return `Tool "${name}" not found. Available tools: ${list}`;
+}
+
+export function connectionRequiredMessage(provider: string): string {
+  return `The tool needs a connection to ${provider} before it can run`;
+}
+
+const OUTCOME_WORDS: Record<TerminalStatus, string> = {
+  succeeded: 'completed',
+  failed: 'failed',
+  timed_out: 'failed',
+  cancelled: 'cancelled',
+};
+
+/** Seed 000: "Task completed: Background tool: NAME" (or failed / cancelled). */
+export function notificationTitle(toolName: string, outcome: TerminalStatus): string {
+  return `Task ${OUTCOME_WORDS[outcome]}: Background tool: ${toolName}`;
+}
+
+/** Seed 000's notification text: strings as they are, anything else as indented JSON. */
+function formatValue(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value, null, 2) ?? String(value);
+}
+
+/** Seed 000: "Tool call:\nNAME(ARGS)\nReturn value:\nVALUE", or "...\nError:\nMESSAGE". */
+export function notificationBody(record: CallRecord, outcome: { value: unknown } | { error: string }): string {
+  const call = `Tool call:\n${record.toolName}(${formatValue(record.args)})`;
+  return 'value' in outcome
+    ? `${call}\nReturn value:\n${formatValue(outcome.value)}`
+    : `${call}\nError:\n${outcome.error}`;
+}
+
+/** Seed 000's words for a background call cancelled before it finished. */
+export const CANCELLED_BEFORE_COMPLETION = 'tool execution was cancelled before completion';

@@ -1,0 +1,71 @@
+import {
+  type AnyTool,
+  type CallIssue,
+  INTERNAL_ERROR_MESSAGE,
+  isConnectionRequired,
+  isToolError,
+  isToolSuccess,
+  type RecordedError,
+  type ToolImage,
+} from '@baton/contracts';
+import { connectionRequiredMessage } from './limits.js';
+
+/** How one run of a tool ended, before the call machine decides what it means. */
+export type Outcome =
+  | { ok: true; value: unknown; images?: readonly ToolImage[]; rawOutput?: string }
+  | { ok: false; error: RecordedError; output: unknown };
+
+function internalError(cause: unknown, why?: string): Outcome {
+  const details =
+    cause instanceof Error
+      ? { name: cause.name, message: why ? `${why}: ${cause.message}` : cause.message, stack: cause.stack }
+      : { message: why ? `${why}: ${String(cause)}` : String(cause) };
+  return {
+    ok: false,
+    error: { code: 'internal_error', message: INTERNAL_ERROR_MESSAGE, details },
+    output: { error: INTERNAL_ERROR_MESSAGE },
+  };
+}
+
+/** Anything a tool threw: a `ToolError` the model sees, or an internal error whose details it does not. */
+export function thrownOutcome(thrown: unknown): Outcome {
+  if (isToolError(thrown)) {
+    return { ok: false, error: { code: 'tool_error', message: thrown.message }, output: { error: thrown.message } };
+  }
+  return internalError(thrown);
+}
+
+function describeIssues(issues: readonly CallIssue[]): string {
+  return issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join('; ');
+}
+
+/** What a tool returned, checked against its output schema when it has one. */
+export function returnedOutcome(tool: AnyTool, returned: unknown): Outcome | Promise<Outcome> {
+  if (isConnectionRequired(returned)) {
+    const message = connectionRequiredMessage(returned.provider);
+    return {
+      ok: false,
+      error: { code: 'connection_required', message },
+      output: { connection_required: returned.provider },
+    };
+  }
+  const outcome: Outcome = isToolSuccess(returned)
+    ? {
+        ok: true,
+        value: returned.value,
+        ...(returned.images ? { images: returned.images } : {}),
+        ...(returned.rawOutput !== undefined ? { rawOutput: returned.rawOutput } : {}),
+      }
+    : { ok: true, value: returned };
+  if (!tool.validateOutput) return outcome;
+  const checked = tool.validateOutput(outcome.value);
+  const decide = (result: Awaited<typeof checked>): Outcome =>
+    result.ok
+      ? { ...outcome, value: result.value }
+      : internalError(new Error(describeIssues(result.issues)), `tool "${tool.name}" returned a value its output schema refuses`);
+  return checked instanceof Promise ? checked.then(decide, (cause) => internalError(cause)) : decide(checked);
+}
+
+export function invalidArgumentsMessage(toolName: string, issues: readonly CallIssue[]): string {
+  return `Invalid arguments for tool "${toolName}": ${describeIssues(issues)}`;
+}
