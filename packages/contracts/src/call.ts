@@ -16,7 +16,12 @@ export type CallStatus = (typeof CALL_STATUSES)[number];
 export type TerminalStatus = 'succeeded' | 'failed' | 'cancelled' | 'timed_out';
 export type ReplyStatus = TerminalStatus | 'backgrounded';
 
-const TERMINAL: ReadonlySet<CallStatus> = new Set<CallStatus>(['succeeded', 'failed', 'cancelled', 'timed_out']);
+const TERMINAL: ReadonlySet<CallStatus> = new Set<CallStatus>([
+  'succeeded',
+  'failed',
+  'cancelled',
+  'timed_out',
+]);
 
 export function isTerminalStatus(status: CallStatus): status is TerminalStatus {
   return TERMINAL.has(status);

@@ -37,7 +37,10 @@ export interface ToolConfig<I extends ToolSchema, O extends ToolSchema | undefin
   execution?: ExecutionOptions;
   /** Shapes this tool's background replies; unset methods fall back to the runtime's formatter. */
   formatter?: Partial<ResultFormatter>;
-  execute(args: InferSchemaOutput<I>, ctx: ToolContext): ToolReturn<OutputOf<O>> | Promise<ToolReturn<OutputOf<O>>>;
+  execute(
+    args: InferSchemaOutput<I>,
+    ctx: ToolContext,
+  ): ToolReturn<OutputOf<O>> | Promise<ToolReturn<OutputOf<O>>>;
 }
 
 /** A defined tool: its config, its resolved execution options, and its compiled validators. */
@@ -63,13 +66,19 @@ const SCHEDULINGS: readonly Scheduling[] = ['interrupt', 'when_idle', 'silent'];
 
 function checkOneOf<T>(name: string, field: string, value: T | undefined, allowed: readonly T[]): void {
   if (value !== undefined && !allowed.includes(value)) {
-    throw new BatonError('invalid_definition', `tool "${name}": ${field} must be one of ${allowed.join(', ')}`);
+    throw new BatonError(
+      'invalid_definition',
+      `tool "${name}": ${field} must be one of ${allowed.join(', ')}`,
+    );
   }
 }
 
 function checkPositive(name: string, field: string, value: number | undefined): void {
   if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
-    throw new BatonError('invalid_definition', `tool "${name}": ${field} must be a positive number of milliseconds`);
+    throw new BatonError(
+      'invalid_definition',
+      `tool "${name}": ${field} must be a positive number of milliseconds`,
+    );
   }
 }
 
@@ -116,7 +125,8 @@ export function defineTool<I extends ToolSchema, O extends ToolSchema | undefine
     }),
     formatter: config.formatter,
     validateInput: compileValidator(config.input, `tool "${name}": input`),
-    validateOutput: config.output === undefined ? undefined : compileValidator(config.output, `tool "${name}": output`),
+    validateOutput:
+      config.output === undefined ? undefined : compileValidator(config.output, `tool "${name}": output`),
     execute: config.execute,
   }) as Tool<InferSchemaOutput<I>, OutputOf<O>>;
 }

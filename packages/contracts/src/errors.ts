@@ -43,5 +43,9 @@ export class BatonError extends Error {
 }
 
 export function isBatonError(value: unknown): value is BatonError {
-  return typeof value === 'object' && value !== null && (value as { [BATON_ERROR]?: unknown })[BATON_ERROR] === true;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { [BATON_ERROR]?: unknown })[BATON_ERROR] === true
+  );
 }

@@ -14,7 +14,10 @@ export interface FormattedCall {
 export interface ResultFormatter {
   /** `promotedAfterMs` is set when an `auto` call passed its inline budget (seed 000's message). */
   running(call: FormattedCall, promotedAfterMs?: number): unknown;
-  result(call: FormattedCall, outcome: { ok: true; value: unknown } | { ok: false; error: CallError }): unknown;
+  result(
+    call: FormattedCall,
+    outcome: { ok: true; value: unknown } | { ok: false; error: CallError },
+  ): unknown;
   cancelled(call: FormattedCall): unknown;
 }
 

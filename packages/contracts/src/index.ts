@@ -4,7 +4,6 @@
  */
 export {
   CALL_STATUSES,
-  isTerminalStatus,
   type CallError,
   type CallIssue,
   type CallRecord,
@@ -12,6 +11,7 @@ export {
   type CallStatus,
   type Concurrency,
   type ExecutionMode,
+  isTerminalStatus,
   type LogStream,
   type Notification,
   type NotificationStatus,
@@ -23,14 +23,14 @@ export {
 } from './call.js';
 export type { ToolContext } from './context.js';
 export {
-  defineTool,
   type AnyTool,
+  defineTool,
   type ExecutionOptions,
   type Tool,
   type ToolConfig,
   type ToolReturn,
 } from './define-tool.js';
-export { BatonError, ERROR_CODES, isBatonError, type ErrorCode } from './errors.js';
+export { BatonError, ERROR_CODES, type ErrorCode, isBatonError } from './errors.js';
 export type { CallEvent, CallEventInput, CallEventType } from './events.js';
 export {
   backgroundContinuationMessage,
@@ -45,33 +45,33 @@ export {
   TOOL_NAME_PATTERN,
 } from './limits.js';
 export {
-  toAnthropicTool,
-  toGeminiFunctionDeclaration,
-  toMcpTool,
-  toOpenAITool,
   type AnthropicTool,
   type DeclarationOptions,
   type GeminiFunctionDeclaration,
   type McpTaskSupport,
   type McpToolDeclaration,
   type OpenAIFunctionTool,
+  toAnthropicTool,
+  toGeminiFunctionDeclaration,
+  toMcpTool,
+  toOpenAITool,
 } from './providers.js';
 export { ToolRegistry } from './registry.js';
 export {
+  type ConnectionRequired,
   connectionRequired,
   isConnectionRequired,
   isToolSuccess,
   success,
-  type ConnectionRequired,
   type ToolImage,
   type ToolSuccess,
 } from './results.js';
 export {
-  isStandardSchema,
-  toJsonSchema,
   type InferSchemaOutput,
+  isStandardSchema,
   type JsonSchema,
   type ToolSchema,
+  toJsonSchema,
   type Validate,
   type ValidationResult,
 } from './schema.js';

@@ -21,7 +21,10 @@ export interface ConnectionRequired {
   readonly provider: string;
 }
 
-export function success<T>(value: T, extras: { images?: ToolImage[]; rawOutput?: string } = {}): ToolSuccess<T> {
+export function success<T>(
+  value: T,
+  extras: { images?: ToolImage[]; rawOutput?: string } = {},
+): ToolSuccess<T> {
   return { [TOOL_RESULT]: 'success', value, ...extras };
 }
 

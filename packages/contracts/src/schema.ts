@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec';
-import type { ErrorObject, Options as AjvOptions, ValidateFunction } from 'ajv';
+import type { Options as AjvOptions, ErrorObject, ValidateFunction } from 'ajv';
 import type { CallIssue } from './call.js';
 import { BatonError } from './errors.js';
 
@@ -11,7 +11,9 @@ export type JsonSchema = { [key: string]: unknown };
 export type ToolSchema = StandardSchemaV1 | JsonSchema;
 
 /** The value a schema validates to: inferred from a Standard Schema, a plain object for JSON Schema. */
-export type InferSchemaOutput<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : Record<string, unknown>;
+export type InferSchemaOutput<S> = S extends StandardSchemaV1
+  ? StandardSchemaV1.InferOutput<S>
+  : Record<string, unknown>;
 
 export type ValidationResult = { ok: true; value: unknown } | { ok: false; issues: CallIssue[] };
 export type Validate = (value: unknown) => ValidationResult | Promise<ValidationResult>;
@@ -29,7 +31,10 @@ function pathOf(path: StandardSchemaV1.Issue['path']): string {
 
 function fromStandardResult(result: StandardSchemaV1.Result<unknown>): ValidationResult {
   if (result.issues) {
-    return { ok: false, issues: result.issues.map((issue) => ({ path: pathOf(issue.path), message: issue.message })) };
+    return {
+      ok: false,
+      issues: result.issues.map((issue) => ({ path: pathOf(issue.path), message: issue.message })),
+    };
   }
   return { ok: true, value: result.value };
 }
@@ -40,7 +45,9 @@ let sharedAjv: AjvInstance | undefined;
 /** ajv is loaded the first time a JSON Schema tool is defined, so zod-only users never pay for it. */
 function ajv(): AjvInstance {
   if (!sharedAjv) {
-    const loaded = createRequire(import.meta.url)('ajv') as { default: new (options: AjvOptions) => AjvInstance };
+    const loaded = createRequire(import.meta.url)('ajv') as {
+      default: new (options: AjvOptions) => AjvInstance;
+    };
     sharedAjv = new loaded.default({ allErrors: true, strict: false });
   }
   return sharedAjv;
@@ -48,7 +55,8 @@ function ajv(): AjvInstance {
 
 function ajvIssue(error: ErrorObject): CallIssue {
   const base = error.instancePath.slice(1).replaceAll('/', '.');
-  const missing = error.keyword === 'required' ? (error.params as { missingProperty?: string }).missingProperty : undefined;
+  const missing =
+    error.keyword === 'required' ? (error.params as { missingProperty?: string }).missingProperty : undefined;
   const path = missing ? (base ? `${base}.${missing}` : missing) : base;
   return { path, message: error.message ?? 'is invalid' };
 }
@@ -63,17 +71,25 @@ export function compileValidator(schema: ToolSchema, what: string): Validate {
     };
   }
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
-    throw new BatonError('invalid_definition', `${what} must be a zod (Standard Schema) or a JSON Schema object`);
+    throw new BatonError(
+      'invalid_definition',
+      `${what} must be a zod (Standard Schema) or a JSON Schema object`,
+    );
   }
   let check: ValidateFunction;
   try {
     check = ajv().compile(schema);
   } catch (cause) {
-    throw new BatonError('invalid_definition', `${what} is not a valid JSON Schema: ${(cause as Error).message}`, {
-      cause,
-    });
+    throw new BatonError(
+      'invalid_definition',
+      `${what} is not a valid JSON Schema: ${(cause as Error).message}`,
+      {
+        cause,
+      },
+    );
   }
-  return (value) => (check(value) ? { ok: true, value } : { ok: false, issues: (check.errors ?? []).map(ajvIssue) });
+  return (value) =>
+    check(value) ? { ok: true, value } : { ok: false, issues: (check.errors ?? []).map(ajvIssue) };
 }
 
 function hasJsonSchemaConverter(schema: StandardSchemaV1): schema is StandardSchemaV1 & StandardJSONSchemaV1 {

@@ -11,5 +11,7 @@ export class ToolError extends Error {
 }
 
 export function isToolError(value: unknown): value is ToolError {
-  return typeof value === 'object' && value !== null && (value as { [TOOL_ERROR]?: unknown })[TOOL_ERROR] === true;
+  return (
+    typeof value === 'object' && value !== null && (value as { [TOOL_ERROR]?: unknown })[TOOL_ERROR] === true
+  );
 }

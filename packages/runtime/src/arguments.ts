@@ -21,7 +21,11 @@ export function checkArguments(args: unknown, maxBytes: number): CheckedArgument
   if (args === undefined) return { ok: true, args: {} };
   if (!isPlainObject(args)) {
     const kind = args === null ? 'null' : Array.isArray(args) ? 'an array' : `a ${typeof args}`;
-    return { ok: false, issues: [{ path: '', message: `arguments must be a JSON object, not ${kind}` }], tooLarge: false };
+    return {
+      ok: false,
+      issues: [{ path: '', message: `arguments must be a JSON object, not ${kind}` }],
+      tooLarge: false,
+    };
   }
   let json: string;
   try {

@@ -45,7 +45,10 @@ function formatValue(value: unknown): string {
 }
 
 /** Seed 000: "Tool call:\nNAME(ARGS)\nReturn value:\nVALUE", or "...\nError:\nMESSAGE". */
-export function notificationBody(record: CallRecord, outcome: { value: unknown } | { error: string }): string {
+export function notificationBody(
+  record: CallRecord,
+  outcome: { value: unknown } | { error: string },
+): string {
   const call = `Tool call:\n${record.toolName}(${formatValue(record.args)})`;
   return 'value' in outcome
     ? `${call}\nReturn value:\n${formatValue(outcome.value)}`

@@ -1,4 +1,4 @@
-import { type AnyTool, BatonError, type CallRecord, type CallReply, type ToolContext } from '@baton/contracts';
+import type { AnyTool, BatonError, CallRecord, CallReply, ToolContext } from '@baton/contracts';
 import { type CallMachine, callMachine } from '@baton/machine';
 import { type Actor, createActor } from 'xstate';
 

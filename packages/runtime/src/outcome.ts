@@ -30,7 +30,11 @@ function internalError(cause: unknown, why?: string): Outcome {
 /** Anything a tool threw: a `ToolError` the model sees, or an internal error whose details it does not. */
 export function thrownOutcome(thrown: unknown): Outcome {
   if (isToolError(thrown)) {
-    return { ok: false, error: { code: 'tool_error', message: thrown.message }, output: { error: thrown.message } };
+    return {
+      ok: false,
+      error: { code: 'tool_error', message: thrown.message },
+      output: { error: thrown.message },
+    };
   }
   return internalError(thrown);
 }
@@ -62,7 +66,10 @@ export function returnedOutcome(tool: AnyTool, returned: unknown): Outcome | Pro
   const decide = (result: Awaited<typeof checked>): Outcome =>
     result.ok
       ? { ...outcome, value: result.value }
-      : internalError(new Error(describeIssues(result.issues)), `tool "${tool.name}" returned a value its output schema refuses`);
+      : internalError(
+          new Error(describeIssues(result.issues)),
+          `tool "${tool.name}" returned a value its output schema refuses`,
+        );
   return checked instanceof Promise ? checked.then(decide, (cause) => internalError(cause)) : decide(checked);
 }
 

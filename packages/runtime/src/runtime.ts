@@ -22,7 +22,13 @@ import {
   type ValidationResult,
 } from '@baton/contracts';
 import type { CallMachineEvent } from '@baton/machine';
-import { type CallFilter, type CallPage, memoryStore, type NotificationFilter, type Store } from '@baton/store';
+import {
+  type CallFilter,
+  type CallPage,
+  memoryStore,
+  type NotificationFilter,
+  type Store,
+} from '@baton/store';
 import type { Observable } from 'rxjs';
 import { uuidv7 } from 'uuidv7';
 import { checkArguments } from './arguments.js';
@@ -141,9 +147,10 @@ class BatonRuntime implements Runtime, ContextHost {
   readonly notifications: Runtime['notifications'];
 
   constructor(options: RuntimeOptions) {
-    this.tools = options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
+    this.tools =
+      options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
     this.#store = options.store ?? memoryStore();
-    this.#writer = new WriteBatcher(this.#store);
+    this.#writer = new WriteBatcher(this.#store, (event) => this.#bus.publish(event));
     this.#clock = options.clock ?? systemClock;
     this.#formatter = { ...defaultResultFormatter, ...options.formatter };
     this.#inlineBudgetMs = positive('inlineBudgetMs', options.inlineBudgetMs) ?? DEFAULT_INLINE_BUDGET_MS;
@@ -174,7 +181,9 @@ class BatonRuntime implements Runtime, ContextHost {
   call(request: CallRequest): Promise<CallReply> {
     if (this.#closed) return Promise.reject(new BatonError('closed', 'the runtime is closed'));
     if (typeof request?.name !== 'string' || typeof request.sessionId !== 'string') {
-      return Promise.reject(new BatonError('invalid_arguments', 'a call needs a string `name` and `sessionId`'));
+      return Promise.reject(
+        new BatonError('invalid_arguments', 'a call needs a string `name` and `sessionId`'),
+      );
     }
     const createdAt = this.#clock.now();
     if (request.callId === undefined) return this.#validate(request, uuidv7(), createdAt);
@@ -363,7 +372,8 @@ class BatonRuntime implements Runtime, ContextHost {
         notificationText = { error: CANCELLED_BEFORE_COMPLETION };
       } else {
         record.output = ending.type === 'FAIL' ? ending.outcome.output : { error: error.message };
-        if (ending.type === 'TIMEOUT') this.#emit(call, { type: 'timed_out', timeoutMs: call.timeoutMs ?? 0 });
+        if (ending.type === 'TIMEOUT')
+          this.#emit(call, { type: 'timed_out', timeoutMs: call.timeoutMs ?? 0 });
         else this.#emit(call, { type: 'failed', error: visible });
         notificationOutput = formatter.result(formatted, { ok: false, error: visible });
         notificationText = { error: error.message };
@@ -545,17 +555,23 @@ class BatonRuntime implements Runtime, ContextHost {
       error,
       ...(request.messageId !== undefined ? { messageId: request.messageId } : {}),
     };
-    const event = { type: 'failed', error, ...this.#stamp(record, 1) } as CallEvent;
-    this.#bus.publish(event);
-    this.#writer.event(event);
+    this.#writer.event({ type: 'failed', error, ...this.#stamp(record, 1) } as CallEvent);
     return this.#writer.record(record).then(() => this.#replyOf(record), persistenceFailed(callId));
   }
 
   #replyOf(record: CallRecord): CallReply {
     if (!isTerminalStatus(record.status)) {
-      const formatted: FormattedCall = { callId: record.callId, toolName: record.toolName, args: record.args };
+      const formatted: FormattedCall = {
+        callId: record.callId,
+        toolName: record.toolName,
+        args: record.args,
+      };
       const tool = this.tools.get(record.toolName);
-      return { callId: record.callId, status: 'backgrounded', output: this.#formatterFor(tool).running(formatted) };
+      return {
+        callId: record.callId,
+        status: 'backgrounded',
+        output: this.#formatterFor(tool).running(formatted),
+      };
     }
     const reply: CallReply = { callId: record.callId, status: record.status, output: record.output };
     if (record.error) reply.error = modelVisible(record.error);
@@ -567,14 +583,19 @@ class BatonRuntime implements Runtime, ContextHost {
     return tool?.formatter ? { ...this.#formatter, ...tool.formatter } : this.#formatter;
   }
 
+  /** Events reach the bus once they are stored (see WriteBatcher). */
   #emit(call: LiveCall, input: CallEventInput): void {
-    const event = { ...input, ...this.#stamp(call.record, call.nextSeq()) } as CallEvent;
-    this.#bus.publish(event);
-    this.#writer.event(event);
+    this.#writer.event({ ...input, ...this.#stamp(call.record, call.nextSeq()) } as CallEvent);
   }
 
   #stamp(record: CallRecord, seq: number) {
-    return { callId: record.callId, sessionId: record.sessionId, toolName: record.toolName, seq, at: this.#clock.now() };
+    return {
+      callId: record.callId,
+      sessionId: record.sessionId,
+      toolName: record.toolName,
+      seq,
+      at: this.#clock.now(),
+    };
   }
 
   #arm(callback: () => void, ms: number): unknown {
@@ -607,7 +628,10 @@ function persistenceFailed(callId: string): (cause: unknown) => CallReply {
     callId,
     status: 'failed',
     output: { error: 'The call could not be saved' },
-    error: { code: 'persistence_failed', message: `The call could not be saved: ${(cause as Error)?.message ?? cause}` },
+    error: {
+      code: 'persistence_failed',
+      message: `The call could not be saved: ${(cause as Error)?.message ?? cause}`,
+    },
   });
 }
 

@@ -14,19 +14,23 @@ interface PendingBatch {
 /**
  * Group commit: every change made during one tick of the event loop goes to the store in one write.
  * A record changed several times in the tick is written once, as it is at the end of the tick.
- * The batch is written when the tick's work is done (`setImmediate`), or at once when it is full,
- * never on a fixed delay, so a lone caller does not wait for a timer.
+ * A batch is written when the tick's work is done (`setImmediate`) or when it is full, never on a
+ * fixed delay, so a lone caller does not wait for a timer. Writes go one at a time: while one is
+ * in flight the next batch grows, and events are published in order, only once they are stored,
+ * so whoever sees an event can read what it describes.
  */
 export class WriteBatcher {
   readonly #store: Store;
+  readonly #publish: (event: CallEvent) => void;
   #pending: PendingBatch | undefined;
-  #inFlight = new Set<Promise<void>>();
+  #writing: Promise<void> | undefined;
 
-  constructor(store: Store) {
+  constructor(store: Store, publish: (event: CallEvent) => void) {
     this.#store = store;
+    this.#publish = publish;
   }
 
-  /** Queues a record (as it will be at flush time); the promise is settled once it is written. */
+  /** Queues a record (as it will be at flush time); the promise settles once it is written. */
   record(record: CallRecord): Promise<void> {
     const batch = this.#batch();
     if (!batch.calls.has(record.callId)) {
@@ -52,23 +56,30 @@ export class WriteBatcher {
 
   /** Resolves when everything queued so far is written. */
   async drain(): Promise<void> {
-    this.flush();
-    await Promise.allSettled([...this.#inFlight]);
+    while (this.#pending || this.#writing) {
+      this.#flush();
+      await this.#writing?.catch(() => {});
+    }
   }
 
-  flush(): void {
+  #flush(): void {
     const batch = this.#pending;
-    if (!batch) return;
+    if (!batch || this.#writing) return;
     this.#pending = undefined;
     const calls = [...batch.calls.values()].map((record) => ({ ...record }));
-    const write = this.#store
+    this.#writing = this.#store
       .write({ calls, events: batch.events, notifications: batch.notifications })
       .then(
-        () => batch.settle(),
+        () => {
+          for (const event of batch.events) this.#publish(event);
+          batch.settle();
+        },
         (error: unknown) => batch.settle(error),
-      );
-    this.#inFlight.add(write);
-    void write.finally(() => this.#inFlight.delete(write));
+      )
+      .finally(() => {
+        this.#writing = undefined;
+        this.#flush();
+      });
   }
 
   #batch(): PendingBatch {
@@ -77,18 +88,18 @@ export class WriteBatcher {
     const written = new Promise<void>((resolve, reject) => {
       settle = (error) => (error === undefined ? resolve() : reject(error));
     });
-    // A batch whose write fails is reported to each waiter; nobody waiting must not crash the process.
+    // Each waiter handles a failed write itself; a batch nobody waits for must not crash the process.
     written.catch(() => {});
     const batch: PendingBatch = { calls: new Map(), events: [], notifications: [], size: 0, written, settle };
     this.#pending = batch;
     setImmediate(() => {
-      if (this.#pending === batch) this.flush();
+      if (this.#pending === batch) this.#flush();
     });
     return batch;
   }
 
   #grew(batch: PendingBatch): void {
     batch.size++;
-    if (batch.size >= WRITE_BATCH_MAX) this.flush();
+    if (batch.size >= WRITE_BATCH_MAX) this.#flush();
   }
 }

@@ -1,5 +1,12 @@
 import type { CallEvent, CallRecord, CallStatus, Notification } from '@baton/contracts';
-import { type CallFilter, type CallPage, DEFAULT_PAGE_SIZE, type NotificationFilter, type Store, type StoreWrite } from './store.js';
+import {
+  type CallFilter,
+  type CallPage,
+  DEFAULT_PAGE_SIZE,
+  type NotificationFilter,
+  type Store,
+  type StoreWrite,
+} from './store.js';
 
 interface StoredCall {
   record: CallRecord;

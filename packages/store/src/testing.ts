@@ -21,7 +21,9 @@ export function makeCallRecord(overrides: Partial<CallRecord> & Pick<CallRecord,
   };
 }
 
-export function makeNotification(overrides: Partial<Notification> & Pick<Notification, 'id' | 'callId'>): Notification {
+export function makeNotification(
+  overrides: Partial<Notification> & Pick<Notification, 'id' | 'callId'>,
+): Notification {
   return {
     sessionId: 's1',
     toolName: 'echo',
@@ -37,7 +39,15 @@ export function makeNotification(overrides: Partial<Notification> & Pick<Notific
 }
 
 function statusEvent(callId: string, seq: number): CallEvent {
-  return { type: 'status', callId, sessionId: 's1', toolName: 'echo', seq, at: 1_000 + seq, text: `step ${seq}` };
+  return {
+    type: 'status',
+    callId,
+    sessionId: 's1',
+    toolName: 'echo',
+    seq,
+    at: 1_000 + seq,
+    text: `step ${seq}`,
+  };
 }
 
 /** Runs the Store contract against an adapter. `open` gives a fresh, empty store each time. */
@@ -72,9 +82,21 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
     it('lists calls newest first, filtered by session, status and tool', async () => {
       await store.write({
         calls: [
-          makeCallRecord({ callId: 'a', sessionId: 's1', toolName: 'echo', status: 'succeeded', createdAt: 1 }),
+          makeCallRecord({
+            callId: 'a',
+            sessionId: 's1',
+            toolName: 'echo',
+            status: 'succeeded',
+            createdAt: 1,
+          }),
           makeCallRecord({ callId: 'b', sessionId: 's2', toolName: 'echo', status: 'failed', createdAt: 2 }),
-          makeCallRecord({ callId: 'c', sessionId: 's1', toolName: 'slow', status: 'backgrounded', createdAt: 3 }),
+          makeCallRecord({
+            callId: 'c',
+            sessionId: 's1',
+            toolName: 'slow',
+            status: 'backgrounded',
+            createdAt: 3,
+          }),
         ],
       });
       const ids = async (filter: Parameters<Store['listCalls']>[0]) =>
@@ -100,7 +122,10 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
     });
 
     it('keeps events in order and replays them from a seq', async () => {
-      await store.write({ calls: [makeCallRecord({ callId: 'c1' })], events: [statusEvent('c1', 1), statusEvent('c1', 2)] });
+      await store.write({
+        calls: [makeCallRecord({ callId: 'c1' })],
+        events: [statusEvent('c1', 1), statusEvent('c1', 2)],
+      });
       await store.write({ events: [statusEvent('c1', 3)] });
       expect((await store.listEvents('c1')).map((event) => event.seq)).toEqual([1, 2, 3]);
       expect((await store.listEvents('c1', 2)).map((event) => event.seq)).toEqual([2, 3]);
@@ -121,7 +146,9 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await store.acknowledgeNotification('n1', 6)).toBe(false);
       expect(await store.acknowledgeNotification('missing', 6)).toBe(false);
       expect((await store.listNotifications({ status: 'queued' })).map((n) => n.id)).toEqual(['n2']);
-      expect(await store.listNotifications({ status: 'acknowledged' })).toMatchObject([{ id: 'n1', acknowledgedAt: 5 }]);
+      expect(await store.listNotifications({ status: 'acknowledged' })).toMatchObject([
+        { id: 'n1', acknowledgedAt: 5 },
+      ]);
     });
 
     it('deletes calls that ended before a time, with their events, and keeps the rest', async () => {
