@@ -1,0 +1,133 @@
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
+import { BatonError, defineTool, isBatonError, type ToolContext } from '../src/index.js';
+
+const noop = () => null;
+
+describe('defineTool', () => {
+  it('infers the argument type of execute from a zod schema', () => {
+    const tool = defineTool({
+      name: 'search_docs',
+      description: 'Search the docs',
+      input: z.object({ query: z.string(), limit: z.number().optional() }),
+      execute(args, ctx) {
+        expectTypeOf(args).toEqualTypeOf<{ query: string; limit?: number | undefined }>();
+        expectTypeOf(ctx).toEqualTypeOf<ToolContext>();
+        return { hits: [args.query] };
+      },
+    });
+    expect(tool.name).toBe('search_docs');
+  });
+
+  it('fills the execution defaults and leaves the mode to the runtime', () => {
+    const tool = defineTool({ name: 't', description: '', input: z.object({}), execute: noop });
+    expect(tool.execution).toEqual({
+      mode: undefined,
+      inlineBudgetMs: undefined,
+      timeoutMs: undefined,
+      concurrency: 'parallel',
+      idempotent: false,
+      readOnly: false,
+      scheduling: 'when_idle',
+    });
+  });
+
+  it.each(['', 'has space', 'dot.name', 'x'.repeat(65), 'ünïcode'])(
+    'refuses the name %j at definition',
+    (name) => {
+      const define = () => defineTool({ name, description: '', input: z.object({}), execute: noop });
+      expect(define).toThrow(BatonError);
+      expect(define).toThrow(/must match/);
+    },
+  );
+
+  it('accepts names of letters, digits, _ and - up to 64 characters', () => {
+    for (const name of ['a', 'search_docs', 'get-weather-2', 'x'.repeat(64)]) {
+      expect(defineTool({ name, description: '', input: z.object({}), execute: noop }).name).toBe(name);
+    }
+  });
+
+  it('refuses bad execution options with the field named', () => {
+    const define = (execution: object) => () =>
+      defineTool({ name: 't', description: '', input: z.object({}), execution, execute: noop });
+    expect(define({ mode: 'later' })).toThrow('execution.mode must be one of inline, auto, background');
+    expect(define({ concurrency: 'some' })).toThrow('execution.concurrency');
+    expect(define({ scheduling: 'now' })).toThrow('execution.scheduling');
+    expect(define({ timeoutMs: -1 })).toThrow('execution.timeoutMs must be a positive number');
+    expect(define({ inlineBudgetMs: 0 })).toThrow('execution.inlineBudgetMs');
+  });
+
+  it('refuses an invalid JSON Schema at definition, with code invalid_definition', () => {
+    try {
+      defineTool({
+        name: 't',
+        description: '',
+        input: { type: 'object', properties: { a: { type: 'nope' } } },
+        execute: noop,
+      });
+      expect.unreachable();
+    } catch (error) {
+      expect(isBatonError(error) && error.code).toBe('invalid_definition');
+      expect((error as Error).message).toMatch(/tool "t": input is not a valid JSON Schema/);
+    }
+  });
+
+  it('validates JSON Schema input with ajv and reports every issue with its path', () => {
+    const tool = defineTool({
+      name: 't',
+      description: '',
+      input: {
+        type: 'object',
+        properties: {
+          query: { type: 'string' },
+          page: { type: 'object', properties: { n: { type: 'integer' } } },
+        },
+        required: ['query', 'mode'],
+      },
+      execute: noop,
+    });
+    expect(tool.validateInput({ query: 'x' })).toEqual({
+      ok: false,
+      issues: [{ path: 'mode', message: "must have required property 'mode'" }],
+    });
+    const result = tool.validateInput({ query: 3, page: { n: 'x' }, mode: 1 });
+    expect(result).toEqual({
+      ok: false,
+      issues: [
+        { path: 'query', message: 'must be string' },
+        { path: 'page.n', message: 'must be integer' },
+      ],
+    });
+    expect(tool.validateInput({ query: 'x', mode: 1 })).toEqual({ ok: true, value: { query: 'x', mode: 1 } });
+  });
+
+  it('validates zod input and keeps the parsed value', () => {
+    const tool = defineTool({
+      name: 't',
+      description: '',
+      input: z.object({ n: z.coerce.number() }),
+      execute: noop,
+    });
+    expect(tool.validateInput({ n: '4' })).toEqual({ ok: true, value: { n: 4 } });
+    expect(tool.validateInput({ n: 'x' })).toMatchObject({ ok: false, issues: [{ path: 'n' }] });
+  });
+
+  it('accepts any Standard Schema, not only this copy of zod (duck typing, no instanceof)', () => {
+    const evenNumber = {
+      '~standard': {
+        version: 1 as const,
+        vendor: 'hand-made',
+        validate: (value: unknown) =>
+          typeof value === 'object' && value !== null && (value as { n: number }).n % 2 === 0
+            ? { value: value as { n: number } }
+            : { issues: [{ message: 'n must be even', path: ['n'] }] },
+      },
+    };
+    const tool = defineTool({ name: 't', description: '', input: evenNumber, execute: ({ n }) => n });
+    expect(tool.validateInput({ n: 3 })).toEqual({
+      ok: false,
+      issues: [{ path: 'n', message: 'n must be even' }],
+    });
+    expect(tool.validateInput({ n: 4 })).toEqual({ ok: true, value: { n: 4 } });
+  });
+});
