@@ -1,0 +1,59 @@
+import { type AnyTool, type CallEvent, defineTool, type ExecutionOptions } from '@baton/contracts';
+import { afterEach } from 'vitest';
+import { z } from 'zod';
+import { createRuntime, type Runtime, type RuntimeOptions } from '../src/index.js';
+import { type Deferred, deferred, SimulatedClock } from '../src/testing.js';
+
+const open: Runtime[] = [];
+
+// Every runtime a test makes is closed when the test ends, whatever happened in it.
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((runtime) => runtime.close()));
+});
+
+export interface TestRuntime {
+  runtime: Runtime;
+  clock: SimulatedClock;
+  events: CallEvent[];
+}
+
+export function testRuntime(
+  tools: AnyTool[],
+  options: Omit<RuntimeOptions, 'tools' | 'clock'> = {},
+): TestRuntime {
+  const clock = new SimulatedClock();
+  const runtime = createRuntime({ tools, clock, ...options });
+  const events: CallEvent[] = [];
+  runtime.events$.subscribe((event) => events.push(event));
+  open.push(runtime);
+  return { runtime, clock, events };
+}
+
+/** A tool whose every run waits for the test to finish it: `runs` holds one gate per run. */
+export function gatedTool(name: string, execution: ExecutionOptions = {}) {
+  const runs: Array<Deferred<unknown> & { signal: AbortSignal; args: unknown }> = [];
+  const tool = defineTool({
+    name,
+    description: `${name}: waits for the test`,
+    input: z.object({}).passthrough(),
+    execution,
+    execute(args, ctx) {
+      const gate = deferred<unknown>();
+      runs.push({ ...gate, signal: ctx.signal, args });
+      return gate.promise;
+    },
+  });
+  return { tool, runs };
+}
+
+/**
+ * Lets pending promise callbacks, the writer's end-of-tick flush and the store's write run: a few
+ * turns of the event loop, no time passing.
+ */
+export async function settle(): Promise<void> {
+  for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+export function typesOf(events: CallEvent[], callId: string): string[] {
+  return events.filter((event) => event.callId === callId).map((event) => event.type);
+}

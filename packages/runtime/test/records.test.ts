@@ -1,0 +1,102 @@
+import { defineTool } from '@baton/contracts';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { gatedTool, settle, testRuntime } from './helpers.js';
+
+const echo = defineTool({
+  name: 'echo',
+  description: 'e',
+  input: z.object({ v: z.number() }),
+  execute: ({ v }) => v,
+});
+
+describe('records, reads of your own writes, and the call id as an idempotency key', () => {
+  it('get() and list() show the state of a reply as soon as call() resolves', async () => {
+    const { runtime, clock } = testRuntime([echo]);
+    clock.increment(1_000);
+    const reply = await runtime.call({ name: 'echo', args: { v: 1 }, sessionId: 's1', messageId: 'm1' });
+    expect(await runtime.get(reply.callId)).toEqual({
+      callId: reply.callId,
+      sessionId: 's1',
+      messageId: 'm1',
+      toolName: 'echo',
+      args: { v: 1 },
+      status: 'succeeded',
+      mode: 'inline',
+      detached: false,
+      attempt: 1,
+      createdAt: 1_000,
+      startedAt: 1_000,
+      endedAt: 1_000,
+      durationMs: 0,
+      outputTail: '',
+      output: 1,
+      result: 1,
+    });
+    expect((await runtime.list({ sessionId: 's1' })).calls.map((call) => call.callId)).toEqual([
+      reply.callId,
+    ]);
+  });
+
+  it('shows a running call live, and lists calls newest first with filters', async () => {
+    const { tool, runs } = gatedTool('slow', { mode: 'background' });
+    const { runtime } = testRuntime([echo, tool]);
+    const first = await runtime.call({ name: 'echo', args: { v: 1 }, sessionId: 's1' });
+    const second = await runtime.call({ name: 'slow', sessionId: 's1' });
+    const third = await runtime.call({ name: 'echo', args: { v: 3 }, sessionId: 's2' });
+    expect((await runtime.get(second.callId))?.status).toBe('backgrounded');
+    expect((await runtime.list()).calls.map((call) => call.callId)).toEqual([
+      third.callId,
+      second.callId,
+      first.callId,
+    ]);
+    expect((await runtime.list({ status: 'backgrounded' })).calls.map((call) => call.callId)).toEqual([
+      second.callId,
+    ]);
+    expect(
+      (await runtime.list({ toolName: 'echo', sessionId: 's1' })).calls.map((call) => call.callId),
+    ).toEqual([first.callId]);
+    runs[0]?.resolve('ok');
+  });
+
+  it('an event reaches subscribers only once what it describes can be read', async () => {
+    const { tool, runs } = gatedTool('slow', { mode: 'background' });
+    const { runtime } = testRuntime([tool]);
+    const seenOnEvent: Array<Promise<unknown>> = [];
+    runtime.events$.subscribe((event) => {
+      if (event.type === 'started') seenOnEvent.push(runtime.list().then((page) => page.calls[0]?.status));
+      if (event.type === 'notification') {
+        seenOnEvent.push(runtime.notifications.list().then((list) => list.map((n) => n.id)));
+      }
+    });
+    await runtime.call({ name: 'slow', sessionId: 's' });
+    runs[0]?.resolve('ok');
+    await settle();
+    const [statusAtStart, notificationIds] = await Promise.all(seenOnEvent);
+    expect(statusAtStart).toBe('backgrounded');
+    expect(notificationIds).toHaveLength(1);
+  });
+
+  it('the same callId twice is the same call: running, or long finished', async () => {
+    const { tool, runs } = gatedTool('once');
+    const { runtime } = testRuntime([tool]);
+    const first = runtime.call({ name: 'once', sessionId: 's', callId: 'tool_call_1' });
+    const again = runtime.call({ name: 'once', sessionId: 's', callId: 'tool_call_1' });
+    await settle();
+    expect(runs).toHaveLength(1);
+    runs[0]?.resolve('only once');
+    expect(await first).toEqual(await again);
+    const later = await runtime.call({ name: 'once', sessionId: 's', callId: 'tool_call_1' });
+    expect(later).toEqual({ callId: 'tool_call_1', status: 'succeeded', output: 'only once' });
+    expect(runs).toHaveLength(1);
+    expect((await runtime.list()).calls).toHaveLength(1);
+  });
+
+  it('a refused call is recorded too, and its id is not run again', async () => {
+    const { runtime } = testRuntime([echo]);
+    const refused = await runtime.call({ name: 'echo', args: { v: 'x' }, sessionId: 's', callId: 'bad_1' });
+    expect(refused.error?.code).toBe('invalid_arguments');
+    const again = await runtime.call({ name: 'echo', args: { v: 1 }, sessionId: 's', callId: 'bad_1' });
+    expect(again).toEqual(refused);
+  });
+});
