@@ -14,7 +14,10 @@ export interface ExecutionOptions {
   inlineBudgetMs?: number;
   /** A hard limit on one run: past it the call ends `timed_out` and its signal is aborted. */
   timeoutMs?: number;
+  /** `exclusive`: runs alone in its session, never beside another call of the same session. */
   concurrency?: Concurrency;
+  /** At most this many runs of this tool at once in one runtime (an API's rate, a licence); more wait. */
+  maxConcurrency?: number;
   /** Running it twice with the same arguments is harmless: it may be re-run after a crash. */
   idempotent?: boolean;
   readOnly?: boolean;
@@ -50,13 +53,15 @@ export interface Tool<Args = Record<string, unknown>, Output = unknown> {
   readonly description: string;
   readonly input: ToolSchema;
   readonly output?: ToolSchema;
-  readonly execution: Readonly<Required<Omit<ExecutionOptions, 'mode' | 'inlineBudgetMs' | 'timeoutMs'>>> &
-    Readonly<Pick<ExecutionOptions, 'mode' | 'inlineBudgetMs' | 'timeoutMs'>>;
+  readonly execution: Readonly<Required<Omit<ExecutionOptions, OptionalExecution>>> &
+    Readonly<Pick<ExecutionOptions, OptionalExecution>>;
   readonly formatter?: Partial<ResultFormatter>;
   readonly validateInput: Validate;
   readonly validateOutput?: Validate;
   execute(args: Args, ctx: ToolContext): ToolReturn<Output> | Promise<ToolReturn<Output>>;
 }
+
+type OptionalExecution = 'mode' | 'inlineBudgetMs' | 'timeoutMs' | 'maxConcurrency';
 
 export type AnyTool = Tool<never, unknown>;
 
@@ -107,6 +112,15 @@ export function defineTool<I extends ToolSchema, O extends ToolSchema | undefine
   checkOneOf(name, 'execution.scheduling', execution.scheduling, SCHEDULINGS);
   checkPositive(name, 'execution.inlineBudgetMs', execution.inlineBudgetMs);
   checkPositive(name, 'execution.timeoutMs', execution.timeoutMs);
+  if (
+    execution.maxConcurrency !== undefined &&
+    !(Number.isInteger(execution.maxConcurrency) && execution.maxConcurrency > 0)
+  ) {
+    throw new BatonError(
+      'invalid_definition',
+      `tool "${name}": execution.maxConcurrency must be a positive integer`,
+    );
+  }
 
   return Object.freeze({
     name,
@@ -118,6 +132,7 @@ export function defineTool<I extends ToolSchema, O extends ToolSchema | undefine
       mode: execution.mode,
       inlineBudgetMs: execution.inlineBudgetMs,
       timeoutMs: execution.timeoutMs,
+      maxConcurrency: execution.maxConcurrency,
       concurrency: execution.concurrency ?? 'parallel',
       idempotent: execution.idempotent ?? false,
       readOnly: execution.readOnly ?? false,

@@ -25,6 +25,7 @@ describe('defineTool', () => {
       mode: undefined,
       inlineBudgetMs: undefined,
       timeoutMs: undefined,
+      maxConcurrency: undefined,
       concurrency: 'parallel',
       idempotent: false,
       readOnly: false,
@@ -55,6 +56,7 @@ describe('defineTool', () => {
     expect(define({ scheduling: 'now' })).toThrow('execution.scheduling');
     expect(define({ timeoutMs: -1 })).toThrow('execution.timeoutMs must be a positive number');
     expect(define({ inlineBudgetMs: 0 })).toThrow('execution.inlineBudgetMs');
+    expect(define({ maxConcurrency: 1.5 })).toThrow('execution.maxConcurrency must be a positive integer');
   });
 
   it('refuses an invalid JSON Schema at definition, with code invalid_definition', () => {
