@@ -7,10 +7,50 @@ export const OUTPUT_TAIL_CHARS = 2048;
 /** Calls running at once in one runtime. */
 export const DEFAULT_CONCURRENCY = 64;
 
+/** Calls waiting for a slot; past it a call is refused with `limit_exceeded`. */
+export const DEFAULT_MAX_QUEUED = 10_000;
+
+/** Seed 002: MAX_ACTIVE_BACKGROUND_RUNS_PER_SESSION. */
+export const DEFAULT_BACKGROUND_PER_SESSION = 5;
+
+/** Seed 002: MAX_ACTIVE_BACKGROUND_RUNS_PER_WORKER (a worker is one runtime). */
+export const DEFAULT_BACKGROUND_PER_WORKER = 64;
+
+/** Seed 004: outputs longer than this are cut for the model; the record keeps them whole. */
+export const DEFAULT_MAX_OUTPUT_CHARS = 32_000;
+
 /** A write batch is flushed at once when it holds this many changes, not only at the end of the tick. */
 export const WRITE_BATCH_MAX = 512;
 
 export const CANCELLED_MESSAGE = 'The tool call was cancelled';
+
+export function cancelledMessage(reason: string | undefined): string {
+  return reason ? `${CANCELLED_MESSAGE}: ${reason}` : CANCELLED_MESSAGE;
+}
+
+export function batchFailedReason(callId: string, toolName: string): string {
+  return `call ${callId} (${toolName}) of the same batch failed`;
+}
+
+/** Seed 002's words. */
+export function backgroundPerSessionMessage(limit: number): string {
+  return `Maximum ${limit} active background runs per session. Wait for an existing run to finish before starting another.`;
+}
+
+/** Seed 002's words. */
+export function backgroundPerWorkerMessage(limit: number): string {
+  return `Worker is already running the maximum ${limit} active background runs. Try again after an existing run finishes.`;
+}
+
+export function queueFullMessage(limit: number): string {
+  return `Too many tool calls are waiting (the limit is ${limit}). Try again after some of them finish.`;
+}
+
+/** Seed 004: the model gets the start of a long output and a line that says how much is missing. */
+export function truncatedOutput(text: string, maxChars: number): string {
+  const cut = text.length - maxChars;
+  return `${text.slice(0, maxChars)}\n[output truncated: ${cut} of ${text.length} characters cut]`;
+}
 export const CLOSED_REASON = 'the runtime was closed';
 
 export function timedOutMessage(timeoutMs: number): string {

@@ -9,6 +9,14 @@ export interface ContextHost {
   log(call: LiveCall, stream: Parameters<ToolContext['log']>[0], chunk: string): void;
 }
 
+/** The calls of one `callBatch`: with `continueOnFailure: false`, the first failure cancels those not started. */
+export interface CallBatch {
+  continueOnFailure: boolean;
+  calls: LiveCall[];
+  /** Set by the first failure: why the calls that had not started were cancelled. */
+  failure?: string;
+}
+
 /** A call between its admission and its terminal state: its actor, timers, signal and pending reply. */
 export class LiveCall {
   readonly record: CallRecord;
@@ -21,6 +29,7 @@ export class LiveCall {
   readonly reply: Promise<CallReply>;
   /** The tool is running and has not returned. */
   executing = false;
+  batch: CallBatch | undefined;
   budgetTimer: unknown;
   timeoutTimer: unknown;
   #seq = 0;

@@ -31,20 +31,30 @@ import {
 } from '@baton/store';
 import type { Observable } from 'rxjs';
 import { uuidv7 } from 'uuidv7';
+import { Admission } from './admission.js';
 import { checkArguments } from './arguments.js';
 import { type Clock, systemClock } from './clock.js';
 import {
+  backgroundPerSessionMessage,
+  backgroundPerWorkerMessage,
+  batchFailedReason,
   CANCELLED_BEFORE_COMPLETION,
-  CANCELLED_MESSAGE,
   CLOSED_REASON,
+  cancelledMessage,
+  DEFAULT_BACKGROUND_PER_SESSION,
+  DEFAULT_BACKGROUND_PER_WORKER,
   DEFAULT_CONCURRENCY,
+  DEFAULT_MAX_OUTPUT_CHARS,
+  DEFAULT_MAX_QUEUED,
   notificationBody,
   notificationTitle,
   OUTPUT_TAIL_CHARS,
+  queueFullMessage,
   timedOutMessage,
   toolNotFoundMessage,
+  truncatedOutput,
 } from './limits.js';
-import { type ContextHost, LiveCall } from './live-call.js';
+import { type CallBatch, type ContextHost, LiveCall } from './live-call.js';
 import { invalidArgumentsMessage, type Outcome, returnedOutcome, thrownOutcome } from './outcome.js';
 import { WriteBatcher } from './write-batcher.js';
 
@@ -61,13 +71,33 @@ export interface RuntimeOptions {
   timeoutMs?: number;
   /** Arguments larger than this (as JSON) are refused. Default 1 MiB. */
   maxArgsBytes?: number;
+  /** Seed 004: a longer output is cut for the model (the record keeps it whole). Default 32,000. */
+  maxOutputChars?: number;
   /** Shapes background replies; a tool's own formatter wins over it. Default: seed 001's shapes. */
   formatter?: Partial<ResultFormatter>;
   clock?: Clock;
-  limits?: {
-    /** Calls running at once. Default 64. */
-    concurrency?: number;
-  };
+  limits?: RuntimeLimits;
+}
+
+/** Past these a call waits in `queued`, or, where waiting makes no sense, ends with `limit_exceeded`. */
+export interface RuntimeLimits {
+  /** Calls running at once. Default 64. */
+  concurrency?: number;
+  /** Calls waiting for a slot. Default 10,000. */
+  maxQueued?: number;
+  /** Seed 002: background runs alive at once in one session. Default 5. */
+  backgroundPerSession?: number;
+  /** Seed 002: background runs alive at once in this runtime. Default 64. */
+  backgroundPerWorker?: number;
+}
+
+export type BatchRequest = Omit<CallRequest, 'sessionId'>;
+
+export interface BatchOptions {
+  sessionId: string;
+  messageId?: string;
+  /** When false, the first failure cancels the calls of the batch that have not started. Default true. */
+  continueOnFailure?: boolean;
 }
 
 export interface CallRequest {
@@ -99,6 +129,8 @@ export interface Runtime {
   sessionEvents$(sessionId: string): Observable<CallEvent>;
   /** Runs a tool call. A failure of any kind is a reply, never a rejection. */
   call(request: CallRequest): Promise<CallReply>;
+  /** Seed 004: runs the calls of one model turn; the replies come in the order of the requests. */
+  callBatch(requests: readonly BatchRequest[], options: BatchOptions): Promise<CallReply[]>;
   /** True when the call was running or queued and is now `cancelled`. */
   cancel(callId: string, reason?: string): Promise<boolean>;
   /** Cancels every live call of a session; resolves with how many. */
@@ -118,7 +150,7 @@ export interface Runtime {
 type Ending =
   | { type: 'DONE'; outcome: Extract<Outcome, { ok: true }> }
   | { type: 'FAIL'; outcome: Extract<Outcome, { ok: false }> }
-  | { type: 'CANCEL'; reason: string }
+  | { type: 'CANCEL'; reason?: string }
   | { type: 'TIMEOUT' };
 
 class BatonRuntime implements Runtime, ContextHost {
@@ -132,13 +164,15 @@ class BatonRuntime implements Runtime, ContextHost {
   readonly #defaultMode: ExecutionMode;
   readonly #timeoutMs: number | undefined;
   readonly #maxArgsBytes: number;
-  readonly #concurrency: number;
+  readonly #maxOutputChars: number;
+  readonly #limits: Required<RuntimeLimits>;
+  readonly #admission: Admission;
   readonly #live = new Map<string, LiveCall>();
-  /** Calls waiting for a slot, oldest first. */
-  readonly #queue = new Map<string, LiveCall>();
+  /** Live calls whose caller was answered `backgrounded`, per session. */
+  readonly #backgroundRuns = new Map<string, number>();
+  #backgroundTotal = 0;
   /** Calls whose `callId` is being looked up in the store, so that the same id twice is one call. */
-  readonly #lookups = new Map<string, Promise<CallReply>>();
-  #running = 0;
+  readonly #lookups = new Map<string, Promise<CallReply | undefined>>();
   #timers = 0;
   #pumping = false;
   #closed = false;
@@ -157,7 +191,18 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#defaultMode = options.defaultMode ?? 'inline';
     this.#timeoutMs = positive('timeoutMs', options.timeoutMs);
     this.#maxArgsBytes = positive('maxArgsBytes', options.maxArgsBytes) ?? DEFAULT_MAX_ARGS_BYTES;
-    this.#concurrency = positive('limits.concurrency', options.limits?.concurrency) ?? DEFAULT_CONCURRENCY;
+    this.#maxOutputChars = positive('maxOutputChars', options.maxOutputChars) ?? DEFAULT_MAX_OUTPUT_CHARS;
+    const limits = options.limits ?? {};
+    this.#limits = {
+      concurrency: positive('limits.concurrency', limits.concurrency) ?? DEFAULT_CONCURRENCY,
+      maxQueued: positive('limits.maxQueued', limits.maxQueued) ?? DEFAULT_MAX_QUEUED,
+      backgroundPerSession:
+        positive('limits.backgroundPerSession', limits.backgroundPerSession) ??
+        DEFAULT_BACKGROUND_PER_SESSION,
+      backgroundPerWorker:
+        positive('limits.backgroundPerWorker', limits.backgroundPerWorker) ?? DEFAULT_BACKGROUND_PER_WORKER,
+    };
+    this.#admission = new Admission(this.#limits.concurrency);
     this.events$ = this.#bus.events$;
     this.notifications = {
       list: (filter) => this.#store.listNotifications(filter),
@@ -179,37 +224,85 @@ class BatonRuntime implements Runtime, ContextHost {
   // ---------------------------------------------------------------------------------------------
 
   call(request: CallRequest): Promise<CallReply> {
+    const refused = this.#checkRequest(request);
+    if (refused) return refused;
+    const createdAt = this.#clock.now();
+    if (request.callId === undefined) return this.#validate(request, uuidv7(), createdAt, undefined);
+    const callId = request.callId;
+    return this.#existing(callId).then(
+      (existing) => existing ?? this.#validate(request, callId, createdAt, undefined),
+    );
+  }
+
+  async callBatch(requests: readonly BatchRequest[], options: BatchOptions): Promise<CallReply[]> {
+    const batchRequests = requests.map((request) => ({
+      ...request,
+      sessionId: options.sessionId,
+      ...(options.messageId !== undefined ? { messageId: options.messageId } : {}),
+    }));
+    for (const request of batchRequests) {
+      const refused = this.#checkRequest(request);
+      if (refused) return refused.then(() => []);
+    }
+    const createdAt = this.#clock.now();
+    const batch: CallBatch = { continueOnFailure: options.continueOnFailure ?? true, calls: [] };
+    // Known ids answer with their call; the others are admitted in the order of the requests.
+    const existing = await Promise.all(
+      batchRequests.map((request) =>
+        request.callId === undefined ? undefined : this.#existing(request.callId),
+      ),
+    );
+    return Promise.all(
+      batchRequests.map(
+        (request, i) => existing[i] ?? this.#validate(request, request.callId ?? uuidv7(), createdAt, batch),
+      ),
+    );
+  }
+
+  #checkRequest(request: CallRequest): Promise<never> | undefined {
     if (this.#closed) return Promise.reject(new BatonError('closed', 'the runtime is closed'));
     if (typeof request?.name !== 'string' || typeof request.sessionId !== 'string') {
       return Promise.reject(
         new BatonError('invalid_arguments', 'a call needs a string `name` and `sessionId`'),
       );
     }
-    const createdAt = this.#clock.now();
-    if (request.callId === undefined) return this.#validate(request, uuidv7(), createdAt);
-    const callId = request.callId;
+    return undefined;
+  }
+
+  /** The reply of a call made before with this id (the model's own id makes a retry harmless). */
+  #existing(callId: string): Promise<CallReply | undefined> {
     const live = this.#live.get(callId);
     if (live) return live.reply;
-    const pending = this.#lookups.get(callId);
-    if (pending) return pending;
-    const lookup = this.#store
-      .getCall(callId)
-      .then((existing) => (existing ? this.#replyOf(existing) : this.#validate(request, callId, createdAt)))
-      .finally(() => this.#lookups.delete(callId));
-    this.#lookups.set(callId, lookup);
+    let lookup = this.#lookups.get(callId);
+    if (!lookup) {
+      lookup = this.#store.getCall(callId).then((record) => record && this.#replyOf(record));
+      this.#lookups.set(callId, lookup);
+      const forget = () => this.#lookups.delete(callId);
+      lookup.then(forget, forget);
+    }
     return lookup;
   }
 
   /** Step 1: the tool exists and the arguments fit its schema. Bad input ends here, as a reply. */
-  #validate(request: CallRequest, callId: string, createdAt: number): Promise<CallReply> {
+  #validate(
+    request: CallRequest,
+    callId: string,
+    createdAt: number,
+    batch: CallBatch | undefined,
+  ): Promise<CallReply> {
+    // Another call with this id may have been admitted while its lookup was under way.
+    const live = this.#live.get(callId);
+    if (live) return live.reply;
+    const refuse = (args: unknown, error: CallError) =>
+      this.#refuse(request, callId, createdAt, args, error, batch);
     const tool = this.tools.get(request.name);
     if (!tool) {
       const message = toolNotFoundMessage(request.name, this.tools.names());
-      return this.#refuse(request, callId, createdAt, request.args, { code: 'tool_not_found', message });
+      return refuse(request.args, { code: 'tool_not_found', message });
     }
     const checked = checkArguments(request.args, this.#maxArgsBytes);
     if (!checked.ok) {
-      return this.#refuse(request, callId, createdAt, checked.tooLarge ? undefined : request.args, {
+      return refuse(checked.tooLarge ? undefined : request.args, {
         code: 'invalid_arguments',
         message: invalidArgumentsMessage(tool.name, checked.issues),
         issues: checked.issues,
@@ -223,11 +316,27 @@ class BatonRuntime implements Runtime, ContextHost {
           message: invalidArgumentsMessage(tool.name, result.issues),
           issues: result.issues,
         };
-        return this.#refuse(request, callId, createdAt, checked.args, error);
+        return refuse(checked.args, error);
       }
-      return this.#admit(tool, request, callId, createdAt, checked.args, result.value);
+      const refusal = this.#admissionRefusal(tool, request.sessionId);
+      if (refusal) return refuse(checked.args, { code: 'limit_exceeded', message: refusal });
+      return this.#admit(tool, request, callId, createdAt, checked.args, result.value, batch);
     };
     return validated instanceof Promise ? validated.then(proceed) : proceed(validated);
+  }
+
+  /** Where waiting makes no sense, a call past a limit is refused with words that tell the model what to do. */
+  #admissionRefusal(tool: AnyTool, sessionId: string): string | undefined {
+    if ((tool.execution.mode ?? this.#defaultMode) === 'background') {
+      const { backgroundPerSession, backgroundPerWorker } = this.#limits;
+      if ((this.#backgroundRuns.get(sessionId) ?? 0) >= backgroundPerSession) {
+        return backgroundPerSessionMessage(backgroundPerSession);
+      }
+      if (this.#backgroundTotal >= backgroundPerWorker)
+        return backgroundPerWorkerMessage(backgroundPerWorker);
+    }
+    if (this.#admission.waiting >= this.#limits.maxQueued) return queueFullMessage(this.#limits.maxQueued);
+    return undefined;
   }
 
   /** Step 2: the call is accepted: it gets its record, its actor and its budget, then a slot or a place in the queue. */
@@ -238,6 +347,7 @@ class BatonRuntime implements Runtime, ContextHost {
     createdAt: number,
     rawArgs: unknown,
     args: unknown,
+    batch: CallBatch | undefined,
   ): Promise<CallReply> {
     const mode = tool.execution.mode ?? this.#defaultMode;
     const record: CallRecord = {
@@ -263,16 +373,23 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#live.set(callId, call);
     this.#emit(call, { type: 'queued', mode });
     this.#writer.record(record);
+    if (batch) {
+      call.batch = batch;
+      batch.calls.push(call);
+      if (batch.failure) {
+        this.#drive(call, { type: 'CANCEL', reason: batch.failure });
+        return call.reply;
+      }
+    }
     if (mode === 'background') this.#answerBackgrounded(call, 'mode');
     if (mode === 'auto') this.#armBudget(call);
-    this.#queue.set(callId, call);
+    this.#admission.enqueue(call);
     this.#pump();
     return call.reply;
   }
 
   /** Step 3: a slot is free. The same execution runs whether the caller waits or not. */
   #start(call: LiveCall): void {
-    this.#running++;
     call.record.attempt++;
     call.record.startedAt = this.#clock.now();
     this.#drive(call, { type: 'START' });
@@ -348,26 +465,27 @@ class BatonRuntime implements Runtime, ContextHost {
 
     if (ending.type === 'DONE') {
       const { value, images, rawOutput } = ending.outcome;
+      const output = this.#forModel(value);
       record.result = value;
-      record.output = value;
+      record.output = output;
       if (images) record.images = images;
       if (rawOutput !== undefined) record.rawOutput = rawOutput;
-      this.#emit(call, { type: 'succeeded', output: value });
-      notificationOutput = formatter.result(formatted, { ok: true, value });
-      notificationText = { value };
+      this.#emit(call, { type: 'succeeded', output });
+      notificationOutput = formatter.result(formatted, { ok: true, value: output });
+      notificationText = { value: output };
     } else {
       const error: RecordedError =
         ending.type === 'FAIL'
           ? ending.outcome.error
           : ending.type === 'CANCEL'
-            ? { code: 'cancelled', message: CANCELLED_MESSAGE }
+            ? { code: 'cancelled', message: cancelledMessage(ending.reason) }
             : { code: 'timed_out', message: timedOutMessage(call.timeoutMs ?? 0) };
       record.error = error;
       if (call.executing) call.abort(new BatonError(error.code, error.message));
       const visible = modelVisible(error);
       if (ending.type === 'CANCEL') {
         record.output = formatter.cancelled(formatted);
-        this.#emit(call, { type: 'cancelled', reason: ending.reason });
+        this.#emit(call, { type: 'cancelled', reason: ending.reason ?? 'cancelled by the caller' });
         notificationOutput = record.output;
         notificationText = { error: CANCELLED_BEFORE_COMPLETION };
       } else {
@@ -381,14 +499,44 @@ class BatonRuntime implements Runtime, ContextHost {
     }
 
     this.#live.delete(record.callId);
-    this.#queue.delete(record.callId);
-    if (record.detached) this.#notify(call, status, notificationOutput, notificationText);
+    if (!wasRunning) this.#admission.withdraw(call);
+    if (record.detached) {
+      this.#notify(call, status, notificationOutput, notificationText);
+      this.#countBackground(record.sessionId, -1);
+    }
     const written = this.#writer.record(record);
     call.answer(written.then(() => this.#replyOf(record), persistenceFailed(record.callId)));
+    // The batch's waiting calls are cancelled before the slot this call frees can go to one of them.
+    if (call.batch && (status === 'failed' || status === 'timed_out')) this.#failBatch(call.batch, record);
     if (wasRunning) {
-      this.#running--;
+      this.#admission.release(call);
       this.#pump();
     }
+  }
+
+  #failBatch(batch: CallBatch, failed: Pick<CallRecord, 'callId' | 'toolName'>): void {
+    if (batch.continueOnFailure || batch.failure) return;
+    batch.failure = batchFailedReason(failed.callId, failed.toolName);
+    for (const call of batch.calls) {
+      if (call.record.status === 'queued') this.#drive(call, { type: 'CANCEL', reason: batch.failure });
+    }
+  }
+
+  /** Seed 004: what the model is shown of a long value is cut; the record keeps the whole. */
+  #forModel(value: unknown): unknown {
+    if (typeof value === 'string') {
+      return value.length > this.#maxOutputChars ? truncatedOutput(value, this.#maxOutputChars) : value;
+    }
+    if (typeof value !== 'object' || value === null) return value;
+    const text = JSON.stringify(value);
+    return text.length > this.#maxOutputChars ? truncatedOutput(text, this.#maxOutputChars) : value;
+  }
+
+  #countBackground(sessionId: string, delta: 1 | -1): void {
+    this.#backgroundTotal += delta;
+    const count = (this.#backgroundRuns.get(sessionId) ?? 0) + delta;
+    if (count === 0) this.#backgroundRuns.delete(sessionId);
+    else this.#backgroundRuns.set(sessionId, count);
   }
 
   #notify(
@@ -419,6 +567,7 @@ class BatonRuntime implements Runtime, ContextHost {
   #answerBackgrounded(call: LiveCall, reason: 'budget' | 'mode'): void {
     const record = call.record;
     record.detached = true;
+    this.#countBackground(record.sessionId, 1);
     this.#emit(call, { type: 'backgrounded', reason, afterMs: this.#clock.now() - record.createdAt });
     const formatted: FormattedCall = { callId: record.callId, toolName: record.toolName, args: record.args };
     const output = this.#formatterFor(call.tool).running(
@@ -444,11 +593,7 @@ class BatonRuntime implements Runtime, ContextHost {
     if (this.#pumping) return;
     this.#pumping = true;
     try {
-      for (const call of this.#queue.values()) {
-        if (this.#running >= this.#concurrency) break;
-        this.#queue.delete(call.record.callId);
-        this.#start(call);
-      }
+      for (let call = this.#admission.take(); call; call = this.#admission.take()) this.#start(call);
     } finally {
       this.#pumping = false;
     }
@@ -483,7 +628,7 @@ class BatonRuntime implements Runtime, ContextHost {
   // Control and queries
   // ---------------------------------------------------------------------------------------------
 
-  async cancel(callId: string, reason = 'cancelled by the caller'): Promise<boolean> {
+  async cancel(callId: string, reason?: string): Promise<boolean> {
     const call = this.#live.get(callId);
     if (!call) return false;
     this.#drive(call, { type: 'CANCEL', reason });
@@ -509,8 +654,8 @@ class BatonRuntime implements Runtime, ContextHost {
   stats(): RuntimeStats {
     return {
       active: this.#live.size,
-      running: this.#running,
-      queued: this.#queue.size,
+      running: this.#admission.running,
+      queued: this.#admission.waiting,
       timers: this.#timers,
       routes: this.#bus.routeCount(),
     };
@@ -537,6 +682,7 @@ class BatonRuntime implements Runtime, ContextHost {
     createdAt: number,
     args: unknown,
     error: CallError,
+    batch: CallBatch | undefined,
   ): Promise<CallReply> {
     const record: CallRecord = {
       callId,
@@ -556,6 +702,7 @@ class BatonRuntime implements Runtime, ContextHost {
       ...(request.messageId !== undefined ? { messageId: request.messageId } : {}),
     };
     this.#writer.event({ type: 'failed', error, ...this.#stamp(record, 1) } as CallEvent);
+    if (batch) this.#failBatch(batch, record);
     return this.#writer.record(record).then(() => this.#replyOf(record), persistenceFailed(callId));
   }
 
