@@ -82,6 +82,8 @@ export interface CallRecord {
   /** True once the caller was answered `backgrounded`: the end of the call then queues a notification. */
   detached: boolean;
   attempt: number;
+  /** The runtime instance that runs it (seed 000's runtime owner); recovery moves it when that instance is gone. */
+  ownerId?: string;
   messageId?: string;
   createdAt: number;
   startedAt?: number;
@@ -117,4 +119,22 @@ export interface Notification {
   scheduling: Scheduling;
   createdAt: number;
   acknowledgedAt?: number;
+}
+
+/** A runtime process with a store: while its heartbeat is fresh, the calls it owns are its own. */
+export interface RuntimeInstance {
+  id: string;
+  host: string;
+  pid: number;
+  startedAt: number;
+  heartbeatAt: number;
+  /** Past `heartbeatAt + leaseMs` the instance is gone and its calls are recovered. */
+  leaseMs: number;
+}
+
+/** A file a background run leaves (seed 002): `output.log`, `result.json`. */
+export interface Artifact {
+  callId: string;
+  name: string;
+  content: string;
 }

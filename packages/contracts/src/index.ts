@@ -3,6 +3,7 @@
  * public API; it imports neither xstate nor rxjs.
  */
 export {
+  type Artifact,
   CALL_STATUSES,
   type CallError,
   type CallIssue,
@@ -18,6 +19,7 @@ export {
   type Progress,
   type RecordedError,
   type ReplyStatus,
+  type RuntimeInstance,
   type Scheduling,
   type TerminalStatus,
 } from './call.js';

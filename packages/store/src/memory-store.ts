@@ -1,4 +1,11 @@
-import type { CallEvent, CallRecord, CallStatus, Notification } from '@baton/contracts';
+import {
+  type CallEvent,
+  type CallRecord,
+  type CallStatus,
+  isTerminalStatus,
+  type Notification,
+  type RuntimeInstance,
+} from '@baton/contracts';
 import {
   type CallFilter,
   type CallPage,
@@ -12,7 +19,7 @@ interface StoredCall {
   record: CallRecord;
   /** Insertion order: the newest-first order of `listCalls` and its cursor. */
   order: number;
-  events: CallEvent[];
+  artifacts: Map<string, string>;
 }
 
 function statusFilter(status: CallFilter['status']): ((status: CallStatus) => boolean) | undefined {
@@ -25,18 +32,43 @@ function statusFilter(status: CallFilter['status']): ((status: CallStatus) => bo
 /** The default store: everything in this process's memory. Fast, and gone when the process ends. */
 export class MemoryStore implements Store {
   readonly #calls = new Map<string, StoredCall>();
+  readonly #events = new Map<string, CallEvent[]>();
   readonly #notifications = new Map<string, Notification>();
+  readonly #instances = new Map<string, RuntimeInstance>();
   #nextOrder = 0;
 
   async write(batch: StoreWrite): Promise<void> {
+    this.#checkEvents(batch.events ?? []);
     for (const record of batch.calls ?? []) {
       const stored = this.#calls.get(record.callId);
       if (stored) stored.record = { ...record };
-      else this.#calls.set(record.callId, { record: { ...record }, order: this.#nextOrder++, events: [] });
+      else {
+        const stored = { record: { ...record }, order: this.#nextOrder++, artifacts: new Map() };
+        this.#calls.set(record.callId, stored);
+      }
     }
-    for (const event of batch.events ?? []) this.#calls.get(event.callId)?.events.push(event);
+    for (const artifact of batch.artifacts ?? []) {
+      this.#calls.get(artifact.callId)?.artifacts.set(artifact.name, artifact.content);
+    }
+    for (const event of batch.events ?? []) {
+      const events = this.#events.get(event.callId);
+      if (events) events.push(event);
+      else this.#events.set(event.callId, [event]);
+    }
     for (const notification of batch.notifications ?? []) {
       this.#notifications.set(notification.id, { ...notification });
+    }
+  }
+
+  /** Like a primary key on (call, seq): a batch that repeats a seq is refused whole, before anything changes. */
+  #checkEvents(events: readonly CallEvent[]): void {
+    const last = new Map<string, number>();
+    for (const event of events) {
+      const previous = last.get(event.callId) ?? this.#events.get(event.callId)?.at(-1)?.seq ?? 0;
+      if (event.seq <= previous) {
+        throw new Error(`event ${event.seq} of call ${event.callId} is already stored`);
+      }
+      last.set(event.callId, event.seq);
     }
   }
 
@@ -67,7 +99,7 @@ export class MemoryStore implements Store {
   }
 
   async listEvents(callId: string, fromSeq = 0): Promise<CallEvent[]> {
-    return (this.#calls.get(callId)?.events ?? []).filter((event) => event.seq >= fromSeq);
+    return (this.#events.get(callId) ?? []).filter((event) => event.seq >= fromSeq);
   }
 
   async listNotifications(filter: NotificationFilter = {}): Promise<Notification[]> {
@@ -88,11 +120,51 @@ export class MemoryStore implements Store {
     return true;
   }
 
+  async getArtifact(callId: string, name: string): Promise<string | undefined> {
+    return this.#calls.get(callId)?.artifacts.get(name);
+  }
+
+  async listArtifacts(callId: string): Promise<string[]> {
+    return [...(this.#calls.get(callId)?.artifacts.keys() ?? [])];
+  }
+
+  async registerInstance(instance: RuntimeInstance): Promise<void> {
+    this.#instances.set(instance.id, { ...instance });
+  }
+
+  async heartbeat(instanceId: string, at: number): Promise<void> {
+    const instance = this.#instances.get(instanceId);
+    if (instance) instance.heartbeatAt = at;
+  }
+
+  async listInstances(): Promise<RuntimeInstance[]> {
+    return [...this.#instances.values()].map((instance) => ({ ...instance }));
+  }
+
+  async removeInstance(instanceId: string): Promise<void> {
+    this.#instances.delete(instanceId);
+  }
+
+  async claimCalls(goneInstanceIds: readonly string[], ownerId: string): Promise<CallRecord[]> {
+    const gone = new Set(goneInstanceIds);
+    const claimed: CallRecord[] = [];
+    for (const stored of this.#calls.values()) {
+      const { record } = stored;
+      if (record.ownerId !== undefined && gone.has(record.ownerId) && !isTerminalStatus(record.status)) {
+        stored.record = { ...record, ownerId };
+        claimed.push({ ...stored.record });
+      }
+    }
+    for (const id of gone) this.#instances.delete(id);
+    return claimed;
+  }
+
   async deleteEndedBefore(time: number): Promise<number> {
     let deleted = 0;
     for (const [callId, { record }] of this.#calls) {
       if (record.endedAt !== undefined && record.endedAt < time) {
         this.#calls.delete(callId);
+        this.#events.delete(callId);
         deleted++;
       }
     }

@@ -1,4 +1,12 @@
-import type { CallEvent, CallRecord, CallStatus, Notification, NotificationStatus } from '@baton/contracts';
+import type {
+  Artifact,
+  CallEvent,
+  CallRecord,
+  CallStatus,
+  Notification,
+  NotificationStatus,
+  RuntimeInstance,
+} from '@baton/contracts';
 
 /** One atomic write: everything in it is stored, or nothing is. */
 export interface StoreWrite {
@@ -7,6 +15,8 @@ export interface StoreWrite {
   events?: readonly CallEvent[];
   /** New notifications. */
   notifications?: readonly Notification[];
+  /** Files of background runs, inserted or replaced by call and name. */
+  artifacts?: readonly Artifact[];
 }
 
 export interface CallFilter {
@@ -45,8 +55,25 @@ export interface Store {
   listNotifications(filter?: NotificationFilter): Promise<Notification[]>;
   /** False when there is no such notification or it was already acknowledged. */
   acknowledgeNotification(id: string, at: number): Promise<boolean>;
-  /** Removes calls that ended before `time`, with their events; returns how many. */
+  getArtifact(callId: string, name: string): Promise<string | undefined>;
+  /** The names of a call's artifacts. */
+  listArtifacts(callId: string): Promise<string[]>;
+  /** Removes calls that ended before `time`, with their events and artifacts; returns how many. */
   deleteEndedBefore(time: number): Promise<number>;
+
+  /** Records (or refreshes) a runtime instance. */
+  registerInstance(instance: RuntimeInstance): Promise<void>;
+  heartbeat(instanceId: string, at: number): Promise<void>;
+  listInstances(): Promise<RuntimeInstance[]>;
+  /** Forgets an instance that closed cleanly. */
+  removeInstance(instanceId: string): Promise<void>;
+  /**
+   * Atomically gives the unfinished calls of gone instances to `ownerId` and forgets those
+   * instances. Returns the calls it took (with their new owner): a call another claimer took
+   * first is not returned, so each is recovered once.
+   */
+  claimCalls(goneInstanceIds: readonly string[], ownerId: string): Promise<CallRecord[]>;
+
   close(): Promise<void>;
 }
 

@@ -2,7 +2,7 @@
  * `@baton/store/testing`: the conformance suite every Store adapter runs, and record builders for
  * tests. Uses vitest (an optional peer dependency of this package).
  */
-import type { CallEvent, CallRecord, Notification } from '@baton/contracts';
+import type { CallEvent, CallRecord, Notification, RuntimeInstance } from '@baton/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from './store.js';
 
@@ -36,6 +36,12 @@ export function makeNotification(
     createdAt: 2_000,
     ...overrides,
   };
+}
+
+export function makeInstance(
+  overrides: Partial<RuntimeInstance> & Pick<RuntimeInstance, 'id'>,
+): RuntimeInstance {
+  return { host: 'host-1', pid: 1234, startedAt: 1_000, heartbeatAt: 1_000, leaseMs: 5_000, ...overrides };
 }
 
 function statusEvent(callId: string, seq: number): CallEvent {
@@ -151,7 +157,74 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       ]);
     });
 
-    it('deletes calls that ended before a time, with their events, and keeps the rest', async () => {
+    it('refuses an event whose seq a call already has: numbering has no gaps and no repeats', async () => {
+      await store.write({ calls: [makeCallRecord({ callId: 'c1' })], events: [statusEvent('c1', 1)] });
+      await expect(store.write({ events: [statusEvent('c1', 1)] })).rejects.toThrow();
+      expect((await store.listEvents('c1')).map((event) => event.seq)).toEqual([1]);
+    });
+
+    it('writes a batch whole or not at all', async () => {
+      await store.write({ calls: [makeCallRecord({ callId: 'c1' })], events: [statusEvent('c1', 1)] });
+      await expect(
+        store.write({
+          calls: [makeCallRecord({ callId: 'c1', status: 'succeeded' }), makeCallRecord({ callId: 'c2' })],
+          events: [statusEvent('c1', 2), statusEvent('c1', 1)],
+        }),
+      ).rejects.toThrow();
+      expect((await store.getCall('c1'))?.status).toBe('queued');
+      expect(await store.getCall('c2')).toBeUndefined();
+      expect((await store.listEvents('c1')).map((event) => event.seq)).toEqual([1]);
+    });
+
+    it('keeps the artifacts of a call by name', async () => {
+      await store.write({
+        calls: [makeCallRecord({ callId: 'c1' })],
+        artifacts: [
+          { callId: 'c1', name: 'output.log', content: '[stdout] hi' },
+          { callId: 'c1', name: 'result.json', content: '{}' },
+        ],
+      });
+      await store.write({ artifacts: [{ callId: 'c1', name: 'result.json', content: '{"ok":true}' }] });
+      expect(await store.getArtifact('c1', 'result.json')).toBe('{"ok":true}');
+      expect((await store.listArtifacts('c1')).sort()).toEqual(['output.log', 'result.json']);
+      expect(await store.getArtifact('c1', 'missing')).toBeUndefined();
+    });
+
+    it('keeps runtime instances and their heartbeats', async () => {
+      await store.registerInstance(makeInstance({ id: 'i1' }));
+      await store.registerInstance(makeInstance({ id: 'i2', pid: 99 }));
+      await store.heartbeat('i1', 4_000);
+      expect((await store.listInstances()).sort((a, b) => a.id.localeCompare(b.id))).toEqual([
+        makeInstance({ id: 'i1', heartbeatAt: 4_000 }),
+        makeInstance({ id: 'i2', pid: 99 }),
+      ]);
+      await store.removeInstance('i2');
+      expect((await store.listInstances()).map((instance) => instance.id)).toEqual(['i1']);
+    });
+
+    it('claims the unfinished calls of gone instances once, and forgets those instances', async () => {
+      await store.registerInstance(makeInstance({ id: 'dead' }));
+      await store.registerInstance(makeInstance({ id: 'alive' }));
+      await store.write({
+        calls: [
+          makeCallRecord({ callId: 'inline', ownerId: 'dead', status: 'inline' }),
+          makeCallRecord({ callId: 'bg', ownerId: 'dead', status: 'backgrounded' }),
+          makeCallRecord({ callId: 'done', ownerId: 'dead', status: 'succeeded', endedAt: 5 }),
+          makeCallRecord({ callId: 'theirs', ownerId: 'alive', status: 'inline' }),
+        ],
+      });
+      const claimed = await store.claimCalls(['dead'], 'me');
+      expect(claimed.map((call) => [call.callId, call.ownerId]).sort()).toEqual([
+        ['bg', 'me'],
+        ['inline', 'me'],
+      ]);
+      expect((await store.getCall('bg'))?.ownerId).toBe('me');
+      expect((await store.getCall('done'))?.ownerId).toBe('dead');
+      expect(await store.claimCalls(['dead'], 'someone-else')).toEqual([]);
+      expect((await store.listInstances()).map((instance) => instance.id)).toEqual(['alive']);
+    });
+
+    it('deletes calls that ended before a time, with their events and artifacts, and keeps the rest', async () => {
       await store.write({
         calls: [
           makeCallRecord({ callId: 'old', status: 'succeeded', endedAt: 10 }),
@@ -159,10 +232,12 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
           makeCallRecord({ callId: 'running', status: 'backgrounded' }),
         ],
         events: [statusEvent('old', 1)],
+        artifacts: [{ callId: 'old', name: 'output.log', content: 'x' }],
       });
       expect(await store.deleteEndedBefore(20)).toBe(1);
       expect(await store.getCall('old')).toBeUndefined();
       expect(await store.listEvents('old')).toEqual([]);
+      expect(await store.getArtifact('old', 'output.log')).toBeUndefined();
       expect((await store.listCalls()).calls.map((call) => call.callId).sort()).toEqual(['new', 'running']);
     });
   });

@@ -1,0 +1,3 @@
+/** `@baton/store-sqlite`: the embedded default store, on one SQLite file. */
+export { MIGRATIONS } from './migrations.js';
+export { SqliteStore, type SqliteStoreOptions, sqliteStore } from './sqlite-store.js';

@@ -1,0 +1,57 @@
+/**
+ * The schema, as numbered steps. A database is at step `PRAGMA user_version`; opening it runs the
+ * steps after that, in one transaction that holds the write lock, so processes that open the same
+ * file at once migrate it once. Only ever append a step.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE calls (
+    position INTEGER PRIMARY KEY, -- insertion order: newest first, and the list cursor
+    call_id TEXT NOT NULL UNIQUE,
+    session_id TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    status TEXT NOT NULL,
+    owner_id TEXT,
+    ended_at INTEGER,
+    record TEXT NOT NULL
+  );
+  CREATE INDEX calls_by_session ON calls (session_id, position);
+  CREATE INDEX calls_by_status ON calls (status, position);
+  CREATE INDEX calls_unfinished_by_owner ON calls (owner_id) WHERE ended_at IS NULL;
+  CREATE INDEX calls_by_end ON calls (ended_at) WHERE ended_at IS NOT NULL;
+
+  CREATE TABLE events (
+    call_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    event TEXT NOT NULL,
+    PRIMARY KEY (call_id, seq)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE notifications (
+    id TEXT PRIMARY KEY,
+    call_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    acknowledged_at INTEGER,
+    notification TEXT NOT NULL
+  );
+  CREATE INDEX notifications_by_session ON notifications (session_id, status, created_at);
+
+  CREATE TABLE artifacts (
+    call_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    content TEXT NOT NULL,
+    PRIMARY KEY (call_id, name)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE instances (
+    id TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    started_at INTEGER NOT NULL,
+    heartbeat_at INTEGER NOT NULL,
+    lease_ms INTEGER NOT NULL
+  );
+  `,
+];

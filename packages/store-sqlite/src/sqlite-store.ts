@@ -1,0 +1,279 @@
+import type { Artifact, CallEvent, CallRecord, Notification, RuntimeInstance } from '@baton/contracts';
+import {
+  type CallFilter,
+  type CallPage,
+  DEFAULT_PAGE_SIZE,
+  type NotificationFilter,
+  type Store,
+  type StoreWrite,
+} from '@baton/store';
+import Database from 'better-sqlite3';
+import { MIGRATIONS } from './migrations.js';
+
+export interface SqliteStoreOptions {
+  /** The database file (created if missing), or `:memory:`. */
+  path: string;
+  /**
+   * `normal` (default): with WAL, a commit survives the process crashing; `full`: it also survives
+   * the machine losing power, at the price of an fsync per commit.
+   */
+  synchronous?: 'normal' | 'full';
+  /** How long a write waits for another process's lock before it fails. Default 5 s. */
+  busyTimeoutMs?: number;
+}
+
+const UNFINISHED = "status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out')";
+
+type CallRow = { position: number; record: string; owner_id: string | null };
+type NotificationRow = {
+  notification: string;
+  status: Notification['status'];
+  acknowledged_at: number | null;
+};
+type InstanceRow = {
+  id: string;
+  host: string;
+  pid: number;
+  started_at: number;
+  heartbeat_at: number;
+  lease_ms: number;
+};
+
+function recordOf(row: CallRow): CallRecord {
+  const record = JSON.parse(row.record) as CallRecord;
+  if (row.owner_id !== null) record.ownerId = row.owner_id;
+  return record;
+}
+
+function notificationOf(row: NotificationRow): Notification {
+  const notification = JSON.parse(row.notification) as Notification;
+  notification.status = row.status;
+  if (row.acknowledged_at !== null) notification.acknowledgedAt = row.acknowledged_at;
+  return notification;
+}
+
+function migrate(db: Database.Database): void {
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    for (let step = version; step < MIGRATIONS.length; step++) db.exec(MIGRATIONS[step] as string);
+    db.pragma(`user_version = ${MIGRATIONS.length}`);
+  }).immediate();
+}
+
+/** The embedded default store: one SQLite file in WAL mode. Every write batch is one transaction. */
+export class SqliteStore implements Store {
+  readonly #db: Database.Database;
+  readonly #upsertCall: Database.Statement;
+  readonly #insertEvent: Database.Statement;
+  readonly #insertNotification: Database.Statement;
+  readonly #upsertArtifact: Database.Statement;
+  readonly #writeBatch: (batch: StoreWrite) => void;
+
+  constructor(options: SqliteStoreOptions) {
+    this.#db = new Database(options.path);
+    this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    this.#db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5_000}`);
+    migrate(this.#db);
+    this.#upsertCall = this.#db.prepare(`
+      INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, record)
+      VALUES (@callId, @sessionId, @toolName, @status, @ownerId, @endedAt, @record)
+      ON CONFLICT (call_id) DO UPDATE SET
+        status = excluded.status, owner_id = excluded.owner_id, ended_at = excluded.ended_at, record = excluded.record`);
+    this.#insertEvent = this.#db.prepare('INSERT INTO events (call_id, seq, event) VALUES (?, ?, ?)');
+    this.#insertNotification = this.#db.prepare(`
+      INSERT INTO notifications (id, call_id, session_id, status, created_at, acknowledged_at, notification)
+      VALUES (@id, @callId, @sessionId, @status, @createdAt, @acknowledgedAt, @notification)`);
+    this.#upsertArtifact = this.#db.prepare(`
+      INSERT INTO artifacts (call_id, name, content) VALUES (@callId, @name, @content)
+      ON CONFLICT (call_id, name) DO UPDATE SET content = excluded.content`);
+    this.#writeBatch = this.#db.transaction((batch: StoreWrite) => {
+      for (const record of batch.calls ?? []) {
+        this.#upsertCall.run({
+          callId: record.callId,
+          sessionId: record.sessionId,
+          toolName: record.toolName,
+          status: record.status,
+          ownerId: record.ownerId ?? null,
+          endedAt: record.endedAt ?? null,
+          record: JSON.stringify(record),
+        });
+      }
+      for (const event of batch.events ?? [])
+        this.#insertEvent.run(event.callId, event.seq, JSON.stringify(event));
+      for (const notification of batch.notifications ?? []) {
+        this.#insertNotification.run({
+          id: notification.id,
+          callId: notification.callId,
+          sessionId: notification.sessionId,
+          status: notification.status,
+          createdAt: notification.createdAt,
+          acknowledgedAt: notification.acknowledgedAt ?? null,
+          notification: JSON.stringify(notification),
+        });
+      }
+      for (const artifact of batch.artifacts ?? []) this.#upsertArtifact.run(artifact satisfies Artifact);
+    });
+  }
+
+  async write(batch: StoreWrite): Promise<void> {
+    this.#writeBatch(batch);
+  }
+
+  async getCall(callId: string): Promise<CallRecord | undefined> {
+    const row = this.#db
+      .prepare('SELECT position, record, owner_id FROM calls WHERE call_id = ?')
+      .get(callId) as CallRow | undefined;
+    return row && recordOf(row);
+  }
+
+  async listCalls(filter: CallFilter = {}): Promise<CallPage> {
+    const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.cursor !== undefined) {
+      where.push('position < ?');
+      params.push(Number(filter.cursor));
+    }
+    if (filter.sessionId !== undefined) {
+      where.push('session_id = ?');
+      params.push(filter.sessionId);
+    }
+    if (filter.toolName !== undefined) {
+      where.push('tool_name = ?');
+      params.push(filter.toolName);
+    }
+    if (filter.status !== undefined) {
+      const statuses = typeof filter.status === 'string' ? [filter.status] : filter.status;
+      where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
+      params.push(...statuses);
+    }
+    const sql = `SELECT position, record, owner_id FROM calls ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY position DESC LIMIT ?`;
+    const rows = this.#db.prepare(sql).all(...params, limit + 1) as CallRow[];
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      calls: page.map(recordOf),
+      ...(rows.length > limit && last ? { nextCursor: String(last.position) } : {}),
+    };
+  }
+
+  async listEvents(callId: string, fromSeq = 0): Promise<CallEvent[]> {
+    const rows = this.#db
+      .prepare('SELECT event FROM events WHERE call_id = ? AND seq >= ? ORDER BY seq')
+      .all(callId, fromSeq) as Array<{ event: string }>;
+    return rows.map((row) => JSON.parse(row.event) as CallEvent);
+  }
+
+  async listNotifications(filter: NotificationFilter = {}): Promise<Notification[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.sessionId !== undefined) {
+      where.push('session_id = ?');
+      params.push(filter.sessionId);
+    }
+    if (filter.status !== undefined) {
+      where.push('status = ?');
+      params.push(filter.status);
+    }
+    const sql = `SELECT notification, status, acknowledged_at FROM notifications
+      ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at, rowid`;
+    return (this.#db.prepare(sql).all(...params) as NotificationRow[]).map(notificationOf);
+  }
+
+  async acknowledgeNotification(id: string, at: number): Promise<boolean> {
+    const result = this.#db
+      .prepare(
+        "UPDATE notifications SET status = 'acknowledged', acknowledged_at = ? WHERE id = ? AND status = 'queued'",
+      )
+      .run(at, id);
+    return result.changes === 1;
+  }
+
+  async getArtifact(callId: string, name: string): Promise<string | undefined> {
+    const row = this.#db
+      .prepare('SELECT content FROM artifacts WHERE call_id = ? AND name = ?')
+      .get(callId, name) as { content: string } | undefined;
+    return row?.content;
+  }
+
+  async listArtifacts(callId: string): Promise<string[]> {
+    const rows = this.#db
+      .prepare('SELECT name FROM artifacts WHERE call_id = ? ORDER BY name')
+      .all(callId) as Array<{
+      name: string;
+    }>;
+    return rows.map((row) => row.name);
+  }
+
+  async deleteEndedBefore(time: number): Promise<number> {
+    return this.#db
+      .transaction(() => {
+        const ended = 'SELECT call_id FROM calls WHERE ended_at < ?';
+        this.#db.prepare(`DELETE FROM events WHERE call_id IN (${ended})`).run(time);
+        this.#db.prepare(`DELETE FROM artifacts WHERE call_id IN (${ended})`).run(time);
+        const { changes } = this.#db.prepare('DELETE FROM calls WHERE ended_at < ?').run(time);
+        this.#db
+          .prepare(
+            "DELETE FROM notifications WHERE status = 'acknowledged' AND call_id NOT IN (SELECT call_id FROM calls)",
+          )
+          .run();
+        return changes;
+      })
+      .immediate();
+  }
+
+  async registerInstance(instance: RuntimeInstance): Promise<void> {
+    this.#db
+      .prepare(`
+        INSERT INTO instances (id, host, pid, started_at, heartbeat_at, lease_ms)
+        VALUES (@id, @host, @pid, @startedAt, @heartbeatAt, @leaseMs)
+        ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, lease_ms = excluded.lease_ms`)
+      .run(instance);
+  }
+
+  async heartbeat(instanceId: string, at: number): Promise<void> {
+    this.#db.prepare('UPDATE instances SET heartbeat_at = ? WHERE id = ?').run(at, instanceId);
+  }
+
+  async listInstances(): Promise<RuntimeInstance[]> {
+    return (this.#db.prepare('SELECT * FROM instances').all() as InstanceRow[]).map((row) => ({
+      id: row.id,
+      host: row.host,
+      pid: row.pid,
+      startedAt: row.started_at,
+      heartbeatAt: row.heartbeat_at,
+      leaseMs: row.lease_ms,
+    }));
+  }
+
+  async removeInstance(instanceId: string): Promise<void> {
+    this.#db.prepare('DELETE FROM instances WHERE id = ?').run(instanceId);
+  }
+
+  async claimCalls(goneInstanceIds: readonly string[], ownerId: string): Promise<CallRecord[]> {
+    if (goneInstanceIds.length === 0) return [];
+    const ids = goneInstanceIds.map(() => '?').join(', ');
+    return this.#db
+      .transaction(() => {
+        const rows = this.#db
+          .prepare(
+            `UPDATE calls SET owner_id = ? WHERE owner_id IN (${ids}) AND ended_at IS NULL AND ${UNFINISHED}
+           RETURNING position, record, owner_id`,
+          )
+          .all(ownerId, ...goneInstanceIds) as CallRow[];
+        this.#db.prepare(`DELETE FROM instances WHERE id IN (${ids})`).run(...goneInstanceIds);
+        return rows.map(recordOf);
+      })
+      .immediate();
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.open) this.#db.close();
+  }
+}
+
+export function sqliteStore(options: SqliteStoreOptions): Store {
+  return new SqliteStore(options);
+}

@@ -1,0 +1,26 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeCallRecord } from '@baton/store/testing';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS, sqliteStore } from '../src/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-sqlite-reopen-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('a SQLite file across opens', () => {
+  it('is migrated once to the latest version, in WAL mode, and keeps what was written', async () => {
+    const path = join(dir, 'baton.db');
+    const first = sqliteStore({ path });
+    await first.write({ calls: [makeCallRecord({ callId: 'c1', status: 'succeeded', endedAt: 5 })] });
+    await first.close();
+    const second = sqliteStore({ path });
+    expect((await second.getCall('c1'))?.status).toBe('succeeded');
+    await second.close();
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    raw.close();
+  });
+});
