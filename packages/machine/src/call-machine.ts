@@ -3,6 +3,8 @@ import { assign, setup } from 'xstate';
 
 export interface CallMachineInput {
   mode: ExecutionMode;
+  /** A call recovered after a crash keeps whether its caller was already answered. Default: background mode. */
+  detached?: boolean;
 }
 
 export interface CallMachineContext {
@@ -40,7 +42,7 @@ export const callMachine = setup({
 }).createMachine({
   id: 'call',
   initial: 'queued',
-  context: ({ input }) => ({ mode: input.mode, detached: input.mode === 'background' }),
+  context: ({ input }) => ({ mode: input.mode, detached: input.detached ?? input.mode === 'background' }),
   states: {
     queued: {
       description: 'Validated, waiting for a concurrency slot.',

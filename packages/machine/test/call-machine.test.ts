@@ -79,6 +79,12 @@ describe('the call machine', () => {
     }
   });
 
+  it('starts a recovered call detached when its caller was already answered', () => {
+    const actor = createActor(callMachine, { input: { mode: 'auto', detached: true } }).start();
+    actor.send({ type: 'START' });
+    expect(actor.getSnapshot()).toMatchObject({ value: 'backgrounded', context: { detached: true } });
+  });
+
   it('restores a parked call from its persisted snapshot and carries on', () => {
     const actor = createActor(callMachine, { input: { mode: 'auto' } }).start();
     actor.send({ type: 'START' });

@@ -4,6 +4,24 @@ import type { CallRecord, TerminalStatus } from '@baton/contracts';
 /** Seed 002: the resource record keeps the last 2048 characters of a run's output. */
 export const OUTPUT_TAIL_CHARS = 2048;
 
+/** Seed 002: MAX_BACKGROUND_OUTPUT_LOG_CHARS, the cap of a background run's `output.log`. */
+export const OUTPUT_LOG_MAX_CHARS = 256 * 1024;
+
+/** Seed 002's last line of a log that hit its cap. */
+export const OUTPUT_LOG_TRUNCATED_LINE = `\n[system] background output truncated at ${OUTPUT_LOG_MAX_CHARS} characters\n`;
+
+/** How long an instance may go without a heartbeat before its calls are recovered. */
+export const DEFAULT_LEASE_MS = 5_000;
+
+/** A recovered idempotent call runs again while it has run fewer times than this. */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+export const INTERRUPTED_MESSAGE = 'The process running the tool call stopped before the call finished';
+
+export function persistenceFailedMessage(cause: unknown): string {
+  return `The call could not be saved: ${cause instanceof Error ? cause.message : String(cause)}`;
+}
+
 /** Calls running at once in one runtime. */
 export const DEFAULT_CONCURRENCY = 64;
 

@@ -1,6 +1,15 @@
-import type { AnyTool, BatonError, CallRecord, CallReply, ToolContext } from '@baton/contracts';
+import type {
+  AnyTool,
+  BatonError,
+  CallRecord,
+  CallReply,
+  CallStatus,
+  LogStream,
+  ToolContext,
+} from '@baton/contracts';
 import { type CallMachine, callMachine } from '@baton/machine';
 import { type Actor, createActor } from 'xstate';
+import { OUTPUT_LOG_MAX_CHARS, OUTPUT_LOG_TRUNCATED_LINE, OUTPUT_TAIL_CHARS } from './limits.js';
 
 /** The parts of the runtime a running tool reports to through its context. */
 export interface ContextHost {
@@ -29,10 +38,14 @@ export class LiveCall {
   readonly reply: Promise<CallReply>;
   /** The tool is running and has not returned. */
   executing = false;
+  /** The call holds one of the admission's running slots. */
+  holdsSlot = false;
   batch: CallBatch | undefined;
   budgetTimer: unknown;
   timeoutTimer: unknown;
-  #seq = 0;
+  #seq: number;
+  #log = '';
+  #logTruncated = false;
   #answered = false;
   #answer!: (reply: CallReply | Promise<CallReply>) => void;
   #controller: AbortController | undefined;
@@ -44,13 +57,24 @@ export class LiveCall {
     args: unknown;
     inlineBudgetMs: number;
     timeoutMs: number | undefined;
+    /** A recovered call: the last `seq` it stored, and the state it was left in. */
+    lastSeq?: number;
+    resumeAt?: CallStatus;
   }) {
     this.record = init.record;
     this.tool = init.tool;
     this.args = init.args;
     this.inlineBudgetMs = init.inlineBudgetMs;
     this.timeoutMs = init.timeoutMs;
-    this.actor = createActor(callMachine, { input: { mode: init.record.mode } }).start();
+    this.#seq = init.lastSeq ?? 0;
+    const input = { mode: init.record.mode, detached: init.record.detached };
+    const snapshot = init.resumeAt
+      ? callMachine.resolveState({
+          value: init.resumeAt,
+          context: { mode: input.mode, detached: input.detached },
+        })
+      : undefined;
+    this.actor = createActor(callMachine, { input, ...(snapshot ? { snapshot } : {}) }).start();
     this.reply = new Promise((resolve) => {
       this.#answer = resolve;
     });
@@ -69,6 +93,21 @@ export class LiveCall {
     if (this.#answered) return;
     this.#answered = true;
     this.#answer(reply);
+  }
+
+  /** Seed 002: the tail keeps the last characters, the log its first 256 KiB; both prefix each chunk with its stream. */
+  appendLog(stream: LogStream, chunk: string): void {
+    const line = `[${stream}] ${chunk}`;
+    this.record.outputTail = (this.record.outputTail + line).slice(-OUTPUT_TAIL_CHARS);
+    if (this.#logTruncated) return;
+    const room = OUTPUT_LOG_MAX_CHARS - this.#log.length;
+    this.#log += line.length <= room ? line : line.slice(0, room);
+    this.#logTruncated = line.length > room;
+  }
+
+  /** The `output.log` of a background run. */
+  outputLog(): string {
+    return this.#logTruncated ? `${this.#log}${OUTPUT_LOG_TRUNCATED_LINE}` : this.#log;
   }
 
   /** Made on first use: most tools never look at their signal. */

@@ -17,6 +17,7 @@ import {
   type Notification,
   type RecordedError,
   type ResultFormatter,
+  type CallEvent as StoredEvent,
   type TerminalStatus,
   ToolRegistry,
   type ValidationResult,
@@ -44,11 +45,14 @@ import {
   DEFAULT_BACKGROUND_PER_SESSION,
   DEFAULT_BACKGROUND_PER_WORKER,
   DEFAULT_CONCURRENCY,
+  DEFAULT_LEASE_MS,
+  DEFAULT_MAX_ATTEMPTS,
   DEFAULT_MAX_OUTPUT_CHARS,
   DEFAULT_MAX_QUEUED,
+  INTERRUPTED_MESSAGE,
   notificationBody,
   notificationTitle,
-  OUTPUT_TAIL_CHARS,
+  persistenceFailedMessage,
   queueFullMessage,
   timedOutMessage,
   toolNotFoundMessage,
@@ -56,6 +60,7 @@ import {
 } from './limits.js';
 import { type CallBatch, type ContextHost, LiveCall } from './live-call.js';
 import { invalidArgumentsMessage, type Outcome, returnedOutcome, thrownOutcome } from './outcome.js';
+import { goneInstances, thisInstance, unregisteredTool } from './recovery.js';
 import { WriteBatcher } from './write-batcher.js';
 
 export interface RuntimeOptions {
@@ -77,6 +82,14 @@ export interface RuntimeOptions {
   formatter?: Partial<ResultFormatter>;
   clock?: Clock;
   limits?: RuntimeLimits;
+  /** This runtime's id in the store (seed 000's runtime owner). Default: a new UUIDv7. */
+  instanceId?: string;
+  /** Past this long without a heartbeat, this runtime's calls may be recovered by another. Default 5 s. */
+  leaseMs?: number;
+  /** A recovered idempotent call runs again while it has run fewer times than this. Default 3. */
+  maxAttempts?: number;
+  /** Removes ended calls, their events and artifacts, this long after they end. Default: keep them. */
+  retention?: { endedTtlMs: number };
 }
 
 /** Past these a call waits in `queued`, or, where waiting makes no sense, ends with `limit_exceeded`. */
@@ -123,6 +136,12 @@ export interface RuntimeStats {
 
 export interface Runtime {
   readonly tools: ToolRegistry;
+  readonly instanceId: string;
+  /**
+   * Settles once this runtime is registered in its store and has recovered the calls of instances
+   * that are gone (calls can be made before: their replies wait for the registration).
+   */
+  readonly ready: Promise<void>;
   /** Every event of every call. */
   readonly events$: Observable<CallEvent>;
   callEvents$(callId: string): Observable<CallEvent>;
@@ -136,6 +155,10 @@ export interface Runtime {
   /** Cancels every live call of a session; resolves with how many. */
   cancelSession(sessionId: string, reason?: string): Promise<number>;
   get(callId: string): Promise<CallRecord | undefined>;
+  /** The stored events of a call, from `fromSeq` on (default: all). */
+  replay(callId: string, fromSeq?: number): Promise<StoredEvent[]>;
+  /** A file of a background run: `output.log` or `result.json`. */
+  artifact(callId: string, name: string): Promise<string | undefined>;
   list(filter?: CallFilter): Promise<CallPage>;
   readonly notifications: {
     list(filter?: NotificationFilter): Promise<Notification[]>;
@@ -155,6 +178,8 @@ type Ending =
 
 class BatonRuntime implements Runtime, ContextHost {
   readonly tools: ToolRegistry;
+  readonly instanceId: string;
+  readonly ready: Promise<void>;
   readonly #store: Store;
   readonly #bus = new EventBus();
   readonly #writer: WriteBatcher;
@@ -165,6 +190,10 @@ class BatonRuntime implements Runtime, ContextHost {
   readonly #timeoutMs: number | undefined;
   readonly #maxArgsBytes: number;
   readonly #maxOutputChars: number;
+  readonly #leaseMs: number;
+  readonly #maxAttempts: number;
+  /** The heartbeat and retention timers, cleared by `close()`. */
+  readonly #housekeeping = new Set<unknown>();
   readonly #limits: Required<RuntimeLimits>;
   readonly #admission: Admission;
   readonly #live = new Map<string, LiveCall>();
@@ -184,8 +213,19 @@ class BatonRuntime implements Runtime, ContextHost {
     this.tools =
       options.tools instanceof ToolRegistry ? options.tools : new ToolRegistry(options.tools ?? []);
     this.#store = options.store ?? memoryStore();
-    this.#writer = new WriteBatcher(this.#store, (event) => this.#bus.publish(event));
     this.#clock = options.clock ?? systemClock;
+    this.instanceId = options.instanceId ?? uuidv7();
+    this.#leaseMs = positive('leaseMs', options.leaseMs) ?? DEFAULT_LEASE_MS;
+    this.#maxAttempts = positive('maxAttempts', options.maxAttempts) ?? DEFAULT_MAX_ATTEMPTS;
+    const registered = this.#store.registerInstance(
+      thisInstance(this.instanceId, this.#clock.now(), this.#leaseMs),
+    );
+    this.#writer = new WriteBatcher({
+      store: this.#store,
+      publish: (event) => this.#bus.publish(event),
+      failed: (records, error) => this.#writeFailed(records, error),
+      after: registered,
+    });
     this.#formatter = { ...defaultResultFormatter, ...options.formatter };
     this.#inlineBudgetMs = positive('inlineBudgetMs', options.inlineBudgetMs) ?? DEFAULT_INLINE_BUDGET_MS;
     this.#defaultMode = options.defaultMode ?? 'inline';
@@ -203,6 +243,11 @@ class BatonRuntime implements Runtime, ContextHost {
         positive('limits.backgroundPerWorker', limits.backgroundPerWorker) ?? DEFAULT_BACKGROUND_PER_WORKER,
     };
     this.#admission = new Admission(this.#limits.concurrency);
+    this.ready = registered.then(() => this.#recoverOrphans());
+    this.ready.catch(() => {});
+    this.#every(this.#leaseMs / 3, () => this.#store.heartbeat(this.instanceId, this.#clock.now()));
+    const ttl = options.retention && positive('retention.endedTtlMs', options.retention.endedTtlMs);
+    if (ttl) this.#every(Math.min(ttl, 60_000), () => this.#store.deleteEndedBefore(this.#clock.now() - ttl));
     this.events$ = this.#bus.events$;
     this.notifications = {
       list: (filter) => this.#store.listNotifications(filter),
@@ -359,6 +404,7 @@ class BatonRuntime implements Runtime, ContextHost {
       mode,
       detached: mode === 'background',
       attempt: 0,
+      ownerId: this.instanceId,
       createdAt,
       outputTail: '',
       ...(request.messageId !== undefined ? { messageId: request.messageId } : {}),
@@ -390,6 +436,7 @@ class BatonRuntime implements Runtime, ContextHost {
 
   /** Step 3: a slot is free. The same execution runs whether the caller waits or not. */
   #start(call: LiveCall): void {
+    call.holdsSlot = true;
     call.record.attempt++;
     call.record.startedAt = this.#clock.now();
     this.#drive(call, { type: 'START' });
@@ -454,7 +501,6 @@ class BatonRuntime implements Runtime, ContextHost {
   /** Step 5: the call reached a terminal state: its caller gets the reply, or its session a notification. */
   #end(call: LiveCall, status: TerminalStatus, ending: Ending): void {
     const record = call.record;
-    const wasRunning = record.startedAt !== undefined;
     this.#disarm(call);
     record.endedAt = this.#clock.now();
     record.durationMs = record.endedAt - (record.startedAt ?? record.createdAt);
@@ -499,19 +545,30 @@ class BatonRuntime implements Runtime, ContextHost {
     }
 
     this.#live.delete(record.callId);
-    if (!wasRunning) this.#admission.withdraw(call);
+    if (!call.holdsSlot) this.#admission.withdraw(call);
     if (record.detached) {
       this.#notify(call, status, notificationOutput, notificationText);
+      this.#keepArtifacts(call, status);
       this.#countBackground(record.sessionId, -1);
     }
     const written = this.#writer.record(record);
     call.answer(written.then(() => this.#replyOf(record), persistenceFailed(record.callId)));
     // The batch's waiting calls are cancelled before the slot this call frees can go to one of them.
     if (call.batch && (status === 'failed' || status === 'timed_out')) this.#failBatch(call.batch, record);
-    if (wasRunning) {
+    if (call.holdsSlot) {
+      call.holdsSlot = false;
       this.#admission.release(call);
       this.#pump();
     }
+  }
+
+  /** Seed 002: a background run leaves its `output.log` and its `result.json`. */
+  #keepArtifacts(call: LiveCall, status: TerminalStatus): void {
+    const { callId, result, rawOutput, error } = call.record;
+    const log = status === 'succeeded' && rawOutput !== undefined ? rawOutput : call.outputLog();
+    const outcome = status === 'succeeded' ? result : { status, error: error?.message };
+    this.#writer.artifact({ callId, name: 'output.log', content: log });
+    this.#writer.artifact({ callId, name: 'result.json', content: JSON.stringify(outcome ?? null, null, 2) });
   }
 
   #failBatch(batch: CallBatch, failed: Pick<CallRecord, 'callId' | 'toolName'>): void {
@@ -619,7 +676,7 @@ class BatonRuntime implements Runtime, ContextHost {
 
   log(call: LiveCall, stream: Parameters<ContextHost['log']>[1], chunk: string): void {
     if (isTerminalStatus(call.record.status)) return;
-    call.record.outputTail = (call.record.outputTail + chunk).slice(-OUTPUT_TAIL_CHARS);
+    call.appendLog(stream, chunk);
     this.#emit(call, { type: 'log', stream, chunk });
     this.#writer.record(call.record);
   }
@@ -647,6 +704,14 @@ class BatonRuntime implements Runtime, ContextHost {
     return live ? structuredClone(live.record) : this.#store.getCall(callId);
   }
 
+  replay(callId: string, fromSeq = 1): Promise<StoredEvent[]> {
+    return this.#store.listEvents(callId, fromSeq);
+  }
+
+  artifact(callId: string, name: string): Promise<string | undefined> {
+    return this.#store.getArtifact(callId, name);
+  }
+
   list(filter?: CallFilter): Promise<CallPage> {
     return this.#store.listCalls(filter);
   }
@@ -664,11 +729,86 @@ class BatonRuntime implements Runtime, ContextHost {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    for (const timer of this.#housekeeping) this.#clock.clearTimeout(timer);
+    this.#housekeeping.clear();
+    await this.ready.catch(() => {});
     await Promise.all([...this.#live.keys()].map((callId) => this.cancel(callId, CLOSED_REASON)));
     await Promise.allSettled([...this.#lookups.values()]);
     await this.#writer.drain();
+    // A clean close leaves nothing to recover.
+    await this.#store.removeInstance(this.instanceId).catch(() => {});
     this.#bus.complete();
     await this.#store.close();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Durability: a write that fails, and the calls of instances that are gone
+  // ---------------------------------------------------------------------------------------------
+
+  /** Seed 000: when the state of a call cannot be saved, its execution is aborted and it ends `persistence_failed`. */
+  #writeFailed(records: readonly CallRecord[], error: unknown): void {
+    const message = persistenceFailedMessage(error);
+    for (const { callId } of records) {
+      const call = this.#live.get(callId);
+      if (!call) continue;
+      this.#drive(call, {
+        type: 'FAIL',
+        outcome: { ok: false, error: { code: 'persistence_failed', message }, output: { error: message } },
+      });
+    }
+  }
+
+  async #recoverOrphans(): Promise<void> {
+    const gone = goneInstances(await this.#store.listInstances(), this.instanceId, this.#clock.now());
+    const orphans = await this.#store.claimCalls(gone, this.instanceId);
+    await Promise.all(orphans.map((record) => this.#recover(record)));
+  }
+
+  /**
+   * A call whose runtime died: one that never started, or an idempotent one with attempts left,
+   * runs again (same call id, next attempt); any other ends `failed` with `interrupted`.
+   */
+  async #recover(orphan: CallRecord): Promise<void> {
+    const tool = this.tools.get(orphan.toolName);
+    const lastSeq = (await this.#store.listEvents(orphan.callId)).at(-1)?.seq ?? 0;
+    const runsAgain =
+      tool !== undefined &&
+      (orphan.status === 'queued' || (tool.execution.idempotent && orphan.attempt < this.#maxAttempts));
+    const validated = runsAgain ? await tool.validateInput(orphan.args) : undefined;
+    const common = {
+      inlineBudgetMs: this.#inlineBudgetMs,
+      timeoutMs: tool?.execution.timeoutMs ?? this.#timeoutMs,
+      lastSeq,
+    };
+    if (tool && validated?.ok) {
+      const record: CallRecord = { ...orphan, status: 'queued', ownerId: this.instanceId };
+      const call = new LiveCall({ ...common, record, tool, args: validated.value });
+      this.#live.set(record.callId, call);
+      if (record.detached) this.#countBackground(record.sessionId, 1);
+      this.#emit(call, { type: 'queued', mode: record.mode });
+      this.#writer.record(record);
+      this.#admission.enqueue(call);
+      this.#pump();
+      return;
+    }
+    const record: CallRecord = { ...orphan, ownerId: this.instanceId };
+    const call = new LiveCall({
+      ...common,
+      record,
+      tool: tool ?? unregisteredTool(orphan.toolName),
+      args: orphan.args,
+      resumeAt: orphan.status,
+    });
+    this.#live.set(record.callId, call);
+    if (record.detached) this.#countBackground(record.sessionId, 1);
+    this.#drive(call, {
+      type: 'FAIL',
+      outcome: {
+        ok: false,
+        error: { code: 'interrupted', message: INTERRUPTED_MESSAGE },
+        output: { error: INTERRUPTED_MESSAGE },
+      },
+    });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -743,6 +883,24 @@ class BatonRuntime implements Runtime, ContextHost {
       seq,
       at: this.#clock.now(),
     };
+  }
+
+  /** A housekeeping task on the runtime's clock, every `ms` until `close()`; its failures wait for the next turn. */
+  #every(ms: number, task: () => Promise<unknown>): void {
+    const tick = () => {
+      this.#housekeeping.delete(handle);
+      if (this.#closed) return;
+      void task()
+        .catch(() => {})
+        .finally(() => {
+          if (!this.#closed) {
+            handle = this.#clock.setTimeout(tick, ms);
+            this.#housekeeping.add(handle);
+          }
+        });
+    };
+    let handle = this.#clock.setTimeout(tick, ms);
+    this.#housekeeping.add(handle);
   }
 
   #arm(callback: () => void, ms: number): unknown {

@@ -1,4 +1,4 @@
-import type { CallEvent, CallRecord, Notification } from '@baton/contracts';
+import type { Artifact, CallEvent, CallRecord, Notification } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import { WRITE_BATCH_MAX } from './limits.js';
 
@@ -6,6 +6,7 @@ interface PendingBatch {
   calls: Map<string, CallRecord>;
   events: CallEvent[];
   notifications: Notification[];
+  artifacts: Artifact[];
   size: number;
   written: Promise<void>;
   settle: (error?: unknown) => void;
@@ -22,12 +23,29 @@ interface PendingBatch {
 export class WriteBatcher {
   readonly #store: Store;
   readonly #publish: (event: CallEvent) => void;
+  readonly #failed: (records: readonly CallRecord[], error: unknown) => void;
   #pending: PendingBatch | undefined;
   #writing: Promise<void> | undefined;
 
-  constructor(store: Store, publish: (event: CallEvent) => void) {
-    this.#store = store;
-    this.#publish = publish;
+  constructor(options: {
+    store: Store;
+    /** Called for each event, in order, once it is stored. */
+    publish: (event: CallEvent) => void;
+    /** Called with the records of a batch the store refused. */
+    failed: (records: readonly CallRecord[], error: unknown) => void;
+    /** Nothing is written before this settles (the runtime's instance is registered first). */
+    after?: Promise<unknown>;
+  }) {
+    this.#store = options.store;
+    this.#publish = options.publish;
+    this.#failed = options.failed;
+    if (options.after) {
+      const opened = () => {
+        this.#writing = undefined;
+        this.#flush();
+      };
+      this.#writing = options.after.then(opened, opened);
+    }
   }
 
   /** Queues a record (as it will be at flush time); the promise settles once it is written. */
@@ -54,6 +72,13 @@ export class WriteBatcher {
     return batch.written;
   }
 
+  artifact(artifact: Artifact): Promise<void> {
+    const batch = this.#batch();
+    batch.artifacts.push(artifact);
+    this.#grew(batch);
+    return batch.written;
+  }
+
   /** Resolves when everything queued so far is written. */
   async drain(): Promise<void> {
     while (this.#pending || this.#writing) {
@@ -68,13 +93,16 @@ export class WriteBatcher {
     this.#pending = undefined;
     const calls = [...batch.calls.values()].map((record) => ({ ...record }));
     this.#writing = this.#store
-      .write({ calls, events: batch.events, notifications: batch.notifications })
+      .write({ calls, events: batch.events, notifications: batch.notifications, artifacts: batch.artifacts })
       .then(
         () => {
           for (const event of batch.events) this.#publish(event);
           batch.settle();
         },
-        (error: unknown) => batch.settle(error),
+        (error: unknown) => {
+          batch.settle(error);
+          this.#failed(calls, error);
+        },
       )
       .finally(() => {
         this.#writing = undefined;
@@ -90,7 +118,15 @@ export class WriteBatcher {
     });
     // Each waiter handles a failed write itself; a batch nobody waits for must not crash the process.
     written.catch(() => {});
-    const batch: PendingBatch = { calls: new Map(), events: [], notifications: [], size: 0, written, settle };
+    const batch: PendingBatch = {
+      calls: new Map(),
+      events: [],
+      notifications: [],
+      artifacts: [],
+      size: 0,
+      written,
+      settle,
+    };
     this.#pending = batch;
     setImmediate(() => {
       if (this.#pending === batch) this.#flush();

@@ -27,7 +27,7 @@ describe('what a tool reports through its context', () => {
     expect(await seen.promise).toEqual({ callId: 'c9', sessionId: 's9', toolName: 'probe', attempt: 1 });
   });
 
-  it('turns progress, status and log into bus events and keeps the latest on the record, with a 2048-character tail', async () => {
+  it('turns progress, status and log into bus events and keeps the latest on the record, with a 2048-character tail of [stream]-prefixed output', async () => {
     const step = deferred();
     const worker = defineTool({
       name: 'worker',
@@ -52,7 +52,7 @@ describe('what a tool reports through its context', () => {
       statusText: 'reading page 1',
     });
     expect(record?.outputTail).toHaveLength(OUTPUT_TAIL_CHARS);
-    expect(record?.outputTail.endsWith('aaEND')).toBe(true);
+    expect(record?.outputTail.endsWith('aaa[stderr] END')).toBe(true);
     expect(typesOf(events, reply.callId)).toEqual([
       'queued',
       'backgrounded',

@@ -25,6 +25,7 @@ describe('records, reads of your own writes, and the call id as an idempotency k
       mode: 'inline',
       detached: false,
       attempt: 1,
+      ownerId: runtime.instanceId,
       createdAt: 1_000,
       startedAt: 1_000,
       endedAt: 1_000,
