@@ -8,9 +8,14 @@ export interface Clock {
   clearTimeout(handle: unknown): void;
 }
 
-/** Wall time. Its timers do not keep the process alive by themselves: a running tool does that. */
+/** Wall time, on Node's timers. */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
+
+/** Housekeeping (heartbeats, retention) must not keep a process alive that has nothing else to do. */
+export function unref(handle: unknown): void {
+  (handle as { unref?: () => void } | null)?.unref?.();
+}

@@ -34,7 +34,7 @@ import type { Observable } from 'rxjs';
 import { uuidv7 } from 'uuidv7';
 import { Admission } from './admission.js';
 import { checkArguments } from './arguments.js';
-import { type Clock, systemClock } from './clock.js';
+import { type Clock, systemClock, unref } from './clock.js';
 import {
   backgroundPerSessionMessage,
   backgroundPerWorkerMessage,
@@ -895,11 +895,13 @@ class BatonRuntime implements Runtime, ContextHost {
         .finally(() => {
           if (!this.#closed) {
             handle = this.#clock.setTimeout(tick, ms);
+            unref(handle);
             this.#housekeeping.add(handle);
           }
         });
     };
     let handle = this.#clock.setTimeout(tick, ms);
+    unref(handle);
     this.#housekeeping.add(handle);
   }
 

@@ -1,0 +1,122 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { isTerminalStatus } from '@baton/contracts';
+import { createRuntime, type Runtime } from '@baton/runtime';
+import { sqliteStore } from '@baton/store-sqlite';
+import { afterAll, describe, expect, it } from 'vitest';
+// A plain ES module, shared with the child process.
+import { crashTools } from './tools.mjs';
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-crash-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Report {
+  accepted: Map<string, string>;
+  started: Set<string>;
+  backgrounded: Set<string>;
+}
+
+/** The runtime's default concurrency: of more calls than this, the rest wait in the queue. */
+const CONCURRENCY = 64;
+
+/**
+ * Runs the dying runtime until every call is accepted, every slot runs a call and every auto call
+ * went to the background, then SIGKILLs it: some calls are inline, some backgrounded, some queued.
+ */
+async function runAndKill(path: string, perTool: number): Promise<Report> {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [join(import.meta.dirname, 'dying-runtime.mjs'), path, String(perTool)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const report: Report = { accepted: new Map(), started: new Set(), backgrounded: new Set() };
+  const total = perTool * 4;
+  const autoCalls = perTool * 2;
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.on('exit', (_code, signal) => resolve(signal)),
+  );
+  for await (const line of createInterface({ input: child.stdout as NodeJS.ReadableStream })) {
+    const message = JSON.parse(line) as {
+      accepted?: string;
+      tool?: string;
+      started?: string;
+      backgrounded?: string;
+    };
+    if (message.accepted && message.tool) report.accepted.set(message.accepted, message.tool);
+    if (message.started) report.started.add(message.started);
+    if (message.backgrounded) report.backgrounded.add(message.backgrounded);
+    const settled =
+      report.accepted.size === total &&
+      report.started.size === Math.min(total, CONCURRENCY) &&
+      report.backgrounded.size === autoCalls;
+    if (settled) break;
+  }
+  child.kill('SIGKILL');
+  expect(await exited).toBe('SIGKILL');
+  return report;
+}
+
+async function untilIdle(runtime: Runtime): Promise<void> {
+  for (let turn = 0; turn < 1_000 && runtime.stats().active > 0; turn++) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe('a runtime killed with SIGKILL while calls run inline and in the background', () => {
+  it('loses no accepted call: each ends once; started idempotent ones re-run as attempt 2, other started ones end interrupted, queued ones run', async () => {
+    const path = join(dir, 'crash.db');
+    const perTool = 25;
+    const report = await runAndKill(path, perTool);
+    expect(report.accepted.size).toBe(perTool * 4);
+    const queuedAtKill = [...report.accepted.keys()].filter((callId) => !report.started.has(callId));
+    expect(queuedAtKill.length).toBe(perTool * 4 - CONCURRENCY);
+    expect(report.backgrounded.size).toBe(perTool * 2);
+
+    // Two runtimes open the file at once: each orphan must be recovered by exactly one of them.
+    const ranIn: string[] = [];
+    const open = () =>
+      createRuntime({
+        tools: crashTools(({ n, attempt }: { n: number; attempt: number }) => {
+          ranIn.push(`#${attempt}`);
+          return { n, attempt };
+        }),
+        store: sqliteStore({ path }),
+      });
+    const recoverers = [open(), open()];
+    await Promise.all(recoverers.map((runtime) => runtime.ready));
+    await Promise.all(recoverers.map(untilIdle));
+    const [reader] = recoverers as [Runtime, Runtime];
+
+    for (const [callId, tool] of report.accepted) {
+      const record = await reader.get(callId);
+      expect(record && isTerminalStatus(record.status)).toBe(true);
+      const terminalEvents = (await reader.replay(callId)).filter((event) =>
+        ['succeeded', 'failed', 'cancelled', 'timed_out'].includes(event.type),
+      );
+      expect(terminalEvents).toHaveLength(1);
+      if (!report.started.has(callId)) {
+        // It never ran, so running it now cannot do anything twice.
+        expect(record).toMatchObject({ status: 'succeeded', attempt: 1 });
+      } else if (tool.startsWith('safe')) {
+        expect(record).toMatchObject({ status: 'succeeded', attempt: 2 });
+      } else {
+        expect(record).toMatchObject({ status: 'failed', attempt: 1, error: { code: 'interrupted' } });
+      }
+      const notifications = (await reader.notifications.list()).filter((n) => n.callId === callId);
+      expect(notifications).toHaveLength(report.backgrounded.has(callId) ? 1 : 0);
+    }
+    // Each started idempotent call ran again once, and each queued call ran for the first time.
+    const startedSafe = [...report.started].filter((callId) =>
+      report.accepted.get(callId)?.startsWith('safe'),
+    );
+    expect(ranIn.filter((run) => run === '#2')).toHaveLength(startedSafe.length);
+    expect(ranIn.filter((run) => run === '#1')).toHaveLength(queuedAtKill.length);
+    expect(ranIn).toHaveLength(startedSafe.length + queuedAtKill.length);
+    await Promise.all(recoverers.map((runtime) => runtime.close()));
+  });
+});
