@@ -1,0 +1,116 @@
+/**
+ * `npm run bench`: what Baton costs and how far it carries, each measure beside a baseline run in
+ * the same process and minute (these machines are shared and noisy: read the ratios and medians).
+ * `--smoke` runs one short round of everything, as CI does, so that the bench cannot rot.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { benchConfig } from './config.js';
+import { atLeast, type Row, summarize } from './measure.js';
+import { BULLMQ, bullmq } from './suites/bullmq.js';
+import { busFanOut } from './suites/bus-fanout.js';
+import { inlineInMemory } from './suites/inline-memory.js';
+import { parkedMemory } from './suites/parked-memory.js';
+import { promotionAccuracy } from './suites/promotion.js';
+import { throughStores } from './suites/sqlite.js';
+
+const smoke = process.argv.includes('--smoke');
+const config = benchConfig(smoke);
+const started = Date.now();
+const rows: Row[] = [];
+const notes: string[] = [];
+
+const log = (text: string) => process.stderr.write(`bench: ${text}\n`);
+log(`${smoke ? 'smoke round' : `${config.rounds} rounds`}, ${config.calls} calls per throughput round`);
+
+log('1. inline calls in memory');
+rows.push(...(await inlineInMemory(config)));
+log('2. inline calls through SQLite');
+rows.push(...(await throughStores(config)));
+log('3. BullMQ on a local Redis');
+const peer = await bullmq(config);
+if (typeof peer === 'string') notes.push(`3. BullMQ ${peer}`);
+else rows.push(...peer);
+log('4. promotion accuracy');
+rows.push(...(await promotionAccuracy(config)));
+log('5. memory per parked call');
+rows.push(...(await parkedMemory(config)));
+log('6. bus fan-out');
+rows.push(...(await busFanOut(config)));
+
+// Baton beside the peer, round by round.
+const bullmqRow = rows.find((row) => row.subject === BULLMQ);
+if (bullmqRow) {
+  for (const row of rows.filter(
+    (candidate) => candidate.unit === 'calls/s' && candidate.subject.startsWith('Baton'),
+  )) {
+    rows.push({
+      measure: '3. the peer: durable jobs',
+      subject: `${row.measure.replace(/^\d\. inline call, /, '')} / BullMQ`,
+      unit: 'x',
+      values: row.values.map((value, i) => value / (bullmqRow.values[i] ?? Number.NaN)),
+      target: atLeast(2, 'x'),
+    });
+  }
+}
+
+function format(value: number): string {
+  if (!Number.isFinite(value)) return '-';
+  if (Math.abs(value) >= 1_000) return Math.round(value).toLocaleString('en-US');
+  return value.toFixed(Math.abs(value) >= 10 ? 1 : 2);
+}
+
+const table = rows.map((row) => {
+  const summary = summarize(row.values);
+  const baseline = row.comparedWith
+    ? rows.find((other) => other.measure === row.measure && other.subject === row.comparedWith)
+    : undefined;
+  const baselineMedian = baseline ? summarize(baseline.values).median : undefined;
+  const verdict = row.target?.check(summary.median, baselineMedian);
+  return {
+    measure: row.measure,
+    subject: row.subject,
+    unit: row.unit,
+    ...summary,
+    values: row.values,
+    ...(baseline && baselineMedian
+      ? { versus: row.comparedWith, ratio: summary.median / baselineMedian }
+      : {}),
+    ...(row.target
+      ? { target: row.target.text, met: verdict?.met, gap: verdict?.met ? undefined : verdict?.gap }
+      : {}),
+  };
+});
+
+const lines = [
+  '| measure | subject | median | min | max | unit | ratio | target | |',
+  '| --- | --- | ---: | ---: | ---: | --- | --- | --- | --- |',
+  ...table.map(
+    (row) =>
+      `| ${row.measure} | ${row.subject} | ${format(row.median)} | ${format(row.min)} | ${format(row.max)} | ${row.unit} | ${
+        row.ratio === undefined ? '' : `${row.ratio.toFixed(2)}x ${row.versus}`
+      } | ${row.target ?? ''} | ${row.met === undefined ? '' : row.met ? 'met' : `not met (${row.gap})`} |`,
+  ),
+];
+process.stdout.write(`${lines.join('\n')}\n`);
+for (const note of notes) process.stdout.write(`\n${note}\n`);
+
+let commit = 'unknown';
+try {
+  commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+} catch {}
+const results = {
+  date: new Date().toISOString(),
+  commit,
+  node: process.version,
+  smoke,
+  config,
+  seconds: (Date.now() - started) / 1_000,
+  rows: table,
+  notes,
+};
+const dir = join(import.meta.dirname, '..', 'results');
+mkdirSync(dir, { recursive: true });
+writeFileSync(join(dir, smoke ? 'smoke.json' : 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+log(`done in ${results.seconds.toFixed(0)} s; results/${smoke ? 'smoke' : 'latest'}.json written`);

@@ -1,0 +1,75 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defineTool } from '@baton/contracts';
+import { createRuntime } from '@baton/runtime';
+import type { Store } from '@baton/store';
+import { sqliteStore } from '@baton/store-sqlite';
+import { z } from 'zod';
+import type { BenchConfig } from '../config.js';
+import { atLeast, atMost, latencies, percentile, type Row, type Target, throughput } from '../measure.js';
+
+/** A store to measure; the scale-out issue adds PostgreSQL here. */
+export interface StoreUnderTest {
+  name: string;
+  open(dir: string): Store;
+  throughputTarget?: Target;
+  loneCallerTarget?: Target;
+}
+
+export const SQLITE_STORES: StoreUnderTest[] = [
+  {
+    name: 'SQLite (WAL, synchronous normal)',
+    open: (dir) => sqliteStore({ path: join(dir, 'normal.db'), synchronous: 'normal' }),
+    throughputTarget: atLeast(10_000, 'calls/s'),
+    // A commit driven by a timer would put its delay on every lone call.
+    loneCallerTarget: atMost(1_000, 'µs'),
+  },
+  {
+    name: 'SQLite (WAL, synchronous full)',
+    open: (dir) => sqliteStore({ path: join(dir, 'full.db'), synchronous: 'full' }),
+  },
+];
+
+/** Every terminal state is written before its reply (the runtime's group commit). */
+export async function throughStores(config: BenchConfig, stores = SQLITE_STORES): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const subject of stores) {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-bench-'));
+    const tool = defineTool({
+      name: 'add_one',
+      description: 'adds one',
+      input: z.object({ i: z.number() }),
+      execute: async ({ i }) => i + 1,
+    });
+    const runtime = createRuntime({ tools: [tool], store: subject.open(dir) });
+    await runtime.ready;
+    const call = (i: number) => runtime.call({ name: 'add_one', args: { i }, sessionId: `s${i % 16}` });
+    const perSecond: number[] = [];
+    const loneP50: number[] = [];
+    for (let round = 0; round < config.rounds; round++) {
+      perSecond.push(await throughput(config.calls, config.inFlight, call));
+      loneP50.push(percentile(await latencies(Math.min(config.sequential, 2_000), call), 50));
+    }
+    await runtime.close();
+    rmSync(dir, { recursive: true, force: true });
+    const measure = `2. inline call, ${subject.name}`;
+    rows.push(
+      {
+        measure,
+        subject: `Baton (${config.inFlight} in flight)`,
+        unit: 'calls/s',
+        values: perSecond,
+        ...(subject.throughputTarget ? { target: subject.throughputTarget } : {}),
+      },
+      {
+        measure,
+        subject: 'lone sequential caller p50',
+        unit: 'µs',
+        values: loneP50,
+        ...(subject.loneCallerTarget ? { target: subject.loneCallerTarget } : {}),
+      },
+    );
+  }
+  return rows;
+}
