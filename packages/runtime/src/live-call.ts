@@ -5,9 +5,10 @@ import type {
   CallReply,
   CallStatus,
   LogStream,
+  Progress,
   ToolContext,
 } from '@baton/contracts';
-import { type CallMachine, callMachine } from '@baton/machine';
+import { type CompiledCallLogic, compiledCallLogic } from '@baton/machine';
 import { type Actor, createActor } from 'xstate';
 import { OUTPUT_LOG_MAX_CHARS, OUTPUT_LOG_TRUNCATED_LINE, OUTPUT_TAIL_CHARS } from './limits.js';
 
@@ -34,7 +35,8 @@ export class LiveCall {
   readonly args: unknown;
   readonly inlineBudgetMs: number;
   readonly timeoutMs: number | undefined;
-  readonly actor: Actor<CallMachine>;
+  /** The call's actor: the call machine, compiled (see `@baton/machine`). */
+  readonly actor: Actor<CompiledCallLogic>;
   readonly reply: Promise<CallReply>;
   /** The tool is running and has not returned. */
   executing = false;
@@ -68,13 +70,13 @@ export class LiveCall {
     this.timeoutMs = init.timeoutMs;
     this.#seq = init.lastSeq ?? 0;
     const input = { mode: init.record.mode, detached: init.record.detached };
-    const snapshot = init.resumeAt
-      ? callMachine.resolveState({
-          value: init.resumeAt,
-          context: { mode: input.mode, detached: input.detached },
-        })
-      : undefined;
-    this.actor = createActor(callMachine, { input, ...(snapshot ? { snapshot } : {}) }).start();
+    const resumed = init.resumeAt && {
+      status: 'active' as const,
+      output: undefined,
+      error: undefined,
+      context: { value: init.resumeAt, ...input },
+    };
+    this.actor = createActor(compiledCallLogic, { input, ...(resumed ? { snapshot: resumed } : {}) }).start();
     this.reply = new Promise((resolve) => {
       this.#answer = resolve;
     });
@@ -124,20 +126,47 @@ export class LiveCall {
     this.#abortReason = reason;
     this.#controller?.abort(reason);
   }
+}
 
-  context(host: ContextHost): ToolContext {
-    const call = this;
-    return {
-      callId: call.record.callId,
-      sessionId: call.record.sessionId,
-      toolName: call.record.toolName,
-      attempt: call.record.attempt,
-      get signal() {
-        return call.signal;
-      },
-      progress: (progress) => host.progress(call, progress),
-      status: (text) => host.status(call, text),
-      log: (stream, chunk) => host.log(call, stream, chunk),
-    };
+/** What a running tool gets as `ctx`: one small object per run, its methods on the prototype. */
+export class CallContext implements ToolContext {
+  readonly #call: LiveCall;
+  readonly #host: ContextHost;
+
+  constructor(call: LiveCall, host: ContextHost) {
+    this.#call = call;
+    this.#host = host;
+  }
+
+  get callId(): string {
+    return this.#call.record.callId;
+  }
+
+  get sessionId(): string {
+    return this.#call.record.sessionId;
+  }
+
+  get toolName(): string {
+    return this.#call.record.toolName;
+  }
+
+  get attempt(): number {
+    return this.#call.record.attempt;
+  }
+
+  get signal(): AbortSignal {
+    return this.#call.signal;
+  }
+
+  progress(progress: Progress): void {
+    this.#host.progress(this.#call, progress);
+  }
+
+  status(text: string): void {
+    this.#host.status(this.#call, text);
+  }
+
+  log(stream: LogStream, chunk: string): void {
+    this.#host.log(this.#call, stream, chunk);
   }
 }

@@ -58,7 +58,7 @@ import {
   toolNotFoundMessage,
   truncatedOutput,
 } from './limits.js';
-import { type CallBatch, type ContextHost, LiveCall } from './live-call.js';
+import { type CallBatch, CallContext, type ContextHost, LiveCall } from './live-call.js';
 import { invalidArgumentsMessage, type Outcome, returnedOutcome, thrownOutcome } from './outcome.js';
 import { goneInstances, thisInstance, unregisteredTool } from './recovery.js';
 import { WriteBatcher } from './write-batcher.js';
@@ -169,6 +169,16 @@ export interface Runtime {
   /** Cancels every live call, writes what is pending, and closes the store. */
   close(): Promise<void>;
 }
+
+/** The machine's events carry no data: one shared object each serves every call. */
+const MACHINE_EVENTS: { readonly [T in CallMachineEvent['type']]: Readonly<{ type: T }> } = {
+  START: { type: 'START' },
+  BUDGET: { type: 'BUDGET' },
+  DONE: { type: 'DONE' },
+  FAIL: { type: 'FAIL' },
+  CANCEL: { type: 'CANCEL' },
+  TIMEOUT: { type: 'TIMEOUT' },
+};
 
 type Ending =
   | { type: 'DONE'; outcome: Extract<Outcome, { ok: true }> }
@@ -407,8 +417,8 @@ class BatonRuntime implements Runtime, ContextHost {
       ownerId: this.instanceId,
       createdAt,
       outputTail: '',
-      ...(request.messageId !== undefined ? { messageId: request.messageId } : {}),
     };
+    if (request.messageId !== undefined) record.messageId = request.messageId;
     const call = new LiveCall({
       record,
       tool,
@@ -450,7 +460,7 @@ class BatonRuntime implements Runtime, ContextHost {
     call.executing = true;
     let returned: unknown;
     try {
-      returned = call.tool.execute(call.args as never, call.context(this));
+      returned = call.tool.execute(call.args as never, new CallContext(call, this));
     } catch (thrown) {
       this.#settle(call, thrownOutcome(thrown));
       return;
@@ -485,11 +495,10 @@ class BatonRuntime implements Runtime, ContextHost {
   #drive(call: LiveCall, event: Ending | { type: 'START' | 'BUDGET' }): void {
     const before = call.record.status;
     const wasDetached = call.record.detached;
-    call.actor.send({ type: event.type } satisfies CallMachineEvent);
-    const snapshot = call.actor.getSnapshot();
-    const status = snapshot.value as CallStatus;
+    call.actor.send(MACHINE_EVENTS[event.type]);
+    const { value: status, detached } = call.actor.getSnapshot().context;
     call.record.status = status;
-    if (snapshot.context.detached && !wasDetached) this.#answerBackgrounded(call, 'budget');
+    if (detached && !wasDetached) this.#answerBackgrounded(call, 'budget');
     if (status === before) {
       this.#writer.record(call.record);
       return;
@@ -841,7 +850,7 @@ class BatonRuntime implements Runtime, ContextHost {
       error,
       ...(request.messageId !== undefined ? { messageId: request.messageId } : {}),
     };
-    this.#writer.event({ type: 'failed', error, ...this.#stamp(record, 1) } as CallEvent);
+    this.#writer.event(this.#stamp({ type: 'failed', error }, record, 1));
     if (batch) this.#failBatch(batch, record);
     return this.#writer.record(record).then(() => this.#replyOf(record), persistenceFailed(callId));
   }
@@ -870,19 +879,22 @@ class BatonRuntime implements Runtime, ContextHost {
     return tool?.formatter ? { ...this.#formatter, ...tool.formatter } : this.#formatter;
   }
 
-  /** Events reach the bus once they are stored (see WriteBatcher). */
+  /**
+   * Events reach the bus once they are stored (see WriteBatcher). The caller's literal is stamped
+   * in place: copying it with spreads cost more than the rest of an event's life.
+   */
   #emit(call: LiveCall, input: CallEventInput): void {
-    this.#writer.event({ ...input, ...this.#stamp(call.record, call.nextSeq()) } as CallEvent);
+    this.#writer.event(this.#stamp(input, call.record, call.nextSeq()));
   }
 
-  #stamp(record: CallRecord, seq: number) {
-    return {
-      callId: record.callId,
-      sessionId: record.sessionId,
-      toolName: record.toolName,
-      seq,
-      at: this.#clock.now(),
-    };
+  #stamp(input: CallEventInput, record: CallRecord, seq: number): CallEvent {
+    const event = input as CallEvent;
+    event.callId = record.callId;
+    event.sessionId = record.sessionId;
+    event.toolName = record.toolName;
+    event.seq = seq;
+    event.at = this.#clock.now();
+    return event;
   }
 
   /** A housekeeping task on the runtime's clock, every `ms` until `close()`; its failures wait for the next turn. */

@@ -91,7 +91,8 @@ export class WriteBatcher {
     const batch = this.#pending;
     if (!batch || this.#writing) return;
     this.#pending = undefined;
-    const calls = [...batch.calls.values()].map((record) => ({ ...record }));
+    // The store takes what it keeps before write() returns (the Store contract), so no copy here.
+    const calls = [...batch.calls.values()];
     this.#writing = this.#store
       .write({ calls, events: batch.events, notifications: batch.notifications, artifacts: batch.artifacts })
       .then(

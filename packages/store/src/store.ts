@@ -46,6 +46,10 @@ export interface NotificationFilter {
  * PostgreSQL) must pass the conformance suite of `@baton/store/testing`.
  */
 export interface Store {
+  /**
+   * Writes a batch atomically. It must take what it keeps from the batch before it returns (copy
+   * or serialise it synchronously): the caller goes on changing those objects afterwards.
+   */
   write(batch: StoreWrite): Promise<void>;
   getCall(callId: string): Promise<CallRecord | undefined>;
   listCalls(filter?: CallFilter): Promise<CallPage>;
