@@ -7,7 +7,6 @@ import {
   type CallEventInput,
   type CallRecord,
   type CallReply,
-  type CallStatus,
   DEFAULT_INLINE_BUDGET_MS,
   DEFAULT_MAX_ARGS_BYTES,
   defaultResultFormatter,
