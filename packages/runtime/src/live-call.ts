@@ -8,8 +8,14 @@ import type {
   Progress,
   ToolContext,
 } from '@baton/contracts';
-import { type CompiledCallLogic, compiledCallLogic } from '@baton/machine';
-import { type Actor, createActor } from 'xstate';
+import {
+  type CallMachineEvent,
+  type CallState,
+  type CompiledCallLogic,
+  compiledCallLogic,
+  initialCallState,
+} from '@baton/machine';
+import { type Actor, createActor, type SnapshotFrom } from 'xstate';
 import { OUTPUT_LOG_MAX_CHARS, OUTPUT_LOG_TRUNCATED_LINE, OUTPUT_TAIL_CHARS } from './limits.js';
 
 /** The parts of the runtime a running tool reports to through its context. */
@@ -35,8 +41,13 @@ export class LiveCall {
   readonly args: unknown;
   readonly inlineBudgetMs: number;
   readonly timeoutMs: number | undefined;
-  /** The call's actor: the call machine, compiled (see `@baton/machine`). */
-  readonly actor: Actor<CompiledCallLogic>;
+  /**
+   * The call's actor: the call machine, compiled (see `@baton/machine`). It is awake only while the
+   * call runs inline; a call that waits (queued, or in the background, maybe for hours) keeps its
+   * actor as its snapshot, which is a shared state object, and the actor is revived on its next event.
+   */
+  #actor: Actor<CompiledCallLogic> | undefined;
+  #state: CallState;
   readonly reply: Promise<CallReply>;
   /** The tool is running and has not returned. */
   executing = false;
@@ -69,17 +80,35 @@ export class LiveCall {
     this.inlineBudgetMs = init.inlineBudgetMs;
     this.timeoutMs = init.timeoutMs;
     this.#seq = init.lastSeq ?? 0;
-    const input = { mode: init.record.mode, detached: init.record.detached };
-    const resumed = init.resumeAt && {
-      status: 'active' as const,
-      output: undefined,
-      error: undefined,
-      context: { value: init.resumeAt, ...input },
-    };
-    this.actor = createActor(compiledCallLogic, { input, ...(resumed ? { snapshot: resumed } : {}) }).start();
+    // Every call starts waiting (queued), so its actor starts asleep; a recovered one where it was left.
+    const start = initialCallState({ mode: init.record.mode, detached: init.record.detached });
+    this.#state = init.resumeAt ? { ...start, value: init.resumeAt } : start;
     this.reply = new Promise((resolve) => {
       this.#answer = resolve;
     });
+  }
+
+  get state(): CallState {
+    return this.#state;
+  }
+
+  /** Sends an event to the call's actor (reviving it if it sleeps) and returns where the call is now. */
+  send(event: CallMachineEvent): CallState {
+    const actor = this.#actor ?? this.#revive();
+    actor.send(event);
+    this.#state = actor.getSnapshot().context;
+    this.#actor = this.#state.value === 'inline' ? actor : undefined;
+    return this.#state;
+  }
+
+  #revive(): Actor<CompiledCallLogic> {
+    const snapshot: SnapshotFrom<CompiledCallLogic> = {
+      status: 'active',
+      output: undefined,
+      error: undefined,
+      context: this.#state,
+    };
+    return createActor(compiledCallLogic, { snapshot, input: this.#state }).start();
   }
 
   nextSeq(): number {

@@ -494,8 +494,7 @@ class BatonRuntime implements Runtime, ContextHost {
   #drive(call: LiveCall, event: Ending | { type: 'START' | 'BUDGET' }): void {
     const before = call.record.status;
     const wasDetached = call.record.detached;
-    call.actor.send(MACHINE_EVENTS[event.type]);
-    const { value: status, detached } = call.actor.getSnapshot().context;
+    const { value: status, detached } = call.send(MACHINE_EVENTS[event.type]);
     call.record.status = status;
     if (detached && !wasDetached) this.#answerBackgrounded(call, 'budget');
     if (status === before) {
