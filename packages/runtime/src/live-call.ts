@@ -37,8 +37,8 @@ export interface CallBatch {
 export class LiveCall {
   readonly record: CallRecord;
   readonly tool: AnyTool;
-  /** The arguments as the input schema parsed them: what `execute` receives. */
-  readonly args: unknown;
+  /** The arguments as the input schema parsed them: what `execute` receives (let go once it has them). */
+  args: unknown;
   readonly inlineBudgetMs: number;
   readonly timeoutMs: number | undefined;
   /**
@@ -59,8 +59,8 @@ export class LiveCall {
   #seq: number;
   #log = '';
   #logTruncated = false;
-  #answered = false;
-  #answer!: (reply: CallReply | Promise<CallReply>) => void;
+  /** Resolves `reply`; dropped once used, so that a call parked for hours holds no closure for it. */
+  #answer: ((reply: CallReply | Promise<CallReply>) => void) | undefined;
   #controller: AbortController | undefined;
   #abortReason: BatonError | undefined;
 
@@ -115,15 +115,11 @@ export class LiveCall {
     return ++this.#seq;
   }
 
-  get answered(): boolean {
-    return this.#answered;
-  }
-
   /** Gives the caller its reply; only the first answer counts. */
   answer(reply: CallReply | Promise<CallReply>): void {
-    if (this.#answered) return;
-    this.#answered = true;
-    this.#answer(reply);
+    const answer = this.#answer;
+    this.#answer = undefined;
+    answer?.(reply);
   }
 
   /** Seed 002: the tail keeps the last characters, the log its first 256 KiB; both prefix each chunk with its stream. */

@@ -457,9 +457,11 @@ class BatonRuntime implements Runtime, ContextHost {
       }, call.timeoutMs);
     }
     call.executing = true;
+    const args = call.args;
+    call.args = undefined;
     let returned: unknown;
     try {
-      returned = call.tool.execute(call.args as never, new CallContext(call, this));
+      returned = call.tool.execute(args as never, new CallContext(call, this));
     } catch (thrown) {
       this.#settle(call, thrownOutcome(thrown));
       return;

@@ -19,7 +19,8 @@ interface StoredCall {
   record: CallRecord;
   /** Insertion order: the newest-first order of `listCalls` and its cursor. */
   order: number;
-  artifacts: Map<string, string>;
+  /** Made with the first artifact: most calls never have one. */
+  artifacts?: Map<string, string>;
 }
 
 function statusFilter(status: CallFilter['status']): ((status: CallStatus) => boolean) | undefined {
@@ -43,12 +44,15 @@ export class MemoryStore implements Store {
       const stored = this.#calls.get(record.callId);
       if (stored) stored.record = { ...record };
       else {
-        const stored = { record: { ...record }, order: this.#nextOrder++, artifacts: new Map() };
+        const stored: StoredCall = { record: { ...record }, order: this.#nextOrder++ };
         this.#calls.set(record.callId, stored);
       }
     }
     for (const artifact of batch.artifacts ?? []) {
-      this.#calls.get(artifact.callId)?.artifacts.set(artifact.name, artifact.content);
+      const stored = this.#calls.get(artifact.callId);
+      if (!stored) continue;
+      stored.artifacts ??= new Map();
+      stored.artifacts.set(artifact.name, artifact.content);
     }
     for (const event of batch.events ?? []) {
       const events = this.#events.get(event.callId);
@@ -121,11 +125,11 @@ export class MemoryStore implements Store {
   }
 
   async getArtifact(callId: string, name: string): Promise<string | undefined> {
-    return this.#calls.get(callId)?.artifacts.get(name);
+    return this.#calls.get(callId)?.artifacts?.get(name);
   }
 
   async listArtifacts(callId: string): Promise<string[]> {
-    return [...(this.#calls.get(callId)?.artifacts.keys() ?? [])];
+    return [...(this.#calls.get(callId)?.artifacts?.keys() ?? [])];
   }
 
   async registerInstance(instance: RuntimeInstance): Promise<void> {
