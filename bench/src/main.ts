@@ -61,6 +61,11 @@ function format(value: number): string {
   return value.toFixed(Math.abs(value) >= 10 ? 1 : 2);
 }
 
+/** A ratio readable at any size: 4.95x, or 1/112 for a subject far slower than its baseline. */
+function formatRatio(ratio: number): string {
+  return ratio >= 0.1 ? `${ratio.toFixed(2)}x` : `1/${Math.round(1 / ratio)} of`;
+}
+
 const table = rows.map((row) => {
   const summary = summarize(row.values);
   const baseline = row.comparedWith
@@ -89,7 +94,7 @@ const lines = [
   ...table.map(
     (row) =>
       `| ${row.measure} | ${row.subject} | ${format(row.median)} | ${format(row.min)} | ${format(row.max)} | ${row.unit} | ${
-        row.ratio === undefined ? '' : `${row.ratio.toFixed(2)}x ${row.versus}`
+        row.ratio === undefined ? '' : `${formatRatio(row.ratio)} ${row.versus}`
       } | ${row.target ?? ''} | ${row.met === undefined ? '' : row.met ? 'met' : `not met (${row.gap})`} |`,
   ),
 ];
