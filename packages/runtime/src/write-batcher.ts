@@ -51,32 +51,23 @@ export class WriteBatcher {
   /** Queues a record (as it will be at flush time); the promise settles once it is written. */
   record(record: CallRecord): Promise<void> {
     const batch = this.#batch();
-    if (!batch.calls.has(record.callId)) {
-      batch.calls.set(record.callId, record);
-      this.#grew(batch);
-    }
+    if (!batch.calls.has(record.callId)) this.#add(batch, () => batch.calls.set(record.callId, record));
     return batch.written;
   }
 
   event(event: CallEvent): Promise<void> {
     const batch = this.#batch();
-    batch.events.push(event);
-    this.#grew(batch);
-    return batch.written;
+    return this.#add(batch, () => batch.events.push(event));
   }
 
   notification(notification: Notification): Promise<void> {
     const batch = this.#batch();
-    batch.notifications.push(notification);
-    this.#grew(batch);
-    return batch.written;
+    return this.#add(batch, () => batch.notifications.push(notification));
   }
 
   artifact(artifact: Artifact): Promise<void> {
     const batch = this.#batch();
-    batch.artifacts.push(artifact);
-    this.#grew(batch);
-    return batch.written;
+    return this.#add(batch, () => batch.artifacts.push(artifact));
   }
 
   /** Resolves when everything queued so far is written. */
@@ -135,8 +126,11 @@ export class WriteBatcher {
     return batch;
   }
 
-  #grew(batch: PendingBatch): void {
+  /** Adds one change to the batch; a full batch is written at once rather than at the end of the tick. */
+  #add(batch: PendingBatch, change: () => void): Promise<void> {
+    change();
     batch.size++;
     if (batch.size >= WRITE_BATCH_MAX) this.#flush();
+    return batch.written;
   }
 }

@@ -1,0 +1,6 @@
+import { defineConfig } from 'tsup';
+
+/** The one build of every package: ESM with declarations, for Node 20. */
+export function packageBuild(entry: string[] = ['src/index.ts']) {
+  return defineConfig({ entry, format: ['esm'], dts: true, clean: true, sourcemap: true, target: 'node20' });
+}
