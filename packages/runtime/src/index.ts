@@ -1,13 +1,23 @@
 /** `@baton/runtime`: the actor system that runs tool calls. What this file exports is the public API. */
 export { type Clock, systemClock } from './clock.js';
-export { DEFAULT_CONCURRENCY, OUTPUT_TAIL_CHARS } from './limits.js';
 export {
-  type BatchOptions,
-  type BatchRequest,
-  type CallRequest,
-  createRuntime,
-  type Runtime,
-  type RuntimeLimits,
-  type RuntimeOptions,
-  type RuntimeStats,
-} from './runtime.js';
+  DEFAULT_BACKGROUND_PER_SESSION,
+  DEFAULT_BACKGROUND_PER_WORKER,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_LEASE_MS,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_MAX_OUTPUT_CHARS,
+  DEFAULT_MAX_QUEUED,
+  OUTPUT_LOG_MAX_CHARS,
+  OUTPUT_TAIL_CHARS,
+} from './limits.js';
+export type {
+  BatchOptions,
+  BatchRequest,
+  CallRequest,
+  Runtime,
+  RuntimeLimits,
+  RuntimeOptions,
+  RuntimeStats,
+} from './options.js';
+export { createRuntime } from './runtime.js';

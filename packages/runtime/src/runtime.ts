@@ -16,7 +16,6 @@ import {
   type Notification,
   type RecordedError,
   type ResultFormatter,
-  type CallEvent as StoredEvent,
   type TerminalStatus,
   ToolRegistry,
   type ValidationResult,
@@ -58,116 +57,19 @@ import {
   truncatedOutput,
 } from './limits.js';
 import { type CallBatch, CallContext, type ContextHost, LiveCall } from './live-call.js';
+import {
+  type BatchOptions,
+  type BatchRequest,
+  type CallRequest,
+  positive,
+  type Runtime,
+  type RuntimeLimits,
+  type RuntimeOptions,
+  type RuntimeStats,
+} from './options.js';
 import { invalidArgumentsMessage, type Outcome, returnedOutcome, thrownOutcome } from './outcome.js';
 import { goneInstances, thisInstance, unregisteredTool } from './recovery.js';
 import { WriteBatcher } from './write-batcher.js';
-
-export interface RuntimeOptions {
-  /** The tools this runtime can call: a list, or a registry to share. */
-  tools?: Iterable<AnyTool> | ToolRegistry;
-  /** Where calls, events and notifications are kept. Default: in memory. `close()` closes it. */
-  store?: Store;
-  /** Seed 000: how long an `auto` call may keep its caller waiting. Default 300 ms. */
-  inlineBudgetMs?: number;
-  /** The mode of tools that declare none. Default `inline`. */
-  defaultMode?: ExecutionMode;
-  /** A hard limit on each run of tools that set none. Default: none. */
-  timeoutMs?: number;
-  /** Arguments larger than this (as JSON) are refused. Default 1 MiB. */
-  maxArgsBytes?: number;
-  /** Seed 004: a longer output is cut for the model (the record keeps it whole). Default 32,000. */
-  maxOutputChars?: number;
-  /** Shapes background replies; a tool's own formatter wins over it. Default: seed 001's shapes. */
-  formatter?: Partial<ResultFormatter>;
-  clock?: Clock;
-  limits?: RuntimeLimits;
-  /** This runtime's id in the store (seed 000's runtime owner). Default: a new UUIDv7. */
-  instanceId?: string;
-  /** Past this long without a heartbeat, this runtime's calls may be recovered by another. Default 5 s. */
-  leaseMs?: number;
-  /** A recovered idempotent call runs again while it has run fewer times than this. Default 3. */
-  maxAttempts?: number;
-  /** Removes ended calls, their events and artifacts, this long after they end. Default: keep them. */
-  retention?: { endedTtlMs: number };
-}
-
-/** Past these a call waits in `queued`, or, where waiting makes no sense, ends with `limit_exceeded`. */
-export interface RuntimeLimits {
-  /** Calls running at once. Default 64. */
-  concurrency?: number;
-  /** Calls waiting for a slot. Default 10,000. */
-  maxQueued?: number;
-  /** Seed 002: background runs alive at once in one session. Default 5. */
-  backgroundPerSession?: number;
-  /** Seed 002: background runs alive at once in this runtime. Default 64. */
-  backgroundPerWorker?: number;
-}
-
-export type BatchRequest = Omit<CallRequest, 'sessionId'>;
-
-export interface BatchOptions {
-  sessionId: string;
-  messageId?: string;
-  /** When false, the first failure cancels the calls of the batch that have not started. Default true. */
-  continueOnFailure?: boolean;
-}
-
-export interface CallRequest {
-  name: string;
-  /** The arguments the model gave; omitted means `{}`. */
-  args?: unknown;
-  sessionId: string;
-  /** The model's own tool-call id: the same id twice is the same call. Default: a new UUIDv7. */
-  callId?: string;
-  messageId?: string;
-}
-
-export interface RuntimeStats {
-  /** Calls admitted and not yet ended. */
-  active: number;
-  running: number;
-  queued: number;
-  /** Budget and timeout timers armed. */
-  timers: number;
-  /** Per-call and per-session bus routes with a live subscriber. */
-  routes: number;
-}
-
-export interface Runtime {
-  readonly tools: ToolRegistry;
-  readonly instanceId: string;
-  /**
-   * Settles once this runtime is registered in its store and has recovered the calls of instances
-   * that are gone (calls can be made before: their replies wait for the registration).
-   */
-  readonly ready: Promise<void>;
-  /** Every event of every call. */
-  readonly events$: Observable<CallEvent>;
-  callEvents$(callId: string): Observable<CallEvent>;
-  sessionEvents$(sessionId: string): Observable<CallEvent>;
-  /** Runs a tool call. A failure of any kind is a reply, never a rejection. */
-  call(request: CallRequest): Promise<CallReply>;
-  /** Seed 004: runs the calls of one model turn; the replies come in the order of the requests. */
-  callBatch(requests: readonly BatchRequest[], options: BatchOptions): Promise<CallReply[]>;
-  /** True when the call was running or queued and is now `cancelled`. */
-  cancel(callId: string, reason?: string): Promise<boolean>;
-  /** Cancels every live call of a session; resolves with how many. */
-  cancelSession(sessionId: string, reason?: string): Promise<number>;
-  get(callId: string): Promise<CallRecord | undefined>;
-  /** The stored events of a call, from `fromSeq` on (default: all). */
-  replay(callId: string, fromSeq?: number): Promise<StoredEvent[]>;
-  /** A file of a background run: `output.log` or `result.json`. */
-  artifact(callId: string, name: string): Promise<string | undefined>;
-  list(filter?: CallFilter): Promise<CallPage>;
-  readonly notifications: {
-    list(filter?: NotificationFilter): Promise<Notification[]>;
-    /** False when there is no such notification or it was already acknowledged. */
-    ack(notificationId: string): Promise<boolean>;
-  };
-  stats(): RuntimeStats;
-  /** Cancels every live call, writes what is pending, and closes the store. */
-  close(): Promise<void>;
-}
 
 /** The machine's events carry no data: one shared object each serves every call. */
 const MACHINE_EVENTS: { readonly [T in CallMachineEvent['type']]: Readonly<{ type: T }> } = {
@@ -226,15 +128,6 @@ class BatonRuntime implements Runtime, ContextHost {
     this.instanceId = options.instanceId ?? uuidv7();
     this.#leaseMs = positive('leaseMs', options.leaseMs) ?? DEFAULT_LEASE_MS;
     this.#maxAttempts = positive('maxAttempts', options.maxAttempts) ?? DEFAULT_MAX_ATTEMPTS;
-    const registered = this.#store.registerInstance(
-      thisInstance(this.instanceId, this.#clock.now(), this.#leaseMs),
-    );
-    this.#writer = new WriteBatcher({
-      store: this.#store,
-      publish: (event) => this.#bus.publish(event),
-      failed: (records, error) => this.#writeFailed(records, error),
-      after: registered,
-    });
     this.#formatter = { ...defaultResultFormatter, ...options.formatter };
     this.#inlineBudgetMs = positive('inlineBudgetMs', options.inlineBudgetMs) ?? DEFAULT_INLINE_BUDGET_MS;
     this.#defaultMode = options.defaultMode ?? 'inline';
@@ -251,11 +144,21 @@ class BatonRuntime implements Runtime, ContextHost {
       backgroundPerWorker:
         positive('limits.backgroundPerWorker', limits.backgroundPerWorker) ?? DEFAULT_BACKGROUND_PER_WORKER,
     };
+    const ttl = options.retention && positive('retention.endedTtlMs', options.retention.endedTtlMs);
     this.#admission = new Admission(this.#limits.concurrency);
+    // Every option is valid by now: only then does the runtime announce itself in the store.
+    const registered = this.#store.registerInstance(
+      thisInstance(this.instanceId, this.#clock.now(), this.#leaseMs),
+    );
+    this.#writer = new WriteBatcher({
+      store: this.#store,
+      publish: (event) => this.#bus.publish(event),
+      failed: (records, error) => this.#writeFailed(records, error),
+      after: registered,
+    });
     this.ready = registered.then(() => this.#recoverOrphans());
     this.ready.catch(() => {});
     this.#every(this.#leaseMs / 3, () => this.#store.heartbeat(this.instanceId, this.#clock.now()));
-    const ttl = options.retention && positive('retention.endedTtlMs', options.retention.endedTtlMs);
     if (ttl) this.#every(Math.min(ttl, 60_000), () => this.#store.deleteEndedBefore(this.#clock.now() - ttl));
     this.events$ = this.#bus.events$;
     this.notifications = {
@@ -713,7 +616,7 @@ class BatonRuntime implements Runtime, ContextHost {
     return live ? structuredClone(live.record) : this.#store.getCall(callId);
   }
 
-  replay(callId: string, fromSeq = 1): Promise<StoredEvent[]> {
+  replay(callId: string, fromSeq = 1): Promise<CallEvent[]> {
     return this.#store.listEvents(callId, fromSeq);
   }
 
@@ -956,14 +859,6 @@ function persistenceFailed(callId: string): (cause: unknown) => CallReply {
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
-}
-
-function positive(name: string, value: number | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!(Number.isFinite(value) && value > 0)) {
-    throw new BatonError('invalid_definition', `createRuntime: ${name} must be a positive number`);
-  }
-  return value;
 }
 
 export function createRuntime(options: RuntimeOptions = {}): Runtime {

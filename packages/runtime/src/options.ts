@@ -1,0 +1,132 @@
+import type {
+  AnyTool,
+  CallEvent,
+  CallRecord,
+  CallReply,
+  ExecutionMode,
+  Notification,
+  ResultFormatter,
+  ToolRegistry,
+} from '@baton/contracts';
+import { BatonError } from '@baton/contracts';
+import type { CallFilter, CallPage, NotificationFilter, Store } from '@baton/store';
+import type { Observable } from 'rxjs';
+import type { Clock } from './clock.js';
+
+/** The public shape of a runtime: what `createRuntime` takes, and what it gives. */
+
+export interface RuntimeOptions {
+  /** The tools this runtime can call: a list, or a registry to share. */
+  tools?: Iterable<AnyTool> | ToolRegistry;
+  /** Where calls, events and notifications are kept. Default: in memory. `close()` closes it. */
+  store?: Store;
+  /** Seed 000: how long an `auto` call may keep its caller waiting. Default 300 ms. */
+  inlineBudgetMs?: number;
+  /** The mode of tools that declare none. Default `inline`. */
+  defaultMode?: ExecutionMode;
+  /** A hard limit on each run of tools that set none. Default: none. */
+  timeoutMs?: number;
+  /** Arguments larger than this (as JSON) are refused. Default 1 MiB. */
+  maxArgsBytes?: number;
+  /** Seed 004: a longer output is cut for the model (the record keeps it whole). Default 32,000. */
+  maxOutputChars?: number;
+  /** Shapes background replies; a tool's own formatter wins over it. Default: seed 001's shapes. */
+  formatter?: Partial<ResultFormatter>;
+  clock?: Clock;
+  limits?: RuntimeLimits;
+  /** This runtime's id in the store (seed 000's runtime owner). Default: a new UUIDv7. */
+  instanceId?: string;
+  /** Past this long without a heartbeat, this runtime's calls may be recovered by another. Default 5 s. */
+  leaseMs?: number;
+  /** A recovered idempotent call runs again while it has run fewer times than this. Default 3. */
+  maxAttempts?: number;
+  /** Removes ended calls, their events and artifacts, this long after they end. Default: keep them. */
+  retention?: { endedTtlMs: number };
+}
+
+/** Past these a call waits in `queued`, or, where waiting makes no sense, ends with `limit_exceeded`. */
+export interface RuntimeLimits {
+  /** Calls running at once. Default 64. */
+  concurrency?: number;
+  /** Calls waiting for a slot. Default 10,000. */
+  maxQueued?: number;
+  /** Seed 002: background runs alive at once in one session. Default 5. */
+  backgroundPerSession?: number;
+  /** Seed 002: background runs alive at once in this runtime. Default 64. */
+  backgroundPerWorker?: number;
+}
+
+export type BatchRequest = Omit<CallRequest, 'sessionId'>;
+
+export interface BatchOptions {
+  sessionId: string;
+  messageId?: string;
+  /** When false, the first failure cancels the calls of the batch that have not started. Default true. */
+  continueOnFailure?: boolean;
+}
+
+export interface CallRequest {
+  name: string;
+  /** The arguments the model gave; omitted means `{}`. */
+  args?: unknown;
+  sessionId: string;
+  /** The model's own tool-call id: the same id twice is the same call. Default: a new UUIDv7. */
+  callId?: string;
+  messageId?: string;
+}
+
+export interface RuntimeStats {
+  /** Calls admitted and not yet ended. */
+  active: number;
+  running: number;
+  queued: number;
+  /** Budget and timeout timers armed. */
+  timers: number;
+  /** Per-call and per-session bus routes with a live subscriber. */
+  routes: number;
+}
+
+export interface Runtime {
+  readonly tools: ToolRegistry;
+  readonly instanceId: string;
+  /**
+   * Settles once this runtime is registered in its store and has recovered the calls of instances
+   * that are gone (calls can be made before: their replies wait for the registration).
+   */
+  readonly ready: Promise<void>;
+  /** Every event of every call. */
+  readonly events$: Observable<CallEvent>;
+  callEvents$(callId: string): Observable<CallEvent>;
+  sessionEvents$(sessionId: string): Observable<CallEvent>;
+  /** Runs a tool call. A failure of any kind is a reply, never a rejection. */
+  call(request: CallRequest): Promise<CallReply>;
+  /** Seed 004: runs the calls of one model turn; the replies come in the order of the requests. */
+  callBatch(requests: readonly BatchRequest[], options: BatchOptions): Promise<CallReply[]>;
+  /** True when the call was running or queued and is now `cancelled`. */
+  cancel(callId: string, reason?: string): Promise<boolean>;
+  /** Cancels every live call of a session; resolves with how many. */
+  cancelSession(sessionId: string, reason?: string): Promise<number>;
+  get(callId: string): Promise<CallRecord | undefined>;
+  /** The stored events of a call, from `fromSeq` on (default: all). */
+  replay(callId: string, fromSeq?: number): Promise<CallEvent[]>;
+  /** A file of a background run: `output.log` or `result.json`. */
+  artifact(callId: string, name: string): Promise<string | undefined>;
+  list(filter?: CallFilter): Promise<CallPage>;
+  readonly notifications: {
+    list(filter?: NotificationFilter): Promise<Notification[]>;
+    /** False when there is no such notification or it was already acknowledged. */
+    ack(notificationId: string): Promise<boolean>;
+  };
+  stats(): RuntimeStats;
+  /** Cancels every live call, writes what is pending, and closes the store. */
+  close(): Promise<void>;
+}
+
+/** A number option must be a positive, finite number; unset stays unset. */
+export function positive(name: string, value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!(Number.isFinite(value) && value > 0)) {
+    throw new BatonError('invalid_definition', `createRuntime: ${name} must be a positive number`);
+  }
+  return value;
+}
