@@ -90,12 +90,14 @@ describe('a runtime killed with SIGKILL while calls run inline and in the backgr
     const recoverers = [open(), open()];
     await Promise.all(recoverers.map((runtime) => runtime.ready));
     await Promise.all(recoverers.map(untilIdle));
-    const [reader] = recoverers as [Runtime, Runtime];
+    // close() writes what is pending; a second connection reads what a new process would.
+    await Promise.all(recoverers.map((runtime) => runtime.close()));
+    const reader = sqliteStore({ path });
 
     for (const [callId, tool] of report.accepted) {
-      const record = await reader.get(callId);
+      const record = await reader.getCall(callId);
       expect(record && isTerminalStatus(record.status)).toBe(true);
-      const terminalEvents = (await reader.replay(callId)).filter((event) =>
+      const terminalEvents = (await reader.listEvents(callId)).filter((event) =>
         ['succeeded', 'failed', 'cancelled', 'timed_out'].includes(event.type),
       );
       expect(terminalEvents).toHaveLength(1);
@@ -107,7 +109,7 @@ describe('a runtime killed with SIGKILL while calls run inline and in the backgr
       } else {
         expect(record).toMatchObject({ status: 'failed', attempt: 1, error: { code: 'interrupted' } });
       }
-      const notifications = (await reader.notifications.list()).filter((n) => n.callId === callId);
+      const notifications = (await reader.listNotifications()).filter((n) => n.callId === callId);
       expect(notifications).toHaveLength(report.backgrounded.has(callId) ? 1 : 0);
     }
     // Each started idempotent call ran again once, and each queued call ran for the first time.
@@ -117,6 +119,6 @@ describe('a runtime killed with SIGKILL while calls run inline and in the backgr
     expect(ranIn.filter((run) => run === '#2')).toHaveLength(startedSafe.length);
     expect(ranIn.filter((run) => run === '#1')).toHaveLength(queuedAtKill.length);
     expect(ranIn).toHaveLength(startedSafe.length + queuedAtKill.length);
-    await Promise.all(recoverers.map((runtime) => runtime.close()));
+    await reader.close();
   });
 });

@@ -82,6 +82,8 @@ export interface CallRecord {
   /** True once the caller was answered `backgrounded`: the end of the call then queues a notification. */
   detached: boolean;
   attempt: number;
+  /** What the tool's `prepare` returned: kept, so that a run after a crash gets it too. */
+  prepared?: unknown;
   /** The runtime instance that runs it (seed 000's runtime owner); recovery moves it when that instance is gone. */
   ownerId?: string;
   messageId?: string;
@@ -137,4 +139,28 @@ export interface Artifact {
   callId: string;
   name: string;
   content: string;
+}
+
+/** How a failed run is tried again (Temporal's retry policy, seed 003). */
+export interface RetryPolicy {
+  /** Runs in all, the first included. */
+  maxAttempts: number;
+  /** Wait before the second run. Default 1,000 ms. */
+  initialIntervalMs?: number;
+  /** Each wait is this many times the one before. Default 2. */
+  backoffCoefficient?: number;
+  /** No wait is longer than this. Default 100 times the initial interval. */
+  maximumIntervalMs?: number;
+  /**
+   * Codes never retried. Default: `tool_error` (unless the ToolError says `retryable`),
+   * `invalid_arguments`, `connection_required`, `persistence_failed`.
+   */
+  nonRetryableCodes?: readonly ErrorCode[];
+}
+
+/** A finished durable step of a call, as the store keeps it. */
+export interface StepResult {
+  callId: string;
+  stepId: string;
+  value: unknown;
 }

@@ -1,7 +1,14 @@
 import type { LogStream, Progress } from './call.js';
 
-/** What a tool's `execute` gets besides its arguments. */
-export interface ToolContext {
+/** What a tool's `prepare` gets besides the arguments. */
+export interface PrepareContext {
+  readonly callId: string;
+  readonly sessionId: string;
+  readonly toolName: string;
+}
+
+/** What a tool's `execute` gets besides its arguments; `Prepared` is what its `prepare` returned. */
+export interface ToolContext<Prepared = unknown> {
   readonly callId: string;
   readonly sessionId: string;
   readonly toolName: string;
@@ -9,6 +16,21 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** 1 for the first run of a call. */
   readonly attempt: number;
+  /** How many runs its retry policy allows (1 without a policy). */
+  readonly maxAttempts: number;
+  /**
+   * The same for every attempt of this call (`baton:{sessionId}:{callId}:{toolName}`, seed 003):
+   * pass it to the services the tool calls as an idempotency key.
+   */
+  readonly replayKey: string;
+  /** What the tool's `prepare` returned, or undefined. */
+  readonly prepared: Prepared;
+  /**
+   * A durable step: `run` runs once per call and its result is stored; when the call runs again
+   * (a retry, or after a crash) a finished step returns its stored result without running.
+   * An empty id, or one this attempt already used, is an error before `run` runs (seed 003).
+   */
+  step<T>(stepId: string, run: () => T | Promise<T>): Promise<T>;
   /** Reports progress: a bus event, and the last one is kept on the record. */
   progress(progress: Progress): void;
   /** Sets the call's status text (what it is doing now). */

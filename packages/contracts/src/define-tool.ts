@@ -1,6 +1,6 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import type { Concurrency, ExecutionMode, Scheduling } from './call.js';
-import type { ToolContext } from './context.js';
+import type { Concurrency, ExecutionMode, RetryPolicy, Scheduling } from './call.js';
+import type { PrepareContext, ToolContext } from './context.js';
 import { BatonError } from './errors.js';
 import type { ResultFormatter } from './formatter.js';
 import { TOOL_NAME_PATTERN } from './limits.js';
@@ -23,6 +23,8 @@ export interface ExecutionOptions {
   readOnly?: boolean;
   /** How the model takes the notification of a background result. Default `when_idle`. */
   scheduling?: Scheduling;
+  /** How a failed run is tried again. Unset: the runtime's policy; without one a call runs once. */
+  retry?: RetryPolicy;
 }
 
 /** What `execute` may return: a plain value is a success. */
@@ -30,7 +32,7 @@ export type ToolReturn<T> = T | ToolSuccess<T> | ConnectionRequired;
 
 type OutputOf<O> = O extends StandardSchemaV1 ? StandardSchemaV1.InferInput<O> : unknown;
 
-export interface ToolConfig<I extends ToolSchema, O extends ToolSchema | undefined> {
+export interface ToolConfig<I extends ToolSchema, O extends ToolSchema | undefined, P = undefined> {
   name: string;
   title?: string;
   description: string;
@@ -40,14 +42,19 @@ export interface ToolConfig<I extends ToolSchema, O extends ToolSchema | undefin
   execution?: ExecutionOptions;
   /** Shapes this tool's background replies; unset methods fall back to the runtime's formatter. */
   formatter?: Partial<ResultFormatter>;
+  /**
+   * Runs before the call is queued (cheap checks, resolving what the call will need); what it
+   * returns is `ctx.prepared`, kept with the call. If it throws, the call ends without running.
+   */
+  prepare?(args: InferSchemaOutput<I>, ctx: PrepareContext): P | Promise<P>;
   execute(
     args: InferSchemaOutput<I>,
-    ctx: ToolContext,
+    ctx: ToolContext<P>,
   ): ToolReturn<OutputOf<O>> | Promise<ToolReturn<OutputOf<O>>>;
 }
 
 /** A defined tool: its config, its resolved execution options, and its compiled validators. */
-export interface Tool<Args = Record<string, unknown>, Output = unknown> {
+export interface Tool<Args = Record<string, unknown>, Output = unknown, Prepared = unknown> {
   readonly name: string;
   readonly title?: string;
   readonly description: string;
@@ -58,12 +65,13 @@ export interface Tool<Args = Record<string, unknown>, Output = unknown> {
   readonly formatter?: Partial<ResultFormatter>;
   readonly validateInput: Validate;
   readonly validateOutput?: Validate;
-  execute(args: Args, ctx: ToolContext): ToolReturn<Output> | Promise<ToolReturn<Output>>;
+  prepare?(args: Args, ctx: PrepareContext): Prepared | Promise<Prepared>;
+  execute(args: Args, ctx: ToolContext<Prepared>): ToolReturn<Output> | Promise<ToolReturn<Output>>;
 }
 
-type OptionalExecution = 'mode' | 'inlineBudgetMs' | 'timeoutMs' | 'maxConcurrency';
+type OptionalExecution = 'mode' | 'inlineBudgetMs' | 'timeoutMs' | 'maxConcurrency' | 'retry';
 
-export type AnyTool = Tool<never, unknown>;
+export type AnyTool = Tool<never, unknown, unknown>;
 
 const MODES: readonly ExecutionMode[] = ['inline', 'auto', 'background'];
 const CONCURRENCIES: readonly Concurrency[] = ['parallel', 'exclusive'];
@@ -91,9 +99,27 @@ function checkPositive(name: string, field: string, value: number | undefined): 
  * Defines a tool. Its only jobs are to infer `execute`'s argument type from `input` and to refuse a
  * bad definition now rather than at call time.
  */
-export function defineTool<I extends ToolSchema, O extends ToolSchema | undefined = undefined>(
-  config: ToolConfig<I, O>,
-): Tool<InferSchemaOutput<I>, OutputOf<O>> {
+/** A retry policy that cannot work is refused when the tool is defined. Shared with the runtime's own policy. */
+export function checkRetryPolicy(owner: string, policy: RetryPolicy | undefined): void {
+  if (policy === undefined) return;
+  const fail = (message: string) => {
+    throw new BatonError('invalid_definition', `${owner}: retry.${message}`);
+  };
+  if (!(Number.isInteger(policy.maxAttempts) && policy.maxAttempts >= 1))
+    fail('maxAttempts must be an integer of 1 or more');
+  for (const field of ['initialIntervalMs', 'maximumIntervalMs'] as const) {
+    const value = policy[field];
+    if (value !== undefined && !(Number.isFinite(value) && value >= 0)) fail(`${field} must be 0 or more`);
+  }
+  const coefficient = policy.backoffCoefficient;
+  if (coefficient !== undefined && !(Number.isFinite(coefficient) && coefficient >= 1)) {
+    fail('backoffCoefficient must be 1 or more');
+  }
+}
+
+export function defineTool<I extends ToolSchema, O extends ToolSchema | undefined = undefined, P = undefined>(
+  config: ToolConfig<I, O, P>,
+): Tool<InferSchemaOutput<I>, OutputOf<O>, P> {
   const { name, execution = {} } = config;
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
     throw new BatonError(
@@ -112,6 +138,10 @@ export function defineTool<I extends ToolSchema, O extends ToolSchema | undefine
   checkOneOf(name, 'execution.scheduling', execution.scheduling, SCHEDULINGS);
   checkPositive(name, 'execution.inlineBudgetMs', execution.inlineBudgetMs);
   checkPositive(name, 'execution.timeoutMs', execution.timeoutMs);
+  checkRetryPolicy(`tool "${name}": execution`, execution.retry);
+  if (config.prepare !== undefined && typeof config.prepare !== 'function') {
+    throw new BatonError('invalid_definition', `tool "${name}": prepare must be a function`);
+  }
   if (
     execution.maxConcurrency !== undefined &&
     !(Number.isInteger(execution.maxConcurrency) && execution.maxConcurrency > 0)
@@ -133,6 +163,7 @@ export function defineTool<I extends ToolSchema, O extends ToolSchema | undefine
       inlineBudgetMs: execution.inlineBudgetMs,
       timeoutMs: execution.timeoutMs,
       maxConcurrency: execution.maxConcurrency,
+      retry: execution.retry,
       concurrency: execution.concurrency ?? 'parallel',
       idempotent: execution.idempotent ?? false,
       readOnly: execution.readOnly ?? false,
@@ -142,6 +173,7 @@ export function defineTool<I extends ToolSchema, O extends ToolSchema | undefine
     validateInput: compileValidator(config.input, `tool "${name}": input`),
     validateOutput:
       config.output === undefined ? undefined : compileValidator(config.output, `tool "${name}": output`),
+    prepare: config.prepare,
     execute: config.execute,
-  }) as Tool<InferSchemaOutput<I>, OutputOf<O>>;
+  }) as Tool<InferSchemaOutput<I>, OutputOf<O>, P>;
 }

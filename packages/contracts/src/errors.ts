@@ -17,6 +17,10 @@ export const ERROR_CODES = {
   invalid_definition: 'invalid_definition',
   /** The runtime was closed and takes no more calls. */
   closed: 'closed',
+  /** Seed 003: `ctx.step()` with an empty id, refused before the step runs. */
+  durable_effect_empty_step_id: 'durable_effect_empty_step_id',
+  /** Seed 003: `ctx.step()` with an id this attempt already used, refused before the step runs. */
+  durable_effect_duplicate_step_id: 'durable_effect_duplicate_step_id',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

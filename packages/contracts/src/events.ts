@@ -16,6 +16,7 @@ export type CallEvent =
   | (CallEventBase & { type: 'progress'; progress: Progress })
   | (CallEventBase & { type: 'status'; text: string })
   | (CallEventBase & { type: 'log'; stream: LogStream; chunk: string })
+  | (CallEventBase & { type: 'retrying'; attempt: number; delayMs: number; error: CallError })
   | (CallEventBase & { type: 'backgrounded'; reason: 'budget' | 'mode'; afterMs: number })
   | (CallEventBase & { type: 'succeeded'; output: unknown })
   | (CallEventBase & { type: 'failed'; error: CallError })

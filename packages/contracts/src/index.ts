@@ -19,13 +19,16 @@ export {
   type Progress,
   type RecordedError,
   type ReplyStatus,
+  type RetryPolicy,
   type RuntimeInstance,
   type Scheduling,
+  type StepResult,
   type TerminalStatus,
 } from './call.js';
-export type { ToolContext } from './context.js';
+export type { PrepareContext, ToolContext } from './context.js';
 export {
   type AnyTool,
+  checkRetryPolicy,
   defineTool,
   type ExecutionOptions,
   type Tool,

@@ -8,6 +8,13 @@ const TOOL_ERROR = Symbol.for('baton.tool-error');
 export class ToolError extends Error {
   readonly [TOOL_ERROR] = true;
   override readonly name = 'ToolError';
+  /** A tool error is not retried unless the tool says it may be (a rate limit, a busy service). */
+  readonly retryable: boolean;
+
+  constructor(message: string, options?: { retryable?: boolean; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.retryable = options?.retryable ?? false;
+  }
 }
 
 export function isToolError(value: unknown): value is ToolError {

@@ -12,11 +12,44 @@ describe('defineTool', () => {
       input: z.object({ query: z.string(), limit: z.number().optional() }),
       execute(args, ctx) {
         expectTypeOf(args).toEqualTypeOf<{ query: string; limit?: number | undefined }>();
-        expectTypeOf(ctx).toEqualTypeOf<ToolContext>();
+        expectTypeOf(ctx).toEqualTypeOf<ToolContext<undefined>>();
         return { hits: [args.query] };
       },
     });
     expect(tool.name).toBe('search_docs');
+  });
+
+  it('types ctx.prepared from what prepare returns', () => {
+    defineTool({
+      name: 'with_prepare',
+      description: 'p',
+      input: z.object({ url: z.string() }),
+      prepare: async ({ url }) => ({ host: new URL(url).host }),
+      execute(_, ctx) {
+        expectTypeOf(ctx.prepared).toEqualTypeOf<{ host: string }>();
+        return ctx.prepared.host;
+      },
+    });
+  });
+
+  it('refuses a retry policy that cannot work, at definition', () => {
+    const define = (retry: object) => () =>
+      defineTool({
+        name: 't',
+        description: '',
+        input: z.object({}),
+        execution: { retry },
+        execute: noop,
+      } as never);
+    expect(define({ maxAttempts: 0 })).toThrow(
+      'tool "t": execution: retry.maxAttempts must be an integer of 1 or more',
+    );
+    expect(define({ maxAttempts: 3, backoffCoefficient: 0.5 })).toThrow(
+      'retry.backoffCoefficient must be 1 or more',
+    );
+    expect(define({ maxAttempts: 3, initialIntervalMs: -1 })).toThrow(
+      'retry.initialIntervalMs must be 0 or more',
+    );
   });
 
   it('fills the execution defaults and leaves the mode to the runtime', () => {
@@ -26,6 +59,7 @@ describe('defineTool', () => {
       inlineBudgetMs: undefined,
       timeoutMs: undefined,
       maxConcurrency: undefined,
+      retry: undefined,
       concurrency: 'parallel',
       idempotent: false,
       readOnly: false,

@@ -1,5 +1,5 @@
 /** Every default, limit and message text of the runtime, in one place (with the seed it comes from). */
-import type { CallRecord, TerminalStatus } from '@baton/contracts';
+import type { CallRecord, ErrorCode, TerminalStatus } from '@baton/contracts';
 
 /** Seed 002: the resource record keeps the last 2048 characters of a run's output. */
 export const OUTPUT_TAIL_CHARS = 2048;
@@ -15,6 +15,28 @@ export const DEFAULT_LEASE_MS = 5_000;
 
 /** A recovered idempotent call runs again while it has run fewer times than this. */
 export const DEFAULT_MAX_ATTEMPTS = 3;
+
+/** Codes a retry policy never retries unless it names its own (a retryable ToolError aside). */
+export const DEFAULT_NON_RETRYABLE_CODES: readonly ErrorCode[] = [
+  'tool_error',
+  'invalid_arguments',
+  'connection_required',
+  'persistence_failed',
+];
+
+export const DEFAULT_RETRY_INITIAL_INTERVAL_MS = 1_000;
+export const DEFAULT_RETRY_BACKOFF_COEFFICIENT = 2;
+
+/** Seed 003's words for step ids that cannot be used. */
+export const EMPTY_STEP_ID_MESSAGE = 'durable effect step id must be non-empty';
+export function duplicateStepIdMessage(stepId: string): string {
+  return `durable effect step id \`${stepId}\` was already used by this tool call`;
+}
+
+/** Seed 003: one key for every attempt of a call, for the services a tool calls. */
+export function replayKey(sessionId: string, callId: string, toolName: string): string {
+  return `baton:${sessionId}:${callId}:${toolName}`;
+}
 
 export const INTERRUPTED_MESSAGE = 'The process running the tool call stopped before the call finished';
 

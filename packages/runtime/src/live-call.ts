@@ -16,10 +16,11 @@ import {
   initialCallState,
 } from '@baton/machine';
 import { type Actor, createActor, type SnapshotFrom } from 'xstate';
-import { OUTPUT_LOG_MAX_CHARS, OUTPUT_LOG_TRUNCATED_LINE, OUTPUT_TAIL_CHARS } from './limits.js';
+import { OUTPUT_LOG_MAX_CHARS, OUTPUT_LOG_TRUNCATED_LINE, OUTPUT_TAIL_CHARS, replayKey } from './limits.js';
 
 /** The parts of the runtime a running tool reports to through its context. */
 export interface ContextHost {
+  step<T>(call: LiveCall, stepId: string, run: () => T | Promise<T>): Promise<T>;
   progress(call: LiveCall, progress: Parameters<ToolContext['progress']>[0]): void;
   status(call: LiveCall, text: string): void;
   log(call: LiveCall, stream: Parameters<ToolContext['log']>[0], chunk: string): void;
@@ -56,6 +57,16 @@ export class LiveCall {
   batch: CallBatch | undefined;
   budgetTimer: unknown;
   timeoutTimer: unknown;
+  /** Armed between a failed attempt and the next. */
+  retryTimer: unknown;
+  /** Runs this call may have in all (its retry policy's `maxAttempts`, else 1). */
+  readonly maxAttempts: number;
+  /** A recovered call may have durable steps stored by the runtime that died. */
+  readonly recovered: boolean;
+  /** Finished durable steps by id: kept across attempts, loaded from the store once for a recovered call. */
+  finishedSteps: Promise<Map<string, unknown>> | undefined;
+  /** The step ids this attempt has used (seed 003: an id is used once per attempt). */
+  stepsOfAttempt = new Set<string>();
   #seq: number;
   #log = '';
   #logTruncated = false;
@@ -70,10 +81,14 @@ export class LiveCall {
     args: unknown;
     inlineBudgetMs: number;
     timeoutMs: number | undefined;
+    maxAttempts: number;
     /** A recovered call: the last `seq` it stored, and the state it was left in. */
     lastSeq?: number;
     resumeAt?: CallStatus;
+    recovered?: boolean;
   }) {
+    this.maxAttempts = init.maxAttempts;
+    this.recovered = init.recovered ?? false;
     this.record = init.record;
     this.tool = init.tool;
     this.args = init.args;
@@ -157,10 +172,29 @@ export class LiveCall {
 export class CallContext implements ToolContext {
   readonly #call: LiveCall;
   readonly #host: ContextHost;
+  readonly attempt: number;
 
   constructor(call: LiveCall, host: ContextHost) {
     this.#call = call;
     this.#host = host;
+    this.attempt = call.record.attempt;
+  }
+
+  get maxAttempts(): number {
+    return this.#call.maxAttempts;
+  }
+
+  get replayKey(): string {
+    const { sessionId, callId, toolName } = this.#call.record;
+    return replayKey(sessionId, callId, toolName);
+  }
+
+  get prepared(): unknown {
+    return this.#call.record.prepared;
+  }
+
+  step<T>(stepId: string, run: () => T | Promise<T>): Promise<T> {
+    return this.#host.step(this.#call, stepId, run);
   }
 
   get callId(): string {
@@ -173,10 +207,6 @@ export class CallContext implements ToolContext {
 
   get toolName(): string {
     return this.#call.record.toolName;
-  }
-
-  get attempt(): number {
-    return this.#call.record.attempt;
   }
 
   get signal(): AbortSignal {

@@ -6,6 +6,7 @@ import type {
   ExecutionMode,
   Notification,
   ResultFormatter,
+  RetryPolicy,
   ToolRegistry,
 } from '@baton/contracts';
 import { BatonError } from '@baton/contracts';
@@ -38,7 +39,12 @@ export interface RuntimeOptions {
   instanceId?: string;
   /** Past this long without a heartbeat, this runtime's calls may be recovered by another. Default 5 s. */
   leaseMs?: number;
-  /** A recovered idempotent call runs again while it has run fewer times than this. Default 3. */
+  /** How a failed run is tried again, for tools that set no policy. Default: none (a call runs once). */
+  retry?: RetryPolicy;
+  /**
+   * A recovered idempotent call runs again while it has run fewer times than this, when its tool
+   * has no retry policy (with one, the policy's `maxAttempts`). Default 3.
+   */
   maxAttempts?: number;
   /** Removes ended calls, their events and artifacts, this long after they end. Default: keep them. */
   retention?: { endedTtlMs: number };

@@ -13,9 +13,12 @@ import { connectionRequiredMessage } from './limits.js';
 /** How one run of a tool ended, before the call machine decides what it means. */
 export type Outcome =
   | { ok: true; value: unknown; images?: readonly ToolImage[]; rawOutput?: string }
-  | { ok: false; error: RecordedError; output: unknown };
+  /** `retryable`: a ToolError that says a retry may succeed (other codes follow the retry policy). */
+  | { ok: false; error: RecordedError; output: unknown; retryable?: boolean };
 
-function internalError(cause: unknown, why?: string): Outcome {
+type Failure = Extract<Outcome, { ok: false }>;
+
+function internalError(cause: unknown, why?: string): Failure {
   const details =
     cause instanceof Error
       ? { name: cause.name, message: why ? `${why}: ${cause.message}` : cause.message, stack: cause.stack }
@@ -28,12 +31,13 @@ function internalError(cause: unknown, why?: string): Outcome {
 }
 
 /** Anything a tool threw: a `ToolError` the model sees, or an internal error whose details it does not. */
-export function thrownOutcome(thrown: unknown): Outcome {
+export function thrownOutcome(thrown: unknown): Failure {
   if (isToolError(thrown)) {
     return {
       ok: false,
       error: { code: 'tool_error', message: thrown.message },
       output: { error: thrown.message },
+      retryable: thrown.retryable === true,
     };
   }
   return internalError(thrown);

@@ -7,6 +7,7 @@ import {
   type CallEventInput,
   type CallRecord,
   type CallReply,
+  checkRetryPolicy,
   DEFAULT_INLINE_BUDGET_MS,
   DEFAULT_MAX_ARGS_BYTES,
   defaultResultFormatter,
@@ -16,18 +17,13 @@ import {
   type Notification,
   type RecordedError,
   type ResultFormatter,
+  type RetryPolicy,
   type TerminalStatus,
   ToolRegistry,
   type ValidationResult,
 } from '@baton/contracts';
 import type { CallMachineEvent } from '@baton/machine';
-import {
-  type CallFilter,
-  type CallPage,
-  memoryStore,
-  type NotificationFilter,
-  type Store,
-} from '@baton/store';
+import { type CallFilter, type CallPage, memoryStore, type Store } from '@baton/store';
 import type { Observable } from 'rxjs';
 import { uuidv7 } from 'uuidv7';
 import { Admission } from './admission.js';
@@ -47,6 +43,11 @@ import {
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_MAX_OUTPUT_CHARS,
   DEFAULT_MAX_QUEUED,
+  DEFAULT_NON_RETRYABLE_CODES,
+  DEFAULT_RETRY_BACKOFF_COEFFICIENT,
+  DEFAULT_RETRY_INITIAL_INTERVAL_MS,
+  duplicateStepIdMessage,
+  EMPTY_STEP_ID_MESSAGE,
   INTERRUPTED_MESSAGE,
   notificationBody,
   notificationTitle,
@@ -103,11 +104,14 @@ class BatonRuntime implements Runtime, ContextHost {
   readonly #maxOutputChars: number;
   readonly #leaseMs: number;
   readonly #maxAttempts: number;
+  readonly #retry: RetryPolicy | undefined;
   /** The heartbeat and retention timers, cleared by `close()`. */
   readonly #housekeeping = new Set<unknown>();
   readonly #limits: Required<RuntimeLimits>;
   readonly #admission: Admission;
   readonly #live = new Map<string, LiveCall>();
+  /** Ended calls whose terminal record is not written yet: `get()` must not go back in time. */
+  readonly #ending = new Map<string, CallRecord>();
   /** Live calls whose caller was answered `backgrounded`, per session. */
   readonly #backgroundRuns = new Map<string, number>();
   #backgroundTotal = 0;
@@ -128,6 +132,8 @@ class BatonRuntime implements Runtime, ContextHost {
     this.instanceId = options.instanceId ?? uuidv7();
     this.#leaseMs = positive('leaseMs', options.leaseMs) ?? DEFAULT_LEASE_MS;
     this.#maxAttempts = positive('maxAttempts', options.maxAttempts) ?? DEFAULT_MAX_ATTEMPTS;
+    checkRetryPolicy('createRuntime', options.retry);
+    this.#retry = options.retry;
     this.#formatter = { ...defaultResultFormatter, ...options.formatter };
     this.#inlineBudgetMs = positive('inlineBudgetMs', options.inlineBudgetMs) ?? DEFAULT_INLINE_BUDGET_MS;
     this.#defaultMode = options.defaultMode ?? 'inline';
@@ -277,7 +283,27 @@ class BatonRuntime implements Runtime, ContextHost {
       }
       const refusal = this.#admissionRefusal(tool, request.sessionId);
       if (refusal) return refuse(checked.args, { code: 'limit_exceeded', message: refusal });
-      return this.#admit(tool, request, callId, createdAt, checked.args, result.value, batch);
+      if (!tool.prepare)
+        return this.#admit(tool, request, callId, createdAt, checked.args, result.value, batch, undefined);
+      // Seed 003: prepare runs before the call is queued; if it fails, the call ends without running.
+      const admitPrepared = (prepared: unknown) =>
+        this.#admit(tool, request, callId, createdAt, checked.args, result.value, batch, prepared);
+      const prepareFailed = (thrown: unknown) => {
+        const failure = thrownOutcome(thrown);
+        return this.#refuse(request, callId, createdAt, checked.args, failure.error, batch);
+      };
+      try {
+        const prepared = tool.prepare(result.value as never, {
+          callId,
+          sessionId: request.sessionId,
+          toolName: tool.name,
+        });
+        return isPromiseLike(prepared)
+          ? Promise.resolve(prepared).then(admitPrepared, prepareFailed)
+          : admitPrepared(prepared);
+      } catch (thrown) {
+        return prepareFailed(thrown);
+      }
     };
     return validated instanceof Promise ? validated.then(proceed) : proceed(validated);
   }
@@ -305,6 +331,7 @@ class BatonRuntime implements Runtime, ContextHost {
     rawArgs: unknown,
     args: unknown,
     batch: CallBatch | undefined,
+    prepared: unknown,
   ): Promise<CallReply> {
     const mode = tool.execution.mode ?? this.#defaultMode;
     const record: CallRecord = {
@@ -321,12 +348,14 @@ class BatonRuntime implements Runtime, ContextHost {
       outputTail: '',
     };
     if (request.messageId !== undefined) record.messageId = request.messageId;
+    if (prepared !== undefined) record.prepared = prepared;
     const call = new LiveCall({
       record,
       tool,
       args,
       inlineBudgetMs: tool.execution.inlineBudgetMs ?? this.#inlineBudgetMs,
       timeoutMs: tool.execution.timeoutMs ?? this.#timeoutMs,
+      maxAttempts: this.#retryPolicy(tool)?.maxAttempts ?? 1,
     });
     this.#live.set(callId, call);
     this.#emit(call, { type: 'queued', mode });
@@ -349,10 +378,17 @@ class BatonRuntime implements Runtime, ContextHost {
   /** Step 3: a slot is free. The same execution runs whether the caller waits or not. */
   #start(call: LiveCall): void {
     call.holdsSlot = true;
-    call.record.attempt++;
     call.record.startedAt = this.#clock.now();
     this.#drive(call, { type: 'START' });
+    this.#run(call);
+  }
+
+  /** One attempt: the first, or a retry after its backoff. The timeout bounds each attempt. */
+  #run(call: LiveCall): void {
+    call.record.attempt++;
+    call.stepsOfAttempt.clear();
     this.#emit(call, { type: 'started', attempt: call.record.attempt });
+    this.#writer.record(call.record);
     if (call.timeoutMs !== undefined) {
       call.timeoutTimer = this.#arm(() => {
         call.timeoutTimer = undefined;
@@ -361,7 +397,8 @@ class BatonRuntime implements Runtime, ContextHost {
     }
     call.executing = true;
     const args = call.args;
-    call.args = undefined;
+    // Parked calls hold as little as they can; a call that may run again keeps its arguments.
+    if (call.record.attempt >= call.maxAttempts) call.args = undefined;
     let returned: unknown;
     try {
       returned = call.tool.execute(args as never, new CallContext(call, this));
@@ -389,7 +426,54 @@ class BatonRuntime implements Runtime, ContextHost {
   #settle(call: LiveCall, outcome: Outcome): void {
     call.executing = false;
     if (isTerminalStatus(call.record.status)) return;
+    if (!outcome.ok && this.#retries(call, outcome)) {
+      this.#retryLater(call, outcome.error);
+      return;
+    }
     this.#drive(call, outcome.ok ? { type: 'DONE', outcome } : { type: 'FAIL', outcome });
+  }
+
+  /** Whether a failed attempt runs again: attempts left, and a code its policy retries. */
+  #retries(call: LiveCall, failure: Extract<Outcome, { ok: false }>): boolean {
+    const policy = this.#retryPolicy(call.tool);
+    if (!policy || call.record.attempt >= call.maxAttempts || this.#closed) return false;
+    if (failure.retryable) return true;
+    return !(policy.nonRetryableCodes ?? DEFAULT_NON_RETRYABLE_CODES).includes(failure.error.code);
+  }
+
+  /** The call stays in its running state while it waits; its budget and its caller's reply are unaffected. */
+  #retryLater(call: LiveCall, error: RecordedError): void {
+    const policy = this.#retryPolicy(call.tool) as RetryPolicy;
+    const initial = policy.initialIntervalMs ?? DEFAULT_RETRY_INITIAL_INTERVAL_MS;
+    const coefficient = policy.backoffCoefficient ?? DEFAULT_RETRY_BACKOFF_COEFFICIENT;
+    const delayMs = Math.min(
+      initial * coefficient ** (call.record.attempt - 1),
+      policy.maximumIntervalMs ?? initial * 100,
+    );
+    if (call.timeoutTimer !== undefined) {
+      this.#clock.clearTimeout(call.timeoutTimer);
+      this.#timers--;
+      call.timeoutTimer = undefined;
+    }
+    this.#emit(call, {
+      type: 'retrying',
+      attempt: call.record.attempt + 1,
+      delayMs,
+      error: modelVisible(error),
+    });
+    call.retryTimer = this.#arm(() => {
+      call.retryTimer = undefined;
+      this.#run(call);
+    }, delayMs);
+  }
+
+  #retryPolicy(tool: AnyTool): RetryPolicy | undefined {
+    return tool.execution.retry ?? this.#retry;
+  }
+
+  /** How many runs a recovered idempotent call may have in all: its policy's, else the runtime's `maxAttempts`. */
+  #recoveryAttempts(tool: AnyTool): number {
+    return this.#retryPolicy(tool)?.maxAttempts ?? this.#maxAttempts;
   }
 
   /**
@@ -464,6 +548,9 @@ class BatonRuntime implements Runtime, ContextHost {
       this.#countBackground(record.sessionId, -1);
     }
     const written = this.#writer.record(record);
+    this.#ending.set(record.callId, record);
+    const forget = () => this.#ending.delete(record.callId);
+    written.then(forget, forget);
     call.answer(written.then(() => this.#replyOf(record), persistenceFailed(record.callId)));
     // The batch's waiting calls are cancelled before the slot this call frees can go to one of them.
     if (call.batch && (status === 'failed' || status === 'timed_out')) this.#failBatch(call.batch, record);
@@ -579,6 +666,28 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#writer.record(call.record);
   }
 
+  /** Seed 003: a step runs once per call; its result is stored before the tool goes on. */
+  async step<T>(call: LiveCall, stepId: string, run: () => T | Promise<T>): Promise<T> {
+    if (typeof stepId !== 'string' || stepId.trim() === '') {
+      throw new BatonError('durable_effect_empty_step_id', EMPTY_STEP_ID_MESSAGE);
+    }
+    if (call.stepsOfAttempt.has(stepId)) {
+      throw new BatonError('durable_effect_duplicate_step_id', duplicateStepIdMessage(stepId));
+    }
+    call.stepsOfAttempt.add(stepId);
+    call.finishedSteps ??= call.recovered
+      ? this.#store
+          .listSteps(call.record.callId)
+          .then((steps) => new Map(steps.map((step) => [step.stepId, step.value])))
+      : Promise.resolve(new Map());
+    const finished = await call.finishedSteps;
+    if (finished.has(stepId)) return finished.get(stepId) as T;
+    const value = await run();
+    finished.set(stepId, value);
+    await this.#writer.step({ callId: call.record.callId, stepId, value });
+    return value;
+  }
+
   status(call: LiveCall, text: string): void {
     if (isTerminalStatus(call.record.status)) return;
     call.record.statusText = text;
@@ -612,8 +721,8 @@ class BatonRuntime implements Runtime, ContextHost {
   }
 
   async get(callId: string): Promise<CallRecord | undefined> {
-    const live = this.#live.get(callId);
-    return live ? structuredClone(live.record) : this.#store.getCall(callId);
+    const record = this.#live.get(callId)?.record ?? this.#ending.get(callId);
+    return record ? { ...record } : this.#store.getCall(callId);
   }
 
   replay(callId: string, fromSeq = 1): Promise<CallEvent[]> {
@@ -685,12 +794,15 @@ class BatonRuntime implements Runtime, ContextHost {
     const lastSeq = (await this.#store.listEvents(orphan.callId)).at(-1)?.seq ?? 0;
     const runsAgain =
       tool !== undefined &&
-      (orphan.status === 'queued' || (tool.execution.idempotent && orphan.attempt < this.#maxAttempts));
+      (orphan.status === 'queued' ||
+        (tool.execution.idempotent && orphan.attempt < this.#recoveryAttempts(tool)));
     const validated = runsAgain ? await tool.validateInput(orphan.args) : undefined;
     const common = {
       inlineBudgetMs: this.#inlineBudgetMs,
       timeoutMs: tool?.execution.timeoutMs ?? this.#timeoutMs,
+      maxAttempts: tool ? this.#recoveryAttempts(tool) : 1,
       lastSeq,
+      recovered: true,
     };
     if (tool && validated?.ok) {
       const record: CallRecord = { ...orphan, status: 'queued', ownerId: this.instanceId };
@@ -733,7 +845,7 @@ class BatonRuntime implements Runtime, ContextHost {
     callId: string,
     createdAt: number,
     args: unknown,
-    error: CallError,
+    error: RecordedError,
     batch: CallBatch | undefined,
   ): Promise<CallReply> {
     const record: CallRecord = {
@@ -753,7 +865,7 @@ class BatonRuntime implements Runtime, ContextHost {
       error,
       ...(request.messageId !== undefined ? { messageId: request.messageId } : {}),
     };
-    this.#writer.event(this.#stamp({ type: 'failed', error }, record, 1));
+    this.#writer.event(this.#stamp({ type: 'failed', error: modelVisible(error) }, record, 1));
     if (batch) this.#failBatch(batch, record);
     return this.#writer.record(record).then(() => this.#replyOf(record), persistenceFailed(callId));
   }
@@ -829,13 +941,14 @@ class BatonRuntime implements Runtime, ContextHost {
   }
 
   #disarm(call: LiveCall): void {
-    for (const handle of [call.budgetTimer, call.timeoutTimer]) {
+    for (const handle of [call.budgetTimer, call.timeoutTimer, call.retryTimer]) {
       if (handle === undefined) continue;
       this.#clock.clearTimeout(handle);
       this.#timers--;
     }
     call.budgetTimer = undefined;
     call.timeoutTimer = undefined;
+    call.retryTimer = undefined;
   }
 }
 

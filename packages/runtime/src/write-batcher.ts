@@ -1,4 +1,4 @@
-import type { Artifact, CallEvent, CallRecord, Notification } from '@baton/contracts';
+import type { Artifact, CallEvent, CallRecord, Notification, StepResult } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import { WRITE_BATCH_MAX } from './limits.js';
 
@@ -7,6 +7,7 @@ interface PendingBatch {
   events: CallEvent[];
   notifications: Notification[];
   artifacts: Artifact[];
+  steps: StepResult[];
   size: number;
   written: Promise<void>;
   settle: (error?: unknown) => void;
@@ -70,6 +71,11 @@ export class WriteBatcher {
     return this.#add(batch, () => batch.artifacts.push(artifact));
   }
 
+  step(step: StepResult): Promise<void> {
+    const batch = this.#batch();
+    return this.#add(batch, () => batch.steps.push(step));
+  }
+
   /** Resolves when everything queued so far is written. */
   async drain(): Promise<void> {
     while (this.#pending || this.#writing) {
@@ -85,7 +91,13 @@ export class WriteBatcher {
     // The store takes what it keeps before write() returns (the Store contract), so no copy here.
     const calls = [...batch.calls.values()];
     this.#writing = this.#store
-      .write({ calls, events: batch.events, notifications: batch.notifications, artifacts: batch.artifacts })
+      .write({
+        calls,
+        events: batch.events,
+        notifications: batch.notifications,
+        artifacts: batch.artifacts,
+        steps: batch.steps,
+      })
       .then(
         () => {
           for (const event of batch.events) this.#publish(event);
@@ -115,6 +127,7 @@ export class WriteBatcher {
       events: [],
       notifications: [],
       artifacts: [],
+      steps: [],
       size: 0,
       written,
       settle,

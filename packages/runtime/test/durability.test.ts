@@ -233,6 +233,7 @@ class FaultyStore implements Store {
     this.#inner.acknowledgeNotification(...args);
   getArtifact: Store['getArtifact'] = (...args) => this.#inner.getArtifact(...args);
   listArtifacts: Store['listArtifacts'] = (...args) => this.#inner.listArtifacts(...args);
+  listSteps: Store['listSteps'] = (...args) => this.#inner.listSteps(...args);
   deleteEndedBefore: Store['deleteEndedBefore'] = (...args) => this.#inner.deleteEndedBefore(...args);
   registerInstance: Store['registerInstance'] = (...args) => this.#inner.registerInstance(...args);
   heartbeat: Store['heartbeat'] = (...args) => this.#inner.heartbeat(...args);

@@ -78,6 +78,16 @@ describe('records, reads of your own writes, and the call id as an idempotency k
     expect(notificationIds).toHaveLength(1);
   });
 
+  it('get() never goes back in time: a call that just ended reads as ended before its write lands', async () => {
+    const { tool, runs } = gatedTool('slow', { mode: 'background' });
+    const { runtime } = testRuntime([tool]);
+    const reply = await runtime.call({ name: 'slow', sessionId: 's' });
+    runs[0]?.resolve('done');
+    await Promise.resolve();
+    await Promise.resolve();
+    expect((await runtime.get(reply.callId))?.status).toBe('succeeded');
+  });
+
   it('the same callId twice is the same call: running, or long finished', async () => {
     const { tool, runs } = gatedTool('once');
     const { runtime } = testRuntime([tool]);

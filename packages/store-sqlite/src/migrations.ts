@@ -54,4 +54,12 @@ export const MIGRATIONS: readonly string[] = [
     lease_ms INTEGER NOT NULL
   );
   `,
+  `
+  CREATE TABLE steps (
+    call_id TEXT NOT NULL,
+    step_id TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (call_id, step_id)
+  ) WITHOUT ROWID;
+  `,
 ];

@@ -1,4 +1,11 @@
-import type { Artifact, CallEvent, CallRecord, Notification, RuntimeInstance } from '@baton/contracts';
+import type {
+  Artifact,
+  CallEvent,
+  CallRecord,
+  Notification,
+  RuntimeInstance,
+  StepResult,
+} from '@baton/contracts';
 import {
   type CallFilter,
   type CallPage,
@@ -67,6 +74,7 @@ export class SqliteStore implements Store {
   readonly #insertEvent: Database.Statement;
   readonly #insertNotification: Database.Statement;
   readonly #upsertArtifact: Database.Statement;
+  readonly #upsertStep: Database.Statement;
   readonly #writeBatch: (batch: StoreWrite) => void;
 
   constructor(options: SqliteStoreOptions) {
@@ -87,6 +95,9 @@ export class SqliteStore implements Store {
     this.#upsertArtifact = this.#db.prepare(`
       INSERT INTO artifacts (call_id, name, content) VALUES (@callId, @name, @content)
       ON CONFLICT (call_id, name) DO UPDATE SET content = excluded.content`);
+    this.#upsertStep = this.#db.prepare(`
+      INSERT INTO steps (call_id, step_id, value) VALUES (?, ?, ?)
+      ON CONFLICT (call_id, step_id) DO UPDATE SET value = excluded.value`);
     this.#writeBatch = this.#db.transaction((batch: StoreWrite) => {
       for (const record of batch.calls ?? []) {
         this.#upsertCall.run({
@@ -113,6 +124,9 @@ export class SqliteStore implements Store {
         });
       }
       for (const artifact of batch.artifacts ?? []) this.#upsertArtifact.run(artifact satisfies Artifact);
+      for (const step of batch.steps ?? []) {
+        this.#upsertStep.run(step.callId, step.stepId, JSON.stringify(step.value ?? null));
+      }
     });
   }
 
@@ -207,12 +221,21 @@ export class SqliteStore implements Store {
     return rows.map((row) => row.name);
   }
 
+  async listSteps(callId: string): Promise<StepResult[]> {
+    const rows = this.#db.prepare('SELECT step_id, value FROM steps WHERE call_id = ?').all(callId) as Array<{
+      step_id: string;
+      value: string;
+    }>;
+    return rows.map((row) => ({ callId, stepId: row.step_id, value: JSON.parse(row.value) as unknown }));
+  }
+
   async deleteEndedBefore(time: number): Promise<number> {
     return this.#db
       .transaction(() => {
         const ended = 'SELECT call_id FROM calls WHERE ended_at < ?';
         this.#db.prepare(`DELETE FROM events WHERE call_id IN (${ended})`).run(time);
         this.#db.prepare(`DELETE FROM artifacts WHERE call_id IN (${ended})`).run(time);
+        this.#db.prepare(`DELETE FROM steps WHERE call_id IN (${ended})`).run(time);
         const { changes } = this.#db.prepare('DELETE FROM calls WHERE ended_at < ?').run(time);
         this.#db
           .prepare(

@@ -5,6 +5,7 @@ import {
   isTerminalStatus,
   type Notification,
   type RuntimeInstance,
+  type StepResult,
 } from '@baton/contracts';
 import {
   type CallFilter,
@@ -34,6 +35,7 @@ function statusFilter(status: CallFilter['status']): ((status: CallStatus) => bo
 export class MemoryStore implements Store {
   readonly #calls = new Map<string, StoredCall>();
   readonly #events = new Map<string, CallEvent[]>();
+  readonly #steps = new Map<string, Map<string, unknown>>();
   readonly #notifications = new Map<string, Notification>();
   readonly #instances = new Map<string, RuntimeInstance>();
   #nextOrder = 0;
@@ -47,6 +49,14 @@ export class MemoryStore implements Store {
         const stored: StoredCall = { record: { ...record }, order: this.#nextOrder++ };
         this.#calls.set(record.callId, stored);
       }
+    }
+    for (const step of batch.steps ?? []) {
+      let steps = this.#steps.get(step.callId);
+      if (!steps) {
+        steps = new Map();
+        this.#steps.set(step.callId, steps);
+      }
+      steps.set(step.stepId, step.value);
     }
     for (const artifact of batch.artifacts ?? []) {
       const stored = this.#calls.get(artifact.callId);
@@ -132,6 +142,10 @@ export class MemoryStore implements Store {
     return [...(this.#calls.get(callId)?.artifacts?.keys() ?? [])];
   }
 
+  async listSteps(callId: string): Promise<StepResult[]> {
+    return [...(this.#steps.get(callId) ?? [])].map(([stepId, value]) => ({ callId, stepId, value }));
+  }
+
   async registerInstance(instance: RuntimeInstance): Promise<void> {
     this.#instances.set(instance.id, { ...instance });
   }
@@ -169,6 +183,7 @@ export class MemoryStore implements Store {
       if (record.endedAt !== undefined && record.endedAt < time) {
         this.#calls.delete(callId);
         this.#events.delete(callId);
+        this.#steps.delete(callId);
         deleted++;
       }
     }

@@ -6,6 +6,7 @@ import type {
   Notification,
   NotificationStatus,
   RuntimeInstance,
+  StepResult,
 } from '@baton/contracts';
 
 /** One atomic write: everything in it is stored, or nothing is. */
@@ -17,6 +18,8 @@ export interface StoreWrite {
   notifications?: readonly Notification[];
   /** Files of background runs, inserted or replaced by call and name. */
   artifacts?: readonly Artifact[];
+  /** Finished durable steps, inserted or replaced by call and step id. */
+  steps?: readonly StepResult[];
 }
 
 export interface CallFilter {
@@ -62,7 +65,9 @@ export interface Store {
   getArtifact(callId: string, name: string): Promise<string | undefined>;
   /** The names of a call's artifacts. */
   listArtifacts(callId: string): Promise<string[]>;
-  /** Removes calls that ended before `time`, with their events and artifacts; returns how many. */
+  /** The finished durable steps of a call. */
+  listSteps(callId: string): Promise<StepResult[]>;
+  /** Removes calls that ended before `time`, with their events, artifacts and steps; returns how many. */
   deleteEndedBefore(time: number): Promise<number>;
 
   /** Records (or refreshes) a runtime instance. */

@@ -190,6 +190,23 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await store.getArtifact('c1', 'missing')).toBeUndefined();
     });
 
+    it('keeps the finished durable steps of a call, replaced by step id', async () => {
+      await store.write({
+        calls: [makeCallRecord({ callId: 'c1' })],
+        steps: [
+          { callId: 'c1', stepId: 'fetch', value: { pages: 3 } },
+          { callId: 'c1', stepId: 'parse', value: 'draft' },
+        ],
+      });
+      await store.write({ steps: [{ callId: 'c1', stepId: 'parse', value: 'final' }] });
+      const steps = await store.listSteps('c1');
+      expect(steps.sort((a, b) => a.stepId.localeCompare(b.stepId))).toEqual([
+        { callId: 'c1', stepId: 'fetch', value: { pages: 3 } },
+        { callId: 'c1', stepId: 'parse', value: 'final' },
+      ]);
+      expect(await store.listSteps('other')).toEqual([]);
+    });
+
     it('keeps runtime instances and their heartbeats', async () => {
       await store.registerInstance(makeInstance({ id: 'i1' }));
       await store.registerInstance(makeInstance({ id: 'i2', pid: 99 }));
@@ -233,11 +250,13 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
         ],
         events: [statusEvent('old', 1)],
         artifacts: [{ callId: 'old', name: 'output.log', content: 'x' }],
+        steps: [{ callId: 'old', stepId: 'a', value: 1 }],
       });
       expect(await store.deleteEndedBefore(20)).toBe(1);
       expect(await store.getCall('old')).toBeUndefined();
       expect(await store.listEvents('old')).toEqual([]);
       expect(await store.getArtifact('old', 'output.log')).toBeUndefined();
+      expect(await store.listSteps('old')).toEqual([]);
       expect((await store.listCalls()).calls.map((call) => call.callId).sort()).toEqual(['new', 'running']);
     });
   });
