@@ -84,6 +84,10 @@ export interface CallRecord {
   attempt: number;
   /** What the tool's `prepare` returned: kept, so that a run after a crash gets it too. */
   prepared?: unknown;
+  /** For a tool that needs approval: `pending` until `approve()` or `reject()`. */
+  approval?: 'pending' | 'approved' | 'rejected';
+  /** The external event key the call waits for now (`ctx.waitFor`), if any. */
+  waitingFor?: string;
   /** The runtime instance that runs it (seed 000's runtime owner); recovery moves it when that instance is gone. */
   ownerId?: string;
   messageId?: string;
@@ -163,4 +167,15 @@ export interface StepResult {
   callId: string;
   stepId: string;
   value: unknown;
+}
+
+/** How an external event ended (seed 003), as given to `runtime.resolveEvent`. */
+export type EventOutcome = { value: unknown } | { error: string } | { cancelled: true };
+
+/** A resolved external event, kept until its call is removed. */
+export interface EventResolution {
+  key: string;
+  callId: string;
+  outcome: EventOutcome;
+  at: number;
 }

@@ -31,6 +31,14 @@ export interface ToolContext<Prepared = unknown> {
    * An empty id, or one this attempt already used, is an error before `run` runs (seed 003).
    */
   step<T>(stepId: string, run: () => T | Promise<T>): Promise<T>;
+  /** A key for an external event of this call: the same every time for the same name (`runtime.eventKey` gives it too). */
+  eventKey(name: string): string;
+  /**
+   * Waits for `runtime.resolveEvent(key, ...)`: resolves with its value, or throws a BatonError
+   * `event_error`, `event_timeout` (past `timeoutMs`) or `event_cancelled`. A resolution given while
+   * nobody waits (the call is between attempts, or its process died) is kept for the next wait.
+   */
+  waitFor<T = unknown>(key: string, options?: { timeoutMs?: number }): Promise<T>;
   /** Reports progress: a bus event, and the last one is kept on the record. */
   progress(progress: Progress): void;
   /** Sets the call's status text (what it is doing now). */

@@ -25,6 +25,8 @@ export interface ExecutionOptions {
   scheduling?: Scheduling;
   /** How a failed run is tried again. Unset: the runtime's policy; without one a call runs once. */
   retry?: RetryPolicy;
+  /** The call waits for `runtime.approve()` or `runtime.reject()` before it runs (a function decides per call). */
+  needsApproval?: boolean | ((args: never) => boolean | Promise<boolean>);
 }
 
 /** What `execute` may return: a plain value is a success. */
@@ -69,7 +71,13 @@ export interface Tool<Args = Record<string, unknown>, Output = unknown, Prepared
   execute(args: Args, ctx: ToolContext<Prepared>): ToolReturn<Output> | Promise<ToolReturn<Output>>;
 }
 
-type OptionalExecution = 'mode' | 'inlineBudgetMs' | 'timeoutMs' | 'maxConcurrency' | 'retry';
+type OptionalExecution =
+  | 'mode'
+  | 'inlineBudgetMs'
+  | 'timeoutMs'
+  | 'maxConcurrency'
+  | 'retry'
+  | 'needsApproval';
 
 export type AnyTool = Tool<never, unknown, unknown>;
 
@@ -164,6 +172,7 @@ export function defineTool<I extends ToolSchema, O extends ToolSchema | undefine
       timeoutMs: execution.timeoutMs,
       maxConcurrency: execution.maxConcurrency,
       retry: execution.retry,
+      needsApproval: execution.needsApproval,
       concurrency: execution.concurrency ?? 'parallel',
       idempotent: execution.idempotent ?? false,
       readOnly: execution.readOnly ?? false,

@@ -17,6 +17,14 @@ export const ERROR_CODES = {
   invalid_definition: 'invalid_definition',
   /** The runtime was closed and takes no more calls. */
   closed: 'closed',
+  /** The call needed approval and was rejected; the reason is shown to the model. */
+  approval_rejected: 'approval_rejected',
+  /** Seed 003: `ctx.waitFor()` ended with an error given from outside. */
+  event_error: 'event_error',
+  /** Seed 003: `ctx.waitFor()` passed its `timeoutMs`. */
+  event_timeout: 'event_timeout',
+  /** Seed 003: the wait was cancelled (the call, or the event, was). */
+  event_cancelled: 'event_cancelled',
   /** Seed 003: `ctx.step()` with an empty id, refused before the step runs. */
   durable_effect_empty_step_id: 'durable_effect_empty_step_id',
   /** Seed 003: `ctx.step()` with an id this attempt already used, refused before the step runs. */

@@ -17,7 +17,7 @@ export type CallEvent =
   | (CallEventBase & { type: 'status'; text: string })
   | (CallEventBase & { type: 'log'; stream: LogStream; chunk: string })
   | (CallEventBase & { type: 'retrying'; attempt: number; delayMs: number; error: CallError })
-  | (CallEventBase & { type: 'backgrounded'; reason: 'budget' | 'mode'; afterMs: number })
+  | (CallEventBase & { type: 'backgrounded'; reason: 'budget' | 'mode' | 'approval'; afterMs: number })
   | (CallEventBase & { type: 'succeeded'; output: unknown })
   | (CallEventBase & { type: 'failed'; error: CallError })
   | (CallEventBase & { type: 'cancelled'; reason: string })

@@ -11,6 +11,8 @@ export {
   type CallReply,
   type CallStatus,
   type Concurrency,
+  type EventOutcome,
+  type EventResolution,
   type ExecutionMode,
   isTerminalStatus,
   type LogStream,

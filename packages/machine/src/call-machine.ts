@@ -24,7 +24,9 @@ export type CallMachineEvent =
   | { type: 'DONE' }
   | { type: 'FAIL' }
   | { type: 'CANCEL' }
-  | { type: 'TIMEOUT' };
+  | { type: 'TIMEOUT' }
+  /** A call that needed approval was refused it before it ran. */
+  | { type: 'REJECT' };
 
 export const callMachine = setup({
   types: {
@@ -51,6 +53,7 @@ export const callMachine = setup({
         // The budget counts from the call, queue time included: the caller is answered while it waits.
         BUDGET: { guard: 'canPromote', actions: 'detach' },
         CANCEL: 'cancelled',
+        REJECT: 'failed',
       },
     },
     inline: {

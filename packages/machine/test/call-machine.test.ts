@@ -62,6 +62,11 @@ describe('the call machine', () => {
     expect(run('auto', ['START', 'BUDGET', event])).toMatchObject({ state, status: 'done', detached: true });
   });
 
+  it('fails a queued call that is rejected (approval refused), and only a queued one', () => {
+    expect(run('inline', ['REJECT'])).toMatchObject({ state: 'failed', status: 'done' });
+    expect(run('inline', ['START', 'REJECT']).state).toBe('inline');
+  });
+
   it('cancels a queued call; a queued call neither finishes nor times out', () => {
     expect(run('inline', ['CANCEL'])).toMatchObject({ state: 'cancelled', status: 'done' });
     expect(run('inline', ['DONE', 'FAIL', 'TIMEOUT']).state).toBe('queued');

@@ -10,7 +10,7 @@ import {
 } from '../src/index.js';
 
 const MODES: ExecutionMode[] = ['inline', 'auto', 'background'];
-const EVENTS: CallMachineEvent['type'][] = ['START', 'BUDGET', 'DONE', 'FAIL', 'CANCEL', 'TIMEOUT'];
+const EVENTS: CallMachineEvent['type'][] = ['START', 'BUDGET', 'DONE', 'FAIL', 'CANCEL', 'TIMEOUT', 'REJECT'];
 
 /** Every event sequence up to `depth` long. */
 function* sequences(depth: number): Generator<CallMachineEvent['type'][]> {

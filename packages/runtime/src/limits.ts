@@ -38,6 +38,29 @@ export function replayKey(sessionId: string, callId: string, toolName: string): 
   return `baton:${sessionId}:${callId}:${toolName}`;
 }
 
+export const APPROVAL_PENDING_MESSAGE =
+  'This tool call needs approval before it runs. Continue the conversation; a later notification will report the result.';
+
+export function approvalRejectedMessage(reason: string): string {
+  return `The tool call was rejected: ${reason}`;
+}
+
+/** The key of an external event of a call: the same every time for the same call and name. */
+export function eventKey(callId: string, name: string): string {
+  return `baton-event:${encodeURIComponent(callId)}:${encodeURIComponent(name)}`;
+}
+
+/** The call an event key belongs to, or undefined for a string that is not an event key. */
+export function callOfEventKey(key: string): string | undefined {
+  const [prefix, callId, name, ...rest] = key.split(':');
+  return prefix === 'baton-event' && callId && name !== undefined && rest.length === 0
+    ? decodeURIComponent(callId)
+    : undefined;
+}
+
+export const EVENT_TIMEOUT_MESSAGE = 'the external event did not come in time';
+export const EVENT_CANCELLED_MESSAGE = 'the wait for the external event was cancelled';
+
 export const INTERRUPTED_MESSAGE = 'The process running the tool call stopped before the call finished';
 
 export function persistenceFailedMessage(cause: unknown): string {

@@ -16,10 +16,17 @@ import {
   initialCallState,
 } from '@baton/machine';
 import { type Actor, createActor, type SnapshotFrom } from 'xstate';
-import { OUTPUT_LOG_MAX_CHARS, OUTPUT_LOG_TRUNCATED_LINE, OUTPUT_TAIL_CHARS, replayKey } from './limits.js';
+import {
+  eventKey,
+  OUTPUT_LOG_MAX_CHARS,
+  OUTPUT_LOG_TRUNCATED_LINE,
+  OUTPUT_TAIL_CHARS,
+  replayKey,
+} from './limits.js';
 
 /** The parts of the runtime a running tool reports to through its context. */
 export interface ContextHost {
+  waitFor<T>(call: LiveCall, key: string, options: { timeoutMs?: number }): Promise<T>;
   step<T>(call: LiveCall, stepId: string, run: () => T | Promise<T>): Promise<T>;
   progress(call: LiveCall, progress: Parameters<ToolContext['progress']>[0]): void;
   status(call: LiveCall, text: string): void;
@@ -195,6 +202,14 @@ export class CallContext implements ToolContext {
 
   step<T>(stepId: string, run: () => T | Promise<T>): Promise<T> {
     return this.#host.step(this.#call, stepId, run);
+  }
+
+  eventKey(name: string): string {
+    return eventKey(this.#call.record.callId, name);
+  }
+
+  waitFor<T = unknown>(key: string, options: { timeoutMs?: number } = {}): Promise<T> {
+    return this.#host.waitFor<T>(this.#call, key, options);
   }
 
   get callId(): string {

@@ -3,6 +3,7 @@ import type {
   CallEvent,
   CallRecord,
   CallReply,
+  EventOutcome,
   ExecutionMode,
   Notification,
   ResultFormatter,
@@ -113,6 +114,14 @@ export interface Runtime {
   /** Cancels every live call of a session; resolves with how many. */
   cancelSession(sessionId: string, reason?: string): Promise<number>;
   get(callId: string): Promise<CallRecord | undefined>;
+  /** Lets a call that waits for approval run; false when it does not wait for one. */
+  approve(callId: string): Promise<boolean>;
+  /** Ends a call that waits for approval `failed`, with the reason shown to the model. */
+  reject(callId: string, reason: string): Promise<boolean>;
+  /** The key of an external event of a call, as `ctx.eventKey(name)` gives it. */
+  eventKey(callId: string, name: string): string;
+  /** Resolves an external event: the waiting call (now, or after a restart) gets the outcome. */
+  resolveEvent(key: string, outcome: EventOutcome): Promise<void>;
   /** The stored events of a call, from `fromSeq` on (default: all). */
   replay(callId: string, fromSeq?: number): Promise<CallEvent[]>;
   /** A file of a background run: `output.log` or `result.json`. */

@@ -1,7 +1,9 @@
 import {
   type AnyTool,
   type CallIssue,
+  type ErrorCode,
   INTERNAL_ERROR_MESSAGE,
+  isBatonError,
   isConnectionRequired,
   isToolError,
   isToolSuccess,
@@ -31,7 +33,23 @@ function internalError(cause: unknown, why?: string): Failure {
 }
 
 /** Anything a tool threw: a `ToolError` the model sees, or an internal error whose details it does not. */
+/** Errors a tool may let through from its context: their own code and words reach the model. */
+const VISIBLE_BATON_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'event_error',
+  'event_timeout',
+  'event_cancelled',
+  'durable_effect_empty_step_id',
+  'durable_effect_duplicate_step_id',
+]);
+
 export function thrownOutcome(thrown: unknown): Failure {
+  if (isBatonError(thrown) && VISIBLE_BATON_CODES.has(thrown.code)) {
+    return {
+      ok: false,
+      error: { code: thrown.code, message: thrown.message },
+      output: { error: thrown.message },
+    };
+  }
   if (isToolError(thrown)) {
     return {
       ok: false,

@@ -11,6 +11,7 @@ import {
   DEFAULT_INLINE_BUDGET_MS,
   DEFAULT_MAX_ARGS_BYTES,
   defaultResultFormatter,
+  type EventOutcome,
   type ExecutionMode,
   type FormattedCall,
   isTerminalStatus,
@@ -30,11 +31,14 @@ import { Admission } from './admission.js';
 import { checkArguments } from './arguments.js';
 import { type Clock, systemClock, unref } from './clock.js';
 import {
+  APPROVAL_PENDING_MESSAGE,
+  approvalRejectedMessage,
   backgroundPerSessionMessage,
   backgroundPerWorkerMessage,
   batchFailedReason,
   CANCELLED_BEFORE_COMPLETION,
   CLOSED_REASON,
+  callOfEventKey,
   cancelledMessage,
   DEFAULT_BACKGROUND_PER_SESSION,
   DEFAULT_BACKGROUND_PER_WORKER,
@@ -48,6 +52,9 @@ import {
   DEFAULT_RETRY_INITIAL_INTERVAL_MS,
   duplicateStepIdMessage,
   EMPTY_STEP_ID_MESSAGE,
+  EVENT_CANCELLED_MESSAGE,
+  EVENT_TIMEOUT_MESSAGE,
+  eventKey,
   INTERRUPTED_MESSAGE,
   notificationBody,
   notificationTitle,
@@ -80,11 +87,12 @@ const MACHINE_EVENTS: { readonly [T in CallMachineEvent['type']]: Readonly<{ typ
   FAIL: { type: 'FAIL' },
   CANCEL: { type: 'CANCEL' },
   TIMEOUT: { type: 'TIMEOUT' },
+  REJECT: { type: 'REJECT' },
 };
 
 type Ending =
   | { type: 'DONE'; outcome: Extract<Outcome, { ok: true }> }
-  | { type: 'FAIL'; outcome: Extract<Outcome, { ok: false }> }
+  | { type: 'FAIL' | 'REJECT'; outcome: Extract<Outcome, { ok: false }> }
   | { type: 'CANCEL'; reason?: string }
   | { type: 'TIMEOUT' };
 
@@ -112,6 +120,8 @@ class BatonRuntime implements Runtime, ContextHost {
   readonly #live = new Map<string, LiveCall>();
   /** Ended calls whose terminal record is not written yet: `get()` must not go back in time. */
   readonly #ending = new Map<string, CallRecord>();
+  /** Calls waiting in `ctx.waitFor`, by event key: how to hand each its outcome. */
+  readonly #waiters = new Map<string, (outcome: EventOutcome | { timedOut: true }) => void>();
   /** Live calls whose caller was answered `backgrounded`, per session. */
   readonly #backgroundRuns = new Map<string, number>();
   #backgroundTotal = 0;
@@ -283,15 +293,36 @@ class BatonRuntime implements Runtime, ContextHost {
       }
       const refusal = this.#admissionRefusal(tool, request.sessionId);
       if (refusal) return refuse(checked.args, { code: 'limit_exceeded', message: refusal });
-      if (!tool.prepare)
-        return this.#admit(tool, request, callId, createdAt, checked.args, result.value, batch, undefined);
-      // Seed 003: prepare runs before the call is queued; if it fails, the call ends without running.
-      const admitPrepared = (prepared: unknown) =>
-        this.#admit(tool, request, callId, createdAt, checked.args, result.value, batch, prepared);
       const prepareFailed = (thrown: unknown) => {
         const failure = thrownOutcome(thrown);
         return this.#refuse(request, callId, createdAt, checked.args, failure.error, batch);
       };
+      const admitPrepared = (prepared: unknown): Promise<CallReply> => {
+        const needs = tool.execution.needsApproval;
+        const admit = (awaitingApproval: boolean) =>
+          this.#admit(
+            tool,
+            request,
+            callId,
+            createdAt,
+            checked.args,
+            result.value,
+            batch,
+            prepared,
+            awaitingApproval,
+          );
+        if (typeof needs !== 'function') return admit(needs === true);
+        try {
+          const decided = needs(result.value as never);
+          return isPromiseLike(decided)
+            ? Promise.resolve(decided).then(admit, prepareFailed)
+            : admit(decided);
+        } catch (thrown) {
+          return prepareFailed(thrown);
+        }
+      };
+      if (!tool.prepare) return admitPrepared(undefined);
+      // Seed 003: prepare runs before the call is queued; if it fails, the call ends without running.
       try {
         const prepared = tool.prepare(result.value as never, {
           callId,
@@ -332,6 +363,7 @@ class BatonRuntime implements Runtime, ContextHost {
     args: unknown,
     batch: CallBatch | undefined,
     prepared: unknown,
+    awaitingApproval: boolean,
   ): Promise<CallReply> {
     const mode = tool.execution.mode ?? this.#defaultMode;
     const record: CallRecord = {
@@ -341,7 +373,7 @@ class BatonRuntime implements Runtime, ContextHost {
       args: rawArgs,
       status: 'queued',
       mode,
-      detached: mode === 'background',
+      detached: mode === 'background' || awaitingApproval,
       attempt: 0,
       ownerId: this.instanceId,
       createdAt,
@@ -349,6 +381,7 @@ class BatonRuntime implements Runtime, ContextHost {
     };
     if (request.messageId !== undefined) record.messageId = request.messageId;
     if (prepared !== undefined) record.prepared = prepared;
+    if (awaitingApproval) record.approval = 'pending';
     const call = new LiveCall({
       record,
       tool,
@@ -367,6 +400,11 @@ class BatonRuntime implements Runtime, ContextHost {
         this.#drive(call, { type: 'CANCEL', reason: batch.failure });
         return call.reply;
       }
+    }
+    // A call that needs approval waits out of the queue; its caller is answered at once.
+    if (awaitingApproval) {
+      this.#answerBackgrounded(call, 'approval');
+      return call.reply;
     }
     if (mode === 'background') this.#answerBackgrounded(call, 'mode');
     if (mode === 'auto') this.#armBudget(call);
@@ -516,12 +554,12 @@ class BatonRuntime implements Runtime, ContextHost {
       notificationOutput = formatter.result(formatted, { ok: true, value: output });
       notificationText = { value: output };
     } else {
-      const error: RecordedError =
-        ending.type === 'FAIL'
-          ? ending.outcome.error
-          : ending.type === 'CANCEL'
-            ? { code: 'cancelled', message: cancelledMessage(ending.reason) }
-            : { code: 'timed_out', message: timedOutMessage(call.timeoutMs ?? 0) };
+      const failure = ending.type === 'FAIL' || ending.type === 'REJECT' ? ending.outcome : undefined;
+      const error: RecordedError = failure
+        ? failure.error
+        : ending.type === 'CANCEL'
+          ? { code: 'cancelled', message: cancelledMessage(ending.reason) }
+          : { code: 'timed_out', message: timedOutMessage(call.timeoutMs ?? 0) };
       record.error = error;
       if (call.executing) call.abort(new BatonError(error.code, error.message));
       const visible = modelVisible(error);
@@ -531,7 +569,7 @@ class BatonRuntime implements Runtime, ContextHost {
         notificationOutput = record.output;
         notificationText = { error: CANCELLED_BEFORE_COMPLETION };
       } else {
-        record.output = ending.type === 'FAIL' ? ending.outcome.output : { error: error.message };
+        record.output = failure ? failure.output : { error: error.message };
         if (ending.type === 'TIMEOUT')
           this.#emit(call, { type: 'timed_out', timeoutMs: call.timeoutMs ?? 0 });
         else this.#emit(call, { type: 'failed', error: visible });
@@ -620,16 +658,19 @@ class BatonRuntime implements Runtime, ContextHost {
   }
 
   /** Seed 000 / 001: the caller is told at once that the call continues, with its id as the handle. */
-  #answerBackgrounded(call: LiveCall, reason: 'budget' | 'mode'): void {
+  #answerBackgrounded(call: LiveCall, reason: 'budget' | 'mode' | 'approval'): void {
     const record = call.record;
     record.detached = true;
     this.#countBackground(record.sessionId, 1);
     this.#emit(call, { type: 'backgrounded', reason, afterMs: this.#clock.now() - record.createdAt });
     const formatted: FormattedCall = { callId: record.callId, toolName: record.toolName, args: record.args };
-    const output = this.#formatterFor(call.tool).running(
-      formatted,
-      reason === 'budget' ? call.inlineBudgetMs : undefined,
-    );
+    const output =
+      reason === 'approval'
+        ? { status: 'awaiting_approval', tool: record.toolName, message: APPROVAL_PENDING_MESSAGE }
+        : this.#formatterFor(call.tool).running(
+            formatted,
+            reason === 'budget' ? call.inlineBudgetMs : undefined,
+          );
     const reply: CallReply = { callId: record.callId, status: 'backgrounded', output };
     call.answer(this.#writer.record(record).then(() => reply, persistenceFailed(record.callId)));
   }
@@ -664,6 +705,53 @@ class BatonRuntime implements Runtime, ContextHost {
     call.record.progress = { ...progress };
     this.#emit(call, { type: 'progress', progress: call.record.progress });
     this.#writer.record(call.record);
+  }
+
+  /**
+   * Seed 003: waits for an external event. The waiter is in place before the store is read, so a
+   * resolution written meanwhile reaches it one way or the other; one kept from before (another
+   * attempt, another process) answers at once.
+   */
+  async waitFor<T>(call: LiveCall, key: string, options: { timeoutMs?: number }): Promise<T> {
+    call.record.waitingFor = key;
+    this.#writer.record(call.record);
+    let timer: unknown;
+    let onAbort: (() => void) | undefined;
+    try {
+      const outcome = await new Promise<EventOutcome | { timedOut: true }>((resolve) => {
+        let done = false;
+        const finish = (result: EventOutcome | { timedOut: true }) => {
+          if (done) return;
+          done = true;
+          if (this.#waiters.get(key) === finish) this.#waiters.delete(key);
+          resolve(result);
+        };
+        this.#waiters.set(key, finish);
+        onAbort = () => finish({ cancelled: true });
+        call.signal.addEventListener('abort', onAbort, { once: true });
+        if (call.signal.aborted) finish({ cancelled: true });
+        if (options.timeoutMs !== undefined)
+          timer = this.#arm(() => finish({ timedOut: true }), options.timeoutMs);
+        this.#store.getResolution(key).then(
+          (stored) => stored && finish(stored.outcome),
+          () => {},
+        );
+      });
+      if ('value' in outcome) return outcome.value as T;
+      if ('error' in outcome) throw new BatonError('event_error', outcome.error);
+      if ('timedOut' in outcome) throw new BatonError('event_timeout', EVENT_TIMEOUT_MESSAGE);
+      throw new BatonError('event_cancelled', EVENT_CANCELLED_MESSAGE);
+    } finally {
+      if (timer !== undefined) {
+        this.#clock.clearTimeout(timer);
+        this.#timers--;
+      }
+      if (onAbort) call.signal.removeEventListener('abort', onAbort);
+      if (call.record.waitingFor === key && !isTerminalStatus(call.record.status)) {
+        delete call.record.waitingFor;
+        this.#writer.record(call.record);
+      }
+    }
   }
 
   /** Seed 003: a step runs once per call; its result is stored before the tool goes on. */
@@ -723,6 +811,49 @@ class BatonRuntime implements Runtime, ContextHost {
   async get(callId: string): Promise<CallRecord | undefined> {
     const record = this.#live.get(callId)?.record ?? this.#ending.get(callId);
     return record ? { ...record } : this.#store.getCall(callId);
+  }
+
+  /** The live call with this id if it waits for its approval. */
+  #awaitingApproval(callId: string): LiveCall | undefined {
+    const call = this.#live.get(callId);
+    return call?.record.approval === 'pending' ? call : undefined;
+  }
+
+  async approve(callId: string): Promise<boolean> {
+    const call = this.#awaitingApproval(callId);
+    if (!call) return false;
+    call.record.approval = 'approved';
+    const written = this.#writer.record(call.record);
+    this.#admission.enqueue(call);
+    this.#pump();
+    await written.catch(() => {});
+    return true;
+  }
+
+  async reject(callId: string, reason: string): Promise<boolean> {
+    const call = this.#awaitingApproval(callId);
+    if (!call) return false;
+    call.record.approval = 'rejected';
+    const message = approvalRejectedMessage(reason);
+    this.#drive(call, {
+      type: 'REJECT',
+      outcome: { ok: false, error: { code: 'approval_rejected', message }, output: { error: message } },
+    });
+    await this.#writer.record(call.record).catch(() => {});
+    return true;
+  }
+
+  eventKey(callId: string, name: string): string {
+    return eventKey(callId, name);
+  }
+
+  async resolveEvent(key: string, outcome: EventOutcome): Promise<void> {
+    const callId = callOfEventKey(key);
+    if (callId === undefined)
+      throw new BatonError('invalid_arguments', `${JSON.stringify(key)} is not an event key`);
+    // Stored first: a call that waits after a restart, or between attempts, still gets it.
+    await this.#writer.resolution({ key, callId, outcome, at: this.#clock.now() });
+    this.#waiters.get(key)?.(outcome);
   }
 
   replay(callId: string, fromSeq = 1): Promise<CallEvent[]> {
@@ -792,6 +923,25 @@ class BatonRuntime implements Runtime, ContextHost {
   async #recover(orphan: CallRecord): Promise<void> {
     const tool = this.tools.get(orphan.toolName);
     const lastSeq = (await this.#store.listEvents(orphan.callId)).at(-1)?.seq ?? 0;
+    if (tool && orphan.approval === 'pending') {
+      // Still waiting for its approval: it waits here now, out of the queue, as it did there.
+      const record: CallRecord = { ...orphan, ownerId: this.instanceId };
+      const maxAttempts = this.#recoveryAttempts(tool);
+      const args = await tool.validateInput(orphan.args);
+      const call = new LiveCall({
+        record,
+        tool,
+        args: args.ok ? args.value : orphan.args,
+        inlineBudgetMs: this.#inlineBudgetMs,
+        timeoutMs: tool.execution.timeoutMs ?? this.#timeoutMs,
+        maxAttempts,
+        lastSeq,
+        recovered: true,
+      });
+      this.#live.set(record.callId, call);
+      this.#countBackground(record.sessionId, 1);
+      return;
+    }
     const runsAgain =
       tool !== undefined &&
       (orphan.status === 'queued' ||

@@ -1,4 +1,11 @@
-import type { Artifact, CallEvent, CallRecord, Notification, StepResult } from '@baton/contracts';
+import type {
+  Artifact,
+  CallEvent,
+  CallRecord,
+  EventResolution,
+  Notification,
+  StepResult,
+} from '@baton/contracts';
 import type { Store } from '@baton/store';
 import { WRITE_BATCH_MAX } from './limits.js';
 
@@ -8,6 +15,7 @@ interface PendingBatch {
   notifications: Notification[];
   artifacts: Artifact[];
   steps: StepResult[];
+  resolutions: EventResolution[];
   size: number;
   written: Promise<void>;
   settle: (error?: unknown) => void;
@@ -76,6 +84,11 @@ export class WriteBatcher {
     return this.#add(batch, () => batch.steps.push(step));
   }
 
+  resolution(resolution: EventResolution): Promise<void> {
+    const batch = this.#batch();
+    return this.#add(batch, () => batch.resolutions.push(resolution));
+  }
+
   /** Resolves when everything queued so far is written. */
   async drain(): Promise<void> {
     while (this.#pending || this.#writing) {
@@ -97,6 +110,7 @@ export class WriteBatcher {
         notifications: batch.notifications,
         artifacts: batch.artifacts,
         steps: batch.steps,
+        resolutions: batch.resolutions,
       })
       .then(
         () => {
@@ -128,6 +142,7 @@ export class WriteBatcher {
       notifications: [],
       artifacts: [],
       steps: [],
+      resolutions: [],
       size: 0,
       written,
       settle,

@@ -234,6 +234,7 @@ class FaultyStore implements Store {
   getArtifact: Store['getArtifact'] = (...args) => this.#inner.getArtifact(...args);
   listArtifacts: Store['listArtifacts'] = (...args) => this.#inner.listArtifacts(...args);
   listSteps: Store['listSteps'] = (...args) => this.#inner.listSteps(...args);
+  getResolution: Store['getResolution'] = (...args) => this.#inner.getResolution(...args);
   deleteEndedBefore: Store['deleteEndedBefore'] = (...args) => this.#inner.deleteEndedBefore(...args);
   registerInstance: Store['registerInstance'] = (...args) => this.#inner.registerInstance(...args);
   heartbeat: Store['heartbeat'] = (...args) => this.#inner.heartbeat(...args);

@@ -62,4 +62,13 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (call_id, step_id)
   ) WITHOUT ROWID;
   `,
+  `
+  CREATE TABLE event_resolutions (
+    key TEXT PRIMARY KEY,
+    call_id TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );
+  CREATE INDEX event_resolutions_by_call ON event_resolutions (call_id);
+  `,
 ];

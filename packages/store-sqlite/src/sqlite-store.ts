@@ -2,6 +2,8 @@ import type {
   Artifact,
   CallEvent,
   CallRecord,
+  EventOutcome,
+  EventResolution,
   Notification,
   RuntimeInstance,
   StepResult,
@@ -75,6 +77,7 @@ export class SqliteStore implements Store {
   readonly #insertNotification: Database.Statement;
   readonly #upsertArtifact: Database.Statement;
   readonly #upsertStep: Database.Statement;
+  readonly #insertResolution: Database.Statement;
   readonly #writeBatch: (batch: StoreWrite) => void;
 
   constructor(options: SqliteStoreOptions) {
@@ -98,6 +101,9 @@ export class SqliteStore implements Store {
     this.#upsertStep = this.#db.prepare(`
       INSERT INTO steps (call_id, step_id, value) VALUES (?, ?, ?)
       ON CONFLICT (call_id, step_id) DO UPDATE SET value = excluded.value`);
+    this.#insertResolution = this.#db.prepare(
+      'INSERT INTO event_resolutions (key, call_id, outcome, at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING',
+    );
     this.#writeBatch = this.#db.transaction((batch: StoreWrite) => {
       for (const record of batch.calls ?? []) {
         this.#upsertCall.run({
@@ -124,6 +130,10 @@ export class SqliteStore implements Store {
         });
       }
       for (const artifact of batch.artifacts ?? []) this.#upsertArtifact.run(artifact satisfies Artifact);
+      for (const resolution of batch.resolutions ?? []) {
+        const { key, callId, outcome, at } = resolution;
+        this.#insertResolution.run(key, callId, JSON.stringify(outcome), at);
+      }
       for (const step of batch.steps ?? []) {
         this.#upsertStep.run(step.callId, step.stepId, JSON.stringify(step.value ?? null));
       }
@@ -229,6 +239,20 @@ export class SqliteStore implements Store {
     return rows.map((row) => ({ callId, stepId: row.step_id, value: JSON.parse(row.value) as unknown }));
   }
 
+  async getResolution(key: string): Promise<EventResolution | undefined> {
+    const row = this.#db
+      .prepare('SELECT key, call_id, outcome, at FROM event_resolutions WHERE key = ?')
+      .get(key) as { key: string; call_id: string; outcome: string; at: number } | undefined;
+    return (
+      row && {
+        key: row.key,
+        callId: row.call_id,
+        outcome: JSON.parse(row.outcome) as EventOutcome,
+        at: row.at,
+      }
+    );
+  }
+
   async deleteEndedBefore(time: number): Promise<number> {
     return this.#db
       .transaction(() => {
@@ -236,6 +260,7 @@ export class SqliteStore implements Store {
         this.#db.prepare(`DELETE FROM events WHERE call_id IN (${ended})`).run(time);
         this.#db.prepare(`DELETE FROM artifacts WHERE call_id IN (${ended})`).run(time);
         this.#db.prepare(`DELETE FROM steps WHERE call_id IN (${ended})`).run(time);
+        this.#db.prepare(`DELETE FROM event_resolutions WHERE call_id IN (${ended})`).run(time);
         const { changes } = this.#db.prepare('DELETE FROM calls WHERE ended_at < ?').run(time);
         this.#db
           .prepare(

@@ -2,6 +2,7 @@ import {
   type CallEvent,
   type CallRecord,
   type CallStatus,
+  type EventResolution,
   isTerminalStatus,
   type Notification,
   type RuntimeInstance,
@@ -36,6 +37,7 @@ export class MemoryStore implements Store {
   readonly #calls = new Map<string, StoredCall>();
   readonly #events = new Map<string, CallEvent[]>();
   readonly #steps = new Map<string, Map<string, unknown>>();
+  readonly #resolutions = new Map<string, EventResolution>();
   readonly #notifications = new Map<string, Notification>();
   readonly #instances = new Map<string, RuntimeInstance>();
   #nextOrder = 0;
@@ -57,6 +59,9 @@ export class MemoryStore implements Store {
         this.#steps.set(step.callId, steps);
       }
       steps.set(step.stepId, step.value);
+    }
+    for (const resolution of batch.resolutions ?? []) {
+      if (!this.#resolutions.has(resolution.key)) this.#resolutions.set(resolution.key, { ...resolution });
     }
     for (const artifact of batch.artifacts ?? []) {
       const stored = this.#calls.get(artifact.callId);
@@ -146,6 +151,11 @@ export class MemoryStore implements Store {
     return [...(this.#steps.get(callId) ?? [])].map(([stepId, value]) => ({ callId, stepId, value }));
   }
 
+  async getResolution(key: string): Promise<EventResolution | undefined> {
+    const resolution = this.#resolutions.get(key);
+    return resolution && { ...resolution };
+  }
+
   async registerInstance(instance: RuntimeInstance): Promise<void> {
     this.#instances.set(instance.id, { ...instance });
   }
@@ -184,6 +194,9 @@ export class MemoryStore implements Store {
         this.#calls.delete(callId);
         this.#events.delete(callId);
         this.#steps.delete(callId);
+        for (const [key, resolution] of this.#resolutions) {
+          if (resolution.callId === callId) this.#resolutions.delete(key);
+        }
         deleted++;
       }
     }

@@ -3,6 +3,7 @@ import type {
   CallEvent,
   CallRecord,
   CallStatus,
+  EventResolution,
   Notification,
   NotificationStatus,
   RuntimeInstance,
@@ -20,6 +21,8 @@ export interface StoreWrite {
   artifacts?: readonly Artifact[];
   /** Finished durable steps, inserted or replaced by call and step id. */
   steps?: readonly StepResult[];
+  /** External events resolved from outside, by key; the first resolution of a key stands. */
+  resolutions?: readonly EventResolution[];
 }
 
 export interface CallFilter {
@@ -67,6 +70,7 @@ export interface Store {
   listArtifacts(callId: string): Promise<string[]>;
   /** The finished durable steps of a call. */
   listSteps(callId: string): Promise<StepResult[]>;
+  getResolution(key: string): Promise<EventResolution | undefined>;
   /** Removes calls that ended before `time`, with their events, artifacts and steps; returns how many. */
   deleteEndedBefore(time: number): Promise<number>;
 

@@ -207,6 +207,23 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await store.listSteps('other')).toEqual([]);
     });
 
+    it('keeps the first resolution of an external event', async () => {
+      await store.write({
+        calls: [makeCallRecord({ callId: 'c1' })],
+        resolutions: [{ key: 'k1', callId: 'c1', outcome: { value: { approved: true } }, at: 5 }],
+      });
+      await store.write({
+        resolutions: [{ key: 'k1', callId: 'c1', outcome: { error: 'too late' }, at: 6 }],
+      });
+      expect(await store.getResolution('k1')).toEqual({
+        key: 'k1',
+        callId: 'c1',
+        outcome: { value: { approved: true } },
+        at: 5,
+      });
+      expect(await store.getResolution('missing')).toBeUndefined();
+    });
+
     it('keeps runtime instances and their heartbeats', async () => {
       await store.registerInstance(makeInstance({ id: 'i1' }));
       await store.registerInstance(makeInstance({ id: 'i2', pid: 99 }));
@@ -251,12 +268,14 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
         events: [statusEvent('old', 1)],
         artifacts: [{ callId: 'old', name: 'output.log', content: 'x' }],
         steps: [{ callId: 'old', stepId: 'a', value: 1 }],
+        resolutions: [{ key: 'old-event', callId: 'old', outcome: { cancelled: true }, at: 1 }],
       });
       expect(await store.deleteEndedBefore(20)).toBe(1);
       expect(await store.getCall('old')).toBeUndefined();
       expect(await store.listEvents('old')).toEqual([]);
       expect(await store.getArtifact('old', 'output.log')).toBeUndefined();
       expect(await store.listSteps('old')).toEqual([]);
+      expect(await store.getResolution('old-event')).toBeUndefined();
       expect((await store.listCalls()).calls.map((call) => call.callId).sort()).toEqual(['new', 'running']);
     });
   });
