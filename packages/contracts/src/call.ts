@@ -88,6 +88,8 @@ export interface CallRecord {
   approval?: 'pending' | 'approved' | 'rejected';
   /** The external event key the call waits for now (`ctx.waitFor`), if any. */
   waitingFor?: string;
+  /** A run started by `spawn_background` (seed 002): its label, and whether its session hears of its end. */
+  run?: { title: string; signalOnCompletion: boolean };
   /** The runtime instance that runs it (seed 000's runtime owner); recovery moves it when that instance is gone. */
   ownerId?: string;
   messageId?: string;

@@ -47,6 +47,8 @@ export interface RuntimeOptions {
    * has no retry policy (with one, the policy's `maxAttempts`). Default 3.
    */
   maxAttempts?: number;
+  /** Built-in tools to register beside `tools`: `spawn_background` (seed 002). Default: none. */
+  builtins?: readonly 'spawn_background'[];
   /** Removes ended calls, their events and artifacts, this long after they end. Default: keep them. */
   retention?: { endedTtlMs: number };
 }

@@ -77,6 +77,12 @@ import {
 } from './options.js';
 import { invalidArgumentsMessage, type Outcome, returnedOutcome, thrownOutcome } from './outcome.js';
 import { goneInstances, thisInstance, unregisteredTool } from './recovery.js';
+import {
+  type RunRequest,
+  runEndedMessage,
+  SPAWN_BACKGROUND,
+  spawnBackgroundTool,
+} from './spawn-background.js';
 import { WriteBatcher } from './write-batcher.js';
 
 /** The machine's events carry no data: one shared object each serves every call. */
@@ -162,6 +168,15 @@ class BatonRuntime implements Runtime, ContextHost {
     };
     const ttl = options.retention && positive('retention.endedTtlMs', options.retention.endedTtlMs);
     this.#admission = new Admission(this.#limits.concurrency);
+    if (options.builtins?.includes(SPAWN_BACKGROUND)) {
+      this.tools.register(
+        spawnBackgroundTool({
+          tools: this.tools,
+          defaultMode: this.#defaultMode,
+          start: (request) => this.call(request),
+        }),
+      );
+    }
     // Every option is valid by now: only then does the runtime announce itself in the store.
     const registered = this.#store.registerInstance(
       thisInstance(this.instanceId, this.#clock.now(), this.#leaseMs),
@@ -291,7 +306,7 @@ class BatonRuntime implements Runtime, ContextHost {
         };
         return refuse(checked.args, error);
       }
-      const refusal = this.#admissionRefusal(tool, request.sessionId);
+      const refusal = this.#admissionRefusal(this.#modeOf(tool, request), request.sessionId);
       if (refusal) return refuse(checked.args, { code: 'limit_exceeded', message: refusal });
       const prepareFailed = (thrown: unknown) => {
         const failure = thrownOutcome(thrown);
@@ -340,8 +355,8 @@ class BatonRuntime implements Runtime, ContextHost {
   }
 
   /** Where waiting makes no sense, a call past a limit is refused with words that tell the model what to do. */
-  #admissionRefusal(tool: AnyTool, sessionId: string): string | undefined {
-    if ((tool.execution.mode ?? this.#defaultMode) === 'background') {
+  #admissionRefusal(mode: ExecutionMode, sessionId: string): string | undefined {
+    if (mode === 'background') {
       const { backgroundPerSession, backgroundPerWorker } = this.#limits;
       if ((this.#backgroundRuns.get(sessionId) ?? 0) >= backgroundPerSession) {
         return backgroundPerSessionMessage(backgroundPerSession);
@@ -365,7 +380,7 @@ class BatonRuntime implements Runtime, ContextHost {
     prepared: unknown,
     awaitingApproval: boolean,
   ): Promise<CallReply> {
-    const mode = tool.execution.mode ?? this.#defaultMode;
+    const mode = this.#modeOf(tool, request);
     const record: CallRecord = {
       callId,
       sessionId: request.sessionId,
@@ -382,6 +397,8 @@ class BatonRuntime implements Runtime, ContextHost {
     if (request.messageId !== undefined) record.messageId = request.messageId;
     if (prepared !== undefined) record.prepared = prepared;
     if (awaitingApproval) record.approval = 'pending';
+    const run = (request as Partial<RunRequest>).run;
+    if (run) record.run = run;
     const call = new LiveCall({
       record,
       tool,
@@ -633,6 +650,13 @@ class BatonRuntime implements Runtime, ContextHost {
     else this.#backgroundRuns.set(sessionId, count);
   }
 
+  /** A run started by `spawn_background` is a background call whatever its tool's own mode. */
+  #modeOf(tool: AnyTool, request: CallRequest): ExecutionMode {
+    return (request as Partial<RunRequest>).background
+      ? 'background'
+      : (tool.execution.mode ?? this.#defaultMode);
+  }
+
   #notify(
     call: LiveCall,
     outcome: TerminalStatus,
@@ -640,6 +664,7 @@ class BatonRuntime implements Runtime, ContextHost {
     text: { value: unknown } | { error: string },
   ): void {
     const record = call.record;
+    if (record.run && !record.run.signalOnCompletion) return;
     const notification: Notification = {
       id: uuidv7(),
       callId: record.callId,
@@ -648,7 +673,9 @@ class BatonRuntime implements Runtime, ContextHost {
       status: 'queued',
       outcome,
       title: notificationTitle(record.toolName, outcome),
-      body: notificationBody(record, text),
+      body: record.run
+        ? runEndedMessage(record, runStatusWord(outcome), runSummary(text))
+        : notificationBody(record, text),
       output,
       scheduling: call.tool.execution.scheduling,
       createdAt: this.#clock.now(),
@@ -1100,6 +1127,18 @@ class BatonRuntime implements Runtime, ContextHost {
     call.timeoutTimer = undefined;
     call.retryTimer = undefined;
   }
+}
+
+/** Seed 002: a run ends "completed" or "failed" (or "cancelled"). */
+function runStatusWord(outcome: TerminalStatus): string {
+  return outcome === 'succeeded' ? 'completed' : outcome === 'cancelled' ? 'cancelled' : 'failed';
+}
+
+/** A line of what the run gave: its value, or its error, cut short. */
+function runSummary(text: { value: unknown } | { error: string }): string {
+  const summary =
+    'value' in text ? (typeof text.value === 'string' ? text.value : JSON.stringify(text.value)) : text.error;
+  return summary.length > 300 ? `${summary.slice(0, 300)}...` : summary;
 }
 
 /** What the model may see of an error: never an internal error's details. */

@@ -1,0 +1,147 @@
+import {
+  type AnyTool,
+  type CallRecord,
+  type CallReply,
+  defineTool,
+  type ExecutionMode,
+  ToolError,
+  type ToolRegistry,
+} from '@baton/contracts';
+import { uuidv7 } from 'uuidv7';
+import type { CallRequest } from './options.js';
+
+export const SPAWN_BACKGROUND = 'spawn_background';
+
+/** A call as the runtime starts it for itself: in the background, as a labelled run. */
+export interface RunRequest extends CallRequest {
+  background: true;
+  run: NonNullable<CallRecord['run']>;
+}
+
+export interface SpawnHost {
+  tools: ToolRegistry;
+  defaultMode: ExecutionMode;
+  start(request: RunRequest): Promise<CallReply>;
+}
+
+/** Seed 002: where a run's files are, by name. */
+export function runPaths(runId: string) {
+  const artifactDir = `/.background/${runId}`;
+  return { artifactDir, logPath: `${artifactDir}/output.log`, resultPath: `${artifactDir}/result.json` };
+}
+
+/** Seed 002: the message a session gets when a run it started ends. */
+export function runEndedMessage(record: CallRecord, status: string, summary: string): string {
+  const { logPath, resultPath } = runPaths(record.callId);
+  return [
+    `Background run ${status}.`,
+    `- run_id: ${record.callId}`,
+    `- title: ${record.run?.title ?? record.toolName}`,
+    `- tool: ${record.toolName}`,
+    `- summary: ${summary}`,
+    `- result_path: ${resultPath}`,
+    `- log_path: ${logPath}`,
+  ].join('\n');
+}
+
+/** Seed 002's parameters, word for word. */
+const PARAMETERS = {
+  type: 'object',
+  properties: {
+    tool: { type: 'string', description: 'Name of the built-in tool to execute in the background' },
+    args: { type: 'object', description: 'Arguments to pass to the target tool' },
+    title: { type: 'string', description: 'Optional human-readable label for the background run' },
+    schedule: {
+      type: 'object',
+      description:
+        'Optional session schedule. When provided, this creates a scheduled monitor instead of starting the run immediately.',
+      properties: {
+        cron_expression: {
+          type: 'string',
+          description:
+            "Standard 5-field cron expression for recurring runs (e.g. '*/10 * * * *' for every 10 minutes)",
+        },
+        scheduled_at: {
+          type: 'string',
+          description: "ISO 8601 datetime for a one-shot run (e.g. '2026-04-16T15:30:00Z')",
+        },
+        timezone: { type: 'string', description: 'IANA timezone for the schedule. Default: UTC' },
+      },
+      additionalProperties: false,
+    },
+    signal_on_completion: {
+      type: 'boolean',
+      description: 'Send a synthetic user message back to the session when the run completes',
+      default: true,
+    },
+  },
+  required: ['tool', 'args'],
+  additionalProperties: false,
+} as const;
+
+interface SpawnArgs {
+  tool: string;
+  args: Record<string, unknown>;
+  title?: string;
+  schedule?: object;
+  signal_on_completion?: boolean;
+}
+
+/** Seed 002's `spawn_background`: runs a background-capable tool as a labelled run of the session. */
+export function spawnBackgroundTool(host: SpawnHost): AnyTool {
+  return defineTool({
+    name: SPAWN_BACKGROUND,
+    title: 'Spawn Background',
+    description:
+      'Run a background-capable built-in tool asynchronously. Returns immediately and signals the session when the background run completes.',
+    input: PARAMETERS,
+    async execute(input, ctx) {
+      const {
+        tool: requested,
+        args,
+        title,
+        schedule,
+        signal_on_completion: signalOnCompletion = true,
+        // The arguments passed PARAMETERS (ajv) before they got here.
+      } = input as unknown as SpawnArgs;
+      const toolName = requested.trim();
+      if (!toolName) throw new ToolError('Missing required parameter: tool');
+      if (schedule !== undefined) {
+        throw new ToolError(
+          'Scheduled background runs are not available in this runtime yet; start the run now instead.',
+        );
+      }
+      if (toolName === SPAWN_BACKGROUND)
+        throw new ToolError('spawn_background cannot target itself recursively');
+      const tool = host.tools.get(toolName);
+      if (!tool) throw new ToolError(`Unknown tool: ${toolName}`);
+      if ((tool.execution.mode ?? host.defaultMode) === 'inline') {
+        throw new ToolError(`Tool does not support background execution: ${toolName}`);
+      }
+      const label = title?.trim() || tool.title || `Background ${toolName}`;
+      const runId = `bg_${uuidv7().replaceAll('-', '')}`;
+      const reply = await host.start({
+        name: toolName,
+        args,
+        sessionId: ctx.sessionId,
+        callId: runId,
+        background: true,
+        run: { title: label, signalOnCompletion },
+      });
+      if (reply.status !== 'backgrounded')
+        throw new ToolError(reply.error?.message ?? `The run ended at once: ${reply.status}`);
+      const { artifactDir, logPath, resultPath } = runPaths(runId);
+      return {
+        run_id: runId,
+        resource_id: runId,
+        title: label,
+        tool: toolName,
+        status: 'running',
+        signal_on_completion: signalOnCompletion,
+        artifact_dir: artifactDir,
+        log_path: logPath,
+        result_path: resultPath,
+      };
+    },
+  });
+}
