@@ -181,3 +181,24 @@ export interface EventResolution {
   outcome: EventOutcome;
   at: number;
 }
+
+/** A background run started on a schedule (seed 002's scheduled monitor): recurring (cron) or one-shot. */
+export interface Schedule {
+  id: string;
+  sessionId: string;
+  toolName: string;
+  args: unknown;
+  title: string;
+  signalOnCompletion: boolean;
+  /** Five-field cron, for a recurring schedule. */
+  cronExpression?: string;
+  /** When a one-shot schedule fires (ms since the epoch). */
+  scheduledAt?: number;
+  /** IANA time zone the cron expression is read in. */
+  timezone: string;
+  /** When it fires next; unset once a one-shot has fired or the schedule was cancelled. */
+  nextAt?: number;
+  enabled: boolean;
+  firings: number;
+  createdAt: number;
+}

@@ -23,6 +23,7 @@ export {
   type ReplyStatus,
   type RetryPolicy,
   type RuntimeInstance,
+  type Schedule,
   type Scheduling,
   type StepResult,
   type TerminalStatus,

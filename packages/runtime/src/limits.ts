@@ -79,6 +79,9 @@ export const DEFAULT_BACKGROUND_PER_SESSION = 5;
 /** Seed 002: MAX_ACTIVE_BACKGROUND_RUNS_PER_WORKER (a worker is one runtime). */
 export const DEFAULT_BACKGROUND_PER_WORKER = 64;
 
+/** Seed 002: MAX_ACTIVE_SCHEDULES_PER_SESSION. */
+export const DEFAULT_SCHEDULES_PER_SESSION = 10;
+
 /** Seed 004: outputs longer than this are cut for the model; the record keeps them whole. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 32_000;
 

@@ -8,6 +8,7 @@ import type {
   Notification,
   ResultFormatter,
   RetryPolicy,
+  Schedule,
   ToolRegistry,
 } from '@baton/contracts';
 import { BatonError } from '@baton/contracts';
@@ -63,6 +64,8 @@ export interface RuntimeLimits {
   backgroundPerSession?: number;
   /** Seed 002: background runs alive at once in this runtime. Default 64. */
   backgroundPerWorker?: number;
+  /** Seed 002: active schedules per session. Default 10. */
+  schedulesPerSession?: number;
 }
 
 export type BatchRequest = Omit<CallRequest, 'sessionId'>;
@@ -124,6 +127,12 @@ export interface Runtime {
   eventKey(callId: string, name: string): string;
   /** Resolves an external event: the waiting call (now, or after a restart) gets the outcome. */
   resolveEvent(key: string, outcome: EventOutcome): Promise<void>;
+  /** The schedules of `spawn_background` (seed 002): listed per session, cancelled by id. */
+  readonly schedules: {
+    list(sessionId: string): Promise<Schedule[]>;
+    /** False when there is no such active schedule. */
+    cancel(scheduleId: string): Promise<boolean>;
+  };
   /** The stored events of a call, from `fromSeq` on (default: all). */
   replay(callId: string, fromSeq?: number): Promise<CallEvent[]>;
   /** A file of a background run: `output.log` or `result.json`. */

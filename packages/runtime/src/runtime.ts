@@ -50,6 +50,7 @@ import {
   DEFAULT_NON_RETRYABLE_CODES,
   DEFAULT_RETRY_BACKOFF_COEFFICIENT,
   DEFAULT_RETRY_INITIAL_INTERVAL_MS,
+  DEFAULT_SCHEDULES_PER_SESSION,
   duplicateStepIdMessage,
   EMPTY_STEP_ID_MESSAGE,
   EVENT_CANCELLED_MESSAGE,
@@ -77,11 +78,13 @@ import {
 } from './options.js';
 import { invalidArgumentsMessage, type Outcome, returnedOutcome, thrownOutcome } from './outcome.js';
 import { goneInstances, thisInstance, unregisteredTool } from './recovery.js';
+import { ScheduleRunner } from './schedules.js';
 import {
   type RunRequest,
   runEndedMessage,
   SPAWN_BACKGROUND,
   spawnBackgroundTool,
+  startRun,
 } from './spawn-background.js';
 import { WriteBatcher } from './write-batcher.js';
 
@@ -139,6 +142,8 @@ class BatonRuntime implements Runtime, ContextHost {
 
   readonly events$: Observable<CallEvent>;
   readonly notifications: Runtime['notifications'];
+  readonly schedules: Runtime['schedules'];
+  readonly #scheduleRunner: ScheduleRunner;
 
   constructor(options: RuntimeOptions) {
     this.tools =
@@ -165,15 +170,30 @@ class BatonRuntime implements Runtime, ContextHost {
         DEFAULT_BACKGROUND_PER_SESSION,
       backgroundPerWorker:
         positive('limits.backgroundPerWorker', limits.backgroundPerWorker) ?? DEFAULT_BACKGROUND_PER_WORKER,
+      schedulesPerSession:
+        positive('limits.schedulesPerSession', limits.schedulesPerSession) ?? DEFAULT_SCHEDULES_PER_SESSION,
     };
     const ttl = options.retention && positive('retention.endedTtlMs', options.retention.endedTtlMs);
     this.#admission = new Admission(this.#limits.concurrency);
+    const start = (request: RunRequest) => this.call(request);
+    this.#scheduleRunner = new ScheduleRunner({
+      clock: this.#clock,
+      store: this.#store,
+      save: (schedule) => this.#writer.schedule(schedule),
+      fire: (schedule) => startRun({ start }, schedule),
+      perSession: this.#limits.schedulesPerSession,
+    });
+    this.schedules = {
+      list: (sessionId) => this.#scheduleRunner.list(sessionId),
+      cancel: (scheduleId) => this.#scheduleRunner.cancel(scheduleId),
+    };
     if (options.builtins?.includes(SPAWN_BACKGROUND)) {
       this.tools.register(
         spawnBackgroundTool({
           tools: this.tools,
           defaultMode: this.#defaultMode,
-          start: (request) => this.call(request),
+          start,
+          schedules: this.#scheduleRunner,
         }),
       );
     }
@@ -187,7 +207,7 @@ class BatonRuntime implements Runtime, ContextHost {
       failed: (records, error) => this.#writeFailed(records, error),
       after: registered,
     });
-    this.ready = registered.then(() => this.#recoverOrphans());
+    this.ready = registered.then(() => this.#recoverOrphans()).then(() => this.#scheduleRunner.open());
     this.ready.catch(() => {});
     this.#every(this.#leaseMs / 3, () => this.#store.heartbeat(this.instanceId, this.#clock.now()));
     if (ttl) this.#every(Math.min(ttl, 60_000), () => this.#store.deleteEndedBefore(this.#clock.now() - ttl));
@@ -910,6 +930,7 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#closed = true;
     for (const timer of this.#housekeeping) this.#clock.clearTimeout(timer);
     this.#housekeeping.clear();
+    this.#scheduleRunner.close();
     await this.ready.catch(() => {});
     await Promise.all([...this.#live.keys()].map((callId) => this.cancel(callId, CLOSED_REASON)));
     await Promise.allSettled([...this.#lookups.values()]);

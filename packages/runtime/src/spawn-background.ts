@@ -9,6 +9,7 @@ import {
 } from '@baton/contracts';
 import { uuidv7 } from 'uuidv7';
 import type { CallRequest } from './options.js';
+import { parseScheduleTiming, type ScheduleRunner, scheduledReply } from './schedules.js';
 
 export const SPAWN_BACKGROUND = 'spawn_background';
 
@@ -22,6 +23,22 @@ export interface SpawnHost {
   tools: ToolRegistry;
   defaultMode: ExecutionMode;
   start(request: RunRequest): Promise<CallReply>;
+  schedules: ScheduleRunner;
+}
+
+/** Starts one background run of a tool in a session (now, or when a schedule fires). */
+export async function startRun(
+  host: Pick<SpawnHost, 'start'>,
+  run: { sessionId: string; toolName: string; args: unknown; title: string; signalOnCompletion: boolean },
+): Promise<CallReply> {
+  return host.start({
+    name: run.toolName,
+    args: run.args,
+    sessionId: run.sessionId,
+    callId: `bg_${uuidv7().replaceAll('-', '')}`,
+    background: true,
+    run: { title: run.title, signalOnCompletion: run.signalOnCompletion },
+  });
 }
 
 /** Seed 002: where a run's files are, by name. */
@@ -106,11 +123,7 @@ export function spawnBackgroundTool(host: SpawnHost): AnyTool {
       } = input as unknown as SpawnArgs;
       const toolName = requested.trim();
       if (!toolName) throw new ToolError('Missing required parameter: tool');
-      if (schedule !== undefined) {
-        throw new ToolError(
-          'Scheduled background runs are not available in this runtime yet; start the run now instead.',
-        );
-      }
+      const timing = schedule === undefined ? undefined : parseScheduleTiming(schedule);
       if (toolName === SPAWN_BACKGROUND)
         throw new ToolError('spawn_background cannot target itself recursively');
       const tool = host.tools.get(toolName);
@@ -119,17 +132,13 @@ export function spawnBackgroundTool(host: SpawnHost): AnyTool {
         throw new ToolError(`Tool does not support background execution: ${toolName}`);
       }
       const label = title?.trim() || tool.title || `Background ${toolName}`;
-      const runId = `bg_${uuidv7().replaceAll('-', '')}`;
-      const reply = await host.start({
-        name: toolName,
-        args,
-        sessionId: ctx.sessionId,
-        callId: runId,
-        background: true,
-        run: { title: label, signalOnCompletion },
-      });
-      if (reply.status !== 'backgrounded')
+      const run = { sessionId: ctx.sessionId, toolName, args, title: label, signalOnCompletion };
+      if (timing) return scheduledReply(await host.schedules.create({ ...run, ...timing }));
+      const reply = await startRun(host, run);
+      if (reply.status !== 'backgrounded') {
         throw new ToolError(reply.error?.message ?? `The run ended at once: ${reply.status}`);
+      }
+      const runId = reply.callId;
       const { artifactDir, logPath, resultPath } = runPaths(runId);
       return {
         run_id: runId,

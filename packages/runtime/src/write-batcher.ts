@@ -4,6 +4,7 @@ import type {
   CallRecord,
   EventResolution,
   Notification,
+  Schedule,
   StepResult,
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
@@ -16,6 +17,7 @@ interface PendingBatch {
   artifacts: Artifact[];
   steps: StepResult[];
   resolutions: EventResolution[];
+  schedules: Schedule[];
   size: number;
   written: Promise<void>;
   settle: (error?: unknown) => void;
@@ -89,6 +91,11 @@ export class WriteBatcher {
     return this.#add(batch, () => batch.resolutions.push(resolution));
   }
 
+  schedule(schedule: Schedule): Promise<void> {
+    const batch = this.#batch();
+    return this.#add(batch, () => batch.schedules.push(schedule));
+  }
+
   /** Resolves when everything queued so far is written. */
   async drain(): Promise<void> {
     while (this.#pending || this.#writing) {
@@ -111,6 +118,7 @@ export class WriteBatcher {
         artifacts: batch.artifacts,
         steps: batch.steps,
         resolutions: batch.resolutions,
+        schedules: batch.schedules,
       })
       .then(
         () => {
@@ -143,6 +151,7 @@ export class WriteBatcher {
       artifacts: [],
       steps: [],
       resolutions: [],
+      schedules: [],
       size: 0,
       written,
       settle,

@@ -235,6 +235,8 @@ class FaultyStore implements Store {
   listArtifacts: Store['listArtifacts'] = (...args) => this.#inner.listArtifacts(...args);
   listSteps: Store['listSteps'] = (...args) => this.#inner.listSteps(...args);
   getResolution: Store['getResolution'] = (...args) => this.#inner.getResolution(...args);
+  listSchedules: Store['listSchedules'] = (...args) => this.#inner.listSchedules(...args);
+  claimFiring: Store['claimFiring'] = (...args) => this.#inner.claimFiring(...args);
   deleteEndedBefore: Store['deleteEndedBefore'] = (...args) => this.#inner.deleteEndedBefore(...args);
   registerInstance: Store['registerInstance'] = (...args) => this.#inner.registerInstance(...args);
   heartbeat: Store['heartbeat'] = (...args) => this.#inner.heartbeat(...args);

@@ -71,4 +71,14 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX event_resolutions_by_call ON event_resolutions (call_id);
   `,
+  `
+  CREATE TABLE schedules (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    enabled INTEGER NOT NULL,
+    next_at INTEGER,
+    schedule TEXT NOT NULL
+  );
+  CREATE INDEX schedules_by_session ON schedules (session_id);
+  `,
 ];

@@ -6,6 +6,7 @@ import type {
   EventResolution,
   Notification,
   RuntimeInstance,
+  Schedule,
   StepResult,
 } from '@baton/contracts';
 import {
@@ -78,6 +79,7 @@ export class SqliteStore implements Store {
   readonly #upsertArtifact: Database.Statement;
   readonly #upsertStep: Database.Statement;
   readonly #insertResolution: Database.Statement;
+  readonly #upsertSchedule: Database.Statement;
   readonly #writeBatch: (batch: StoreWrite) => void;
 
   constructor(options: SqliteStoreOptions) {
@@ -104,6 +106,9 @@ export class SqliteStore implements Store {
     this.#insertResolution = this.#db.prepare(
       'INSERT INTO event_resolutions (key, call_id, outcome, at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING',
     );
+    this.#upsertSchedule = this.#db.prepare(`
+      INSERT INTO schedules (id, session_id, enabled, next_at, schedule) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled, next_at = excluded.next_at, schedule = excluded.schedule`);
     this.#writeBatch = this.#db.transaction((batch: StoreWrite) => {
       for (const record of batch.calls ?? []) {
         this.#upsertCall.run({
@@ -130,6 +135,10 @@ export class SqliteStore implements Store {
         });
       }
       for (const artifact of batch.artifacts ?? []) this.#upsertArtifact.run(artifact satisfies Artifact);
+      for (const schedule of batch.schedules ?? []) {
+        const { id, sessionId, enabled, nextAt } = schedule;
+        this.#upsertSchedule.run(id, sessionId, enabled ? 1 : 0, nextAt ?? null, JSON.stringify(schedule));
+      }
       for (const resolution of batch.resolutions ?? []) {
         const { key, callId, outcome, at } = resolution;
         this.#insertResolution.run(key, callId, JSON.stringify(outcome), at);
@@ -251,6 +260,50 @@ export class SqliteStore implements Store {
         at: row.at,
       }
     );
+  }
+
+  async listSchedules(filter: { sessionId?: string; enabled?: boolean } = {}): Promise<Schedule[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.sessionId !== undefined) {
+      where.push('session_id = ?');
+      params.push(filter.sessionId);
+    }
+    if (filter.enabled !== undefined) {
+      where.push('enabled = ?');
+      params.push(filter.enabled ? 1 : 0);
+    }
+    const sql = `SELECT schedule FROM schedules ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY rowid`;
+    return (this.#db.prepare(sql).all(...params) as Array<{ schedule: string }>).map(
+      (row) => JSON.parse(row.schedule) as Schedule,
+    );
+  }
+
+  async claimFiring(
+    scheduleId: string,
+    dueAt: number,
+    next: { nextAt?: number; enabled: boolean },
+  ): Promise<boolean> {
+    return this.#db
+      .transaction(() => {
+        const row = this.#db
+          .prepare('SELECT schedule FROM schedules WHERE id = ? AND enabled = 1 AND next_at = ?')
+          .get(scheduleId, dueAt) as { schedule: string } | undefined;
+        if (!row) return false;
+        const schedule = JSON.parse(row.schedule) as Schedule;
+        const claimed: Schedule = { ...schedule, enabled: next.enabled, firings: schedule.firings + 1 };
+        if (next.nextAt === undefined) delete claimed.nextAt;
+        else claimed.nextAt = next.nextAt;
+        this.#upsertSchedule.run(
+          scheduleId,
+          claimed.sessionId,
+          claimed.enabled ? 1 : 0,
+          claimed.nextAt ?? null,
+          JSON.stringify(claimed),
+        );
+        return true;
+      })
+      .immediate();
   }
 
   async deleteEndedBefore(time: number): Promise<number> {

@@ -6,6 +6,7 @@ import {
   isTerminalStatus,
   type Notification,
   type RuntimeInstance,
+  type Schedule,
   type StepResult,
 } from '@baton/contracts';
 import {
@@ -38,6 +39,7 @@ export class MemoryStore implements Store {
   readonly #events = new Map<string, CallEvent[]>();
   readonly #steps = new Map<string, Map<string, unknown>>();
   readonly #resolutions = new Map<string, EventResolution>();
+  readonly #schedules = new Map<string, Schedule>();
   readonly #notifications = new Map<string, Notification>();
   readonly #instances = new Map<string, RuntimeInstance>();
   #nextOrder = 0;
@@ -60,6 +62,7 @@ export class MemoryStore implements Store {
       }
       steps.set(step.stepId, step.value);
     }
+    for (const schedule of batch.schedules ?? []) this.#schedules.set(schedule.id, { ...schedule });
     for (const resolution of batch.resolutions ?? []) {
       if (!this.#resolutions.has(resolution.key)) this.#resolutions.set(resolution.key, { ...resolution });
     }
@@ -154,6 +157,30 @@ export class MemoryStore implements Store {
   async getResolution(key: string): Promise<EventResolution | undefined> {
     const resolution = this.#resolutions.get(key);
     return resolution && { ...resolution };
+  }
+
+  async listSchedules(filter: { sessionId?: string; enabled?: boolean } = {}): Promise<Schedule[]> {
+    return [...this.#schedules.values()]
+      .filter(
+        (schedule) =>
+          (filter.sessionId === undefined || schedule.sessionId === filter.sessionId) &&
+          (filter.enabled === undefined || schedule.enabled === filter.enabled),
+      )
+      .map((schedule) => ({ ...schedule }));
+  }
+
+  async claimFiring(
+    scheduleId: string,
+    dueAt: number,
+    next: { nextAt?: number; enabled: boolean },
+  ): Promise<boolean> {
+    const schedule = this.#schedules.get(scheduleId);
+    if (!schedule?.enabled || schedule.nextAt !== dueAt) return false;
+    const claimed: Schedule = { ...schedule, enabled: next.enabled, firings: schedule.firings + 1 };
+    if (next.nextAt === undefined) delete claimed.nextAt;
+    else claimed.nextAt = next.nextAt;
+    this.#schedules.set(scheduleId, claimed);
+    return true;
   }
 
   async registerInstance(instance: RuntimeInstance): Promise<void> {

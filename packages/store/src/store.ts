@@ -7,6 +7,7 @@ import type {
   Notification,
   NotificationStatus,
   RuntimeInstance,
+  Schedule,
   StepResult,
 } from '@baton/contracts';
 
@@ -23,6 +24,8 @@ export interface StoreWrite {
   steps?: readonly StepResult[];
   /** External events resolved from outside, by key; the first resolution of a key stands. */
   resolutions?: readonly EventResolution[];
+  /** Schedules, inserted or replaced by id. */
+  schedules?: readonly Schedule[];
 }
 
 export interface CallFilter {
@@ -71,6 +74,17 @@ export interface Store {
   /** The finished durable steps of a call. */
   listSteps(callId: string): Promise<StepResult[]>;
   getResolution(key: string): Promise<EventResolution | undefined>;
+  listSchedules(filter?: { sessionId?: string; enabled?: boolean }): Promise<Schedule[]>;
+  /**
+   * Claims the firing of a schedule due at `dueAt`: moves it on to `next` only if it is still
+   * enabled and still due then. True for the one claimer that did; with many runtimes on one store,
+   * each firing happens once.
+   */
+  claimFiring(
+    scheduleId: string,
+    dueAt: number,
+    next: { nextAt?: number; enabled: boolean },
+  ): Promise<boolean>;
   /** Removes calls that ended before `time`, with their events, artifacts and steps; returns how many. */
   deleteEndedBefore(time: number): Promise<number>;
 

@@ -2,7 +2,7 @@
  * `@baton/store/testing`: the conformance suite every Store adapter runs, and record builders for
  * tests. Uses vitest (an optional peer dependency of this package).
  */
-import type { CallEvent, CallRecord, Notification, RuntimeInstance } from '@baton/contracts';
+import type { CallEvent, CallRecord, Notification, RuntimeInstance, Schedule } from '@baton/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from './store.js';
 
@@ -42,6 +42,23 @@ export function makeInstance(
   overrides: Partial<RuntimeInstance> & Pick<RuntimeInstance, 'id'>,
 ): RuntimeInstance {
   return { host: 'host-1', pid: 1234, startedAt: 1_000, heartbeatAt: 1_000, leaseMs: 5_000, ...overrides };
+}
+
+export function makeSchedule(overrides: Partial<Schedule> & Pick<Schedule, 'id'>): Schedule {
+  return {
+    sessionId: 's1',
+    toolName: 'crawl',
+    args: {},
+    title: 'Nightly crawl',
+    signalOnCompletion: true,
+    cronExpression: '0 3 * * *',
+    timezone: 'UTC',
+    nextAt: 10_000,
+    enabled: true,
+    firings: 0,
+    createdAt: 1_000,
+    ...overrides,
+  };
 }
 
 function statusEvent(callId: string, seq: number): CallEvent {
@@ -222,6 +239,30 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
         at: 5,
       });
       expect(await store.getResolution('missing')).toBeUndefined();
+    });
+
+    it('keeps schedules, listed by session and by whether they are enabled', async () => {
+      await store.write({
+        schedules: [makeSchedule({ id: 'a' }), makeSchedule({ id: 'b', sessionId: 's2', enabled: false })],
+      });
+      expect((await store.listSchedules()).map((schedule) => schedule.id).sort()).toEqual(['a', 'b']);
+      expect((await store.listSchedules({ sessionId: 's2' })).map((schedule) => schedule.id)).toEqual(['b']);
+      expect((await store.listSchedules({ enabled: true })).map((schedule) => schedule.id)).toEqual(['a']);
+    });
+
+    it('lets exactly one claimer fire a schedule that is due', async () => {
+      await store.write({ schedules: [makeSchedule({ id: 'a', nextAt: 10_000 })] });
+      const claims = await Promise.all([
+        store.claimFiring('a', 10_000, { nextAt: 20_000, enabled: true }),
+        store.claimFiring('a', 10_000, { nextAt: 20_000, enabled: true }),
+      ]);
+      expect(claims.sort()).toEqual([false, true]);
+      expect(await store.listSchedules()).toEqual([makeSchedule({ id: 'a', nextAt: 20_000, firings: 1 })]);
+      expect(await store.claimFiring('a', 20_000, { enabled: false })).toBe(true);
+      const [done] = await store.listSchedules();
+      expect(done).toMatchObject({ enabled: false, firings: 2 });
+      expect(done?.nextAt).toBeUndefined();
+      expect(await store.claimFiring('a', 20_000, { enabled: false })).toBe(false);
     });
 
     it('keeps runtime instances and their heartbeats', async () => {
