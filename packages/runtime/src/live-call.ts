@@ -72,8 +72,8 @@ export class LiveCall {
   readonly recovered: boolean;
   /** Finished durable steps by id: kept across attempts, loaded from the store once for a recovered call. */
   finishedSteps: Promise<Map<string, unknown>> | undefined;
-  /** The step ids this attempt has used (seed 003: an id is used once per attempt). */
-  stepsOfAttempt = new Set<string>();
+  /** The step ids this attempt has used (seed 003: an id is used once per attempt); made on the first step. */
+  stepsOfAttempt: Set<string> | undefined;
   #seq: number;
   #log = '';
   #logTruncated = false;

@@ -461,7 +461,7 @@ class BatonRuntime implements Runtime, ContextHost {
   /** One attempt: the first, or a retry after its backoff. The timeout bounds each attempt. */
   #run(call: LiveCall): void {
     call.record.attempt++;
-    call.stepsOfAttempt.clear();
+    call.stepsOfAttempt = undefined;
     this.#emit(call, { type: 'started', attempt: call.record.attempt });
     this.#writer.record(call.record);
     if (call.timeoutMs !== undefined) {
@@ -806,6 +806,7 @@ class BatonRuntime implements Runtime, ContextHost {
     if (typeof stepId !== 'string' || stepId.trim() === '') {
       throw new BatonError('durable_effect_empty_step_id', EMPTY_STEP_ID_MESSAGE);
     }
+    call.stepsOfAttempt ??= new Set();
     if (call.stepsOfAttempt.has(stepId)) {
       throw new BatonError('durable_effect_duplicate_step_id', duplicateStepIdMessage(stepId));
     }
