@@ -250,7 +250,7 @@ class BatonRuntime implements Runtime, ContextHost {
     }));
     for (const request of batchRequests) {
       const refused = this.#checkRequest(request);
-      if (refused) return refused.then(() => []);
+      if (refused) return refused;
     }
     const createdAt = this.#clock.now();
     const batch: CallBatch = { continueOnFailure: options.continueOnFailure ?? true, calls: [] };
@@ -277,13 +277,24 @@ class BatonRuntime implements Runtime, ContextHost {
     return undefined;
   }
 
-  /** The reply of a call made before with this id (the model's own id makes a retry harmless). */
-  #existing(callId: string): Promise<CallReply | undefined> {
+  /** The reply of a call this runtime holds: live, or ended and not yet written. */
+  #known(callId: string): Promise<CallReply> | undefined {
     const live = this.#live.get(callId);
     if (live) return live.reply;
+    const ended = this.#ending.get(callId);
+    return ended && Promise.resolve(this.#replyOf(ended));
+  }
+
+  /** The reply of a call made before with this id (the model's own id makes a retry harmless). */
+  #existing(callId: string): Promise<CallReply | undefined> {
+    const known = this.#known(callId);
+    if (known) return known;
     let lookup = this.#lookups.get(callId);
     if (!lookup) {
-      lookup = this.#store.getCall(callId).then((record) => record && this.#replyOf(record));
+      // A lookup that fails is a reply too: without it, running the call could run it twice.
+      lookup = this.#store
+        .getCall(callId)
+        .then((record) => record && this.#replyOf(record), persistenceFailed(callId));
       this.#lookups.set(callId, lookup);
       const forget = () => this.#lookups.delete(callId);
       lookup.then(forget, forget);
@@ -298,9 +309,9 @@ class BatonRuntime implements Runtime, ContextHost {
     createdAt: number,
     batch: CallBatch | undefined,
   ): Promise<CallReply> {
-    // Another call with this id may have been admitted while its lookup was under way.
-    const live = this.#live.get(callId);
-    if (live) return live.reply;
+    // Another call with this id may have been admitted, or even ended, while its lookup was under way.
+    const known = this.#known(callId);
+    if (known) return known;
     const refuse = (args: unknown, error: CallError) =>
       this.#refuse(request, callId, createdAt, args, error, batch);
     const tool = this.tools.get(request.name);

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { type CallRecord, defineTool, success } from '@baton/contracts';
 import { memoryStore, type Store } from '@baton/store';
 import { makeCallRecord, makeInstance } from '@baton/store/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createRuntime } from '../src/index.js';
 import { deferred, SimulatedClock } from '../src/testing.js';
@@ -275,6 +275,22 @@ describe('a store whose writes fail', () => {
     expect((await runtime.call({ name: 'nope', sessionId: 's' })).error?.code).toBe('persistence_failed');
     store.failing = false;
     expect((await runtime.call({ name: 'echo', sessionId: 's' })).status).toBe('succeeded');
+  });
+});
+
+describe('a store whose reads fail', () => {
+  it('answers a call whose id cannot be looked up with persistence_failed, without running it', async () => {
+    const store = memoryStore();
+    let runs = 0;
+    const tool = defineTool({ name: 'once', description: 'o', input: z.object({}), execute: () => ++runs });
+    const { runtime } = testRuntime([tool], { store });
+    vi.spyOn(store, 'getCall').mockRejectedValue(new Error('disk gone'));
+    const reply = await runtime.call({ name: 'once', sessionId: 's', callId: 'c1' });
+    expect(reply.error).toEqual({
+      code: 'persistence_failed',
+      message: 'The call could not be saved: disk gone',
+    });
+    expect(runs).toBe(0);
   });
 });
 

@@ -103,6 +103,23 @@ describe('records, reads of your own writes, and the call id as an idempotency k
     expect((await runtime.list()).calls).toHaveLength(1);
   });
 
+  it('the same callId twice in one tick runs once, even when the first call ends at once', async () => {
+    let runs = 0;
+    const instant = defineTool({
+      name: 'instant',
+      description: 'i',
+      input: z.object({}),
+      execute: () => ++runs,
+    });
+    const { runtime } = testRuntime([instant]);
+    const [first, second] = await Promise.all([
+      runtime.call({ name: 'instant', sessionId: 's', callId: 'same' }),
+      runtime.call({ name: 'instant', sessionId: 's', callId: 'same' }),
+    ]);
+    expect(runs).toBe(1);
+    expect(second).toEqual(first);
+  });
+
   it('a refused call is recorded too, and its id is not run again', async () => {
     const { runtime } = testRuntime([echo]);
     const refused = await runtime.call({ name: 'echo', args: { v: 'x' }, sessionId: 's', callId: 'bad_1' });
