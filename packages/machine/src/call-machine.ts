@@ -25,7 +25,7 @@ export type CallMachineEvent =
   | { type: 'FAIL' }
   | { type: 'CANCEL' }
   | { type: 'TIMEOUT' }
-  /** A call that needed approval was refused it before it ran. */
+  /** A queued call is refused before it runs (its approval was refused, or it cannot run any more). */
   | { type: 'REJECT' };
 
 export const callMachine = setup({

@@ -1035,8 +1035,9 @@ class BatonRuntime implements Runtime, ContextHost {
     });
     this.#live.set(record.callId, call);
     if (record.detached) this.#countBackground(record.sessionId, 1);
+    // A call that never started is refused (REJECT); one that was running failed (FAIL).
     this.#drive(call, {
-      type: 'FAIL',
+      type: orphan.status === 'queued' ? 'REJECT' : 'FAIL',
       outcome: {
         ok: false,
         error: { code: 'interrupted', message: INTERRUPTED_MESSAGE },

@@ -175,6 +175,21 @@ describe('recovery of the calls of a runtime that is gone', () => {
     await runtime.close();
   });
 
+  it('ends a queued orphan whose tool is gone interrupted, rather than leaving it waiting forever', async () => {
+    const store = memoryStore();
+    await orphans(store, [
+      orphan('gone_tool', 'retired', 'queued'),
+      orphan('gone_bg', 'retired', 'inline', { detached: true }),
+    ]);
+    const runtime = createRuntime({ tools, store, clock: new SimulatedClock() });
+    await runtime.ready;
+    await settle();
+    expect((await runtime.get('gone_tool'))?.error?.code).toBe('interrupted');
+    expect((await runtime.get('gone_bg'))?.error?.code).toBe('interrupted');
+    expect(runtime.stats().active).toBe(0);
+    await runtime.close();
+  });
+
   it('recovers an instance whose heartbeat is older than its lease, and leaves a live one alone', async () => {
     const store = memoryStore();
     const clock = new SimulatedClock();
