@@ -586,11 +586,6 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#disarm(call);
     record.endedAt = this.#clock.now();
     record.durationMs = record.endedAt - (record.startedAt ?? record.createdAt);
-    const formatter = this.#formatterFor(call.tool);
-    const formatted: FormattedCall = { callId: record.callId, toolName: record.toolName, args: record.args };
-    let notificationOutput: unknown;
-    let notificationText: { value: unknown } | { error: string };
-
     if (ending.type === 'DONE') {
       const { value, images, rawOutput } = ending.outcome;
       const output = this.#forModel(value);
@@ -599,8 +594,6 @@ class BatonRuntime implements Runtime, ContextHost {
       if (images) record.images = images;
       if (rawOutput !== undefined) record.rawOutput = rawOutput;
       this.#emit(call, { type: 'succeeded', output });
-      notificationOutput = formatter.result(formatted, { ok: true, value: output });
-      notificationText = { value: output };
     } else {
       const failure = ending.type === 'FAIL' || ending.type === 'REJECT' ? ending.outcome : undefined;
       const error: RecordedError = failure
@@ -610,26 +603,21 @@ class BatonRuntime implements Runtime, ContextHost {
           : { code: 'timed_out', message: timedOutMessage(call.timeoutMs ?? 0) };
       record.error = error;
       if (call.executing) call.abort(new BatonError(error.code, error.message));
-      const visible = modelVisible(error);
       if (ending.type === 'CANCEL') {
-        record.output = formatter.cancelled(formatted);
+        record.output = this.#formatterFor(call.tool).cancelled(formattedCall(record));
         this.#emit(call, { type: 'cancelled', reason: ending.reason ?? 'cancelled by the caller' });
-        notificationOutput = record.output;
-        notificationText = { error: CANCELLED_BEFORE_COMPLETION };
       } else {
         record.output = failure ? failure.output : { error: error.message };
         if (ending.type === 'TIMEOUT')
           this.#emit(call, { type: 'timed_out', timeoutMs: call.timeoutMs ?? 0 });
-        else this.#emit(call, { type: 'failed', error: visible });
-        notificationOutput = formatter.result(formatted, { ok: false, error: visible });
-        notificationText = { error: error.message };
+        else this.#emit(call, { type: 'failed', error: modelVisible(error) });
       }
     }
 
     this.#live.delete(record.callId);
     if (!call.holdsSlot) this.#admission.withdraw(call);
     if (record.detached) {
-      this.#notify(call, status, notificationOutput, notificationText);
+      this.#notify(call, status);
       this.#keepArtifacts(call, status);
       this.#countBackground(record.sessionId, -1);
     }
@@ -688,14 +676,25 @@ class BatonRuntime implements Runtime, ContextHost {
       : (tool.execution.mode ?? this.#defaultMode);
   }
 
-  #notify(
-    call: LiveCall,
-    outcome: TerminalStatus,
-    output: unknown,
-    text: { value: unknown } | { error: string },
-  ): void {
+  /** Seed 000: the end of a call whose caller was answered `backgrounded` goes to its session. */
+  #notify(call: LiveCall, outcome: TerminalStatus): void {
     const record = call.record;
     if (record.run && !record.run.signalOnCompletion) return;
+    const formatter = this.#formatterFor(call.tool);
+    const visible = record.error && modelVisible(record.error);
+    const output =
+      outcome === 'cancelled'
+        ? record.output
+        : formatter.result(
+            formattedCall(record),
+            visible ? { ok: false, error: visible } : { ok: true, value: record.output },
+          );
+    const text =
+      outcome === 'cancelled'
+        ? { error: CANCELLED_BEFORE_COMPLETION }
+        : visible
+          ? { error: visible.message }
+          : { value: record.output };
     const notification: Notification = {
       id: uuidv7(),
       callId: record.callId,
@@ -721,7 +720,7 @@ class BatonRuntime implements Runtime, ContextHost {
     record.detached = true;
     this.#countBackground(record.sessionId, 1);
     this.#emit(call, { type: 'backgrounded', reason, afterMs: this.#clock.now() - record.createdAt });
-    const formatted: FormattedCall = { callId: record.callId, toolName: record.toolName, args: record.args };
+    const formatted = formattedCall(record);
     const output =
       reason === 'approval'
         ? { status: 'awaiting_approval', tool: record.toolName, message: APPROVAL_PENDING_MESSAGE }
@@ -1083,11 +1082,7 @@ class BatonRuntime implements Runtime, ContextHost {
 
   #replyOf(record: CallRecord): CallReply {
     if (!isTerminalStatus(record.status)) {
-      const formatted: FormattedCall = {
-        callId: record.callId,
-        toolName: record.toolName,
-        args: record.args,
-      };
+      const formatted = formattedCall(record);
       const tool = this.tools.get(record.toolName);
       return {
         callId: record.callId,
@@ -1173,6 +1168,10 @@ function runSummary(text: { value: unknown } | { error: string }): string {
   const summary =
     'value' in text ? (typeof text.value === 'string' ? text.value : JSON.stringify(text.value)) : text.error;
   return summary.length > 300 ? `${summary.slice(0, 300)}...` : summary;
+}
+
+function formattedCall(record: CallRecord): FormattedCall {
+  return { callId: record.callId, toolName: record.toolName, args: record.args };
 }
 
 /** What the model may see of an error: never an internal error's details. */
