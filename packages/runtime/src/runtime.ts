@@ -572,10 +572,8 @@ class BatonRuntime implements Runtime, ContextHost {
     const { value: status, detached } = call.send(MACHINE_EVENTS[event.type]);
     call.record.status = status;
     if (detached && !wasDetached) this.#answerBackgrounded(call, 'budget');
-    if (status === before) {
-      this.#writer.record(call.record);
-      return;
-    }
+    // An event that changed nothing writes nothing (a detach has written through #answerBackgrounded).
+    if (status === before) return;
     if (isTerminalStatus(status)) this.#end(call, status, event as Ending);
     else this.#writer.record(call.record);
   }
@@ -962,8 +960,9 @@ class BatonRuntime implements Runtime, ContextHost {
     for (const { callId } of records) {
       const call = this.#live.get(callId);
       if (!call) continue;
+      // A call still queued never ran: it is refused; one that runs has failed.
       this.#drive(call, {
-        type: 'FAIL',
+        type: call.record.status === 'queued' ? 'REJECT' : 'FAIL',
         outcome: { ok: false, error: { code: 'persistence_failed', message }, output: { error: message } },
       });
     }

@@ -280,6 +280,23 @@ describe('a store whose writes fail', () => {
     expect(runtime.stats().active).toBe(0);
   });
 
+  it('ends a call that was still queued when its write failed, instead of leaving it in the queue', async () => {
+    const store = new FaultyStore();
+    const { tool, runs } = gatedTool('slow', { mode: 'background' });
+    const { runtime } = testRuntime([tool], { store, limits: { concurrency: 1 } });
+    await runtime.ready;
+    await runtime.call({ name: 'slow', sessionId: 's', callId: 'running' });
+    store.failing = true;
+    const queued = await runtime.call({ name: 'slow', sessionId: 's', callId: 'waiting' });
+    expect(queued.error?.code).toBe('persistence_failed');
+    await settle();
+    expect(runtime.stats()).toMatchObject({ queued: 0, running: 1, active: 1 });
+    store.failing = false;
+    runs[0]?.resolve('done');
+    await settle();
+    expect(runs).toHaveLength(1);
+  });
+
   it('gives persistence_failed for an inline reply, and takes calls again once the store recovers', async () => {
     const store = new FaultyStore();
     const echo = defineTool({ name: 'echo', description: 'e', input: z.object({}), execute: () => 'ok' });
