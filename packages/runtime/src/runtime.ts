@@ -785,8 +785,12 @@ class BatonRuntime implements Runtime, ContextHost {
         onAbort = () => finish({ cancelled: true });
         call.signal.addEventListener('abort', onAbort, { once: true });
         if (call.signal.aborted) finish({ cancelled: true });
-        if (options.timeoutMs !== undefined)
-          timer = this.#arm(() => finish({ timedOut: true }), options.timeoutMs);
+        if (options.timeoutMs !== undefined) {
+          timer = this.#arm(() => {
+            timer = undefined;
+            finish({ timedOut: true });
+          }, options.timeoutMs);
+        }
         this.#store.getResolution(key).then(
           (stored) => stored && finish(stored.outcome),
           () => {},

@@ -61,6 +61,7 @@ describe('external events (seed 003)', () => {
       code: 'event_timeout',
       message: 'the external event did not come in time',
     });
+    expect(second.runtime.stats().timers).toBe(0);
 
     const cancelledEvent = confirmTool();
     const third = testRuntime([cancelledEvent.tool]);
