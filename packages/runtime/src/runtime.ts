@@ -179,7 +179,7 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#scheduleRunner = new ScheduleRunner({
       clock: this.#clock,
       store: this.#store,
-      save: (schedule) => this.#writer.schedule(schedule),
+      save: (schedule) => this.#writer.add('schedules', schedule),
       fire: (schedule) => startRun({ start }, schedule),
       perSession: this.#limits.schedulesPerSession,
     });
@@ -638,8 +638,12 @@ class BatonRuntime implements Runtime, ContextHost {
     const { callId, result, rawOutput, error } = call.record;
     const log = status === 'succeeded' && rawOutput !== undefined ? rawOutput : call.outputLog();
     const outcome = status === 'succeeded' ? result : { status, error: error?.message };
-    this.#writer.artifact({ callId, name: 'output.log', content: log });
-    this.#writer.artifact({ callId, name: 'result.json', content: JSON.stringify(outcome ?? null, null, 2) });
+    this.#writer.add('artifacts', { callId, name: 'output.log', content: log });
+    this.#writer.add('artifacts', {
+      callId,
+      name: 'result.json',
+      content: JSON.stringify(outcome ?? null, null, 2),
+    });
   }
 
   #failBatch(batch: CallBatch, failed: Pick<CallRecord, 'callId' | 'toolName'>): void {
@@ -708,7 +712,7 @@ class BatonRuntime implements Runtime, ContextHost {
       scheduling: call.tool.execution.scheduling,
       createdAt: this.#clock.now(),
     };
-    this.#writer.notification(notification);
+    this.#writer.add('notifications', notification);
     this.#emit(call, { type: 'notification', notificationId: notification.id, title: notification.title });
   }
 
@@ -832,7 +836,7 @@ class BatonRuntime implements Runtime, ContextHost {
     if (finished.has(stepId)) return finished.get(stepId) as T;
     const value = await run();
     finished.set(stepId, value);
-    await this.#writer.step({ callId: call.record.callId, stepId, value });
+    await this.#writer.add('steps', { callId: call.record.callId, stepId, value });
     return value;
   }
 
@@ -912,7 +916,7 @@ class BatonRuntime implements Runtime, ContextHost {
     if (callId === undefined)
       throw new BatonError('invalid_arguments', `${JSON.stringify(key)} is not an event key`);
     // Stored first: a call that waits after a restart, or between attempts, still gets it.
-    await this.#writer.resolution({ key, callId, outcome, at: this.#clock.now() });
+    await this.#writer.add('resolutions', { key, callId, outcome, at: this.#clock.now() });
     this.#waiters.get(key)?.(outcome);
   }
 
@@ -1078,7 +1082,7 @@ class BatonRuntime implements Runtime, ContextHost {
       error,
       ...(request.messageId !== undefined ? { messageId: request.messageId } : {}),
     };
-    this.#writer.event(this.#stamp({ type: 'failed', error: modelVisible(error) }, record, 1));
+    this.#writer.add('events', this.#stamp({ type: 'failed', error: modelVisible(error) }, record, 1));
     if (batch) this.#failBatch(batch, record);
     return this.#writer.record(record).then(() => this.#replyOf(record), persistenceFailed(callId));
   }
@@ -1108,7 +1112,7 @@ class BatonRuntime implements Runtime, ContextHost {
    * in place: copying it with spreads cost more than the rest of an event's life.
    */
   #emit(call: LiveCall, input: CallEventInput): void {
-    this.#writer.event(this.#stamp(input, call.record, call.nextSeq()));
+    this.#writer.add('events', this.#stamp(input, call.record, call.nextSeq()));
   }
 
   #stamp(input: CallEventInput, record: CallRecord, seq: number): CallEvent {

@@ -1,23 +1,14 @@
-import type {
-  Artifact,
-  CallEvent,
-  CallRecord,
-  EventResolution,
-  Notification,
-  Schedule,
-  StepResult,
-} from '@baton/contracts';
-import type { Store } from '@baton/store';
+import type { CallEvent, CallRecord } from '@baton/contracts';
+import type { Store, StoreWrite } from '@baton/store';
 import { WRITE_BATCH_MAX } from './limits.js';
 
-interface PendingBatch {
+/** What a batch lists besides the calls: events, notifications, artifacts, steps, resolutions, schedules. */
+export type ListedWrite = Exclude<keyof StoreWrite, 'calls'>;
+
+type Listed = { [K in ListedWrite]: NonNullable<StoreWrite[K]>[number][] };
+
+interface PendingBatch extends Listed {
   calls: Map<string, CallRecord>;
-  events: CallEvent[];
-  notifications: Notification[];
-  artifacts: Artifact[];
-  steps: StepResult[];
-  resolutions: EventResolution[];
-  schedules: Schedule[];
   size: number;
   written: Promise<void>;
   settle: (error?: unknown) => void;
@@ -66,34 +57,10 @@ export class WriteBatcher {
     return batch.written;
   }
 
-  event(event: CallEvent): Promise<void> {
+  /** Queues an event, notification, artifact, step, resolution or schedule; settles once it is written. */
+  add<K extends ListedWrite>(kind: K, item: Listed[K][number]): Promise<void> {
     const batch = this.#batch();
-    return this.#add(batch, () => batch.events.push(event));
-  }
-
-  notification(notification: Notification): Promise<void> {
-    const batch = this.#batch();
-    return this.#add(batch, () => batch.notifications.push(notification));
-  }
-
-  artifact(artifact: Artifact): Promise<void> {
-    const batch = this.#batch();
-    return this.#add(batch, () => batch.artifacts.push(artifact));
-  }
-
-  step(step: StepResult): Promise<void> {
-    const batch = this.#batch();
-    return this.#add(batch, () => batch.steps.push(step));
-  }
-
-  resolution(resolution: EventResolution): Promise<void> {
-    const batch = this.#batch();
-    return this.#add(batch, () => batch.resolutions.push(resolution));
-  }
-
-  schedule(schedule: Schedule): Promise<void> {
-    const batch = this.#batch();
-    return this.#add(batch, () => batch.schedules.push(schedule));
+    return this.#add(batch, () => (batch[kind] as Listed[K][number][]).push(item));
   }
 
   /** Resolves when everything queued so far is written. */
@@ -119,7 +86,7 @@ export class WriteBatcher {
         steps: batch.steps,
         resolutions: batch.resolutions,
         schedules: batch.schedules,
-      })
+      } satisfies Required<StoreWrite>)
       .then(
         () => {
           for (const event of batch.events) this.#publish(event);

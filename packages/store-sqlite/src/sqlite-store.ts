@@ -62,6 +62,18 @@ function notificationOf(row: NotificationRow): Notification {
   return notification;
 }
 
+/** `WHERE a AND b` over the conditions that are set, with their parameters in order. */
+function whereOf(conditions: ReadonlyArray<readonly [sql: string, ...params: unknown[]] | undefined>): {
+  where: string;
+  params: unknown[];
+} {
+  const set = conditions.filter((condition) => condition !== undefined);
+  return {
+    where: set.length > 0 ? `WHERE ${set.map(([sql]) => sql).join(' AND ')}` : '',
+    params: set.flatMap(([, ...params]) => params),
+  };
+}
+
 function migrate(db: Database.Database): void {
   db.transaction(() => {
     const version = db.pragma('user_version', { simple: true }) as number;
@@ -162,27 +174,14 @@ export class SqliteStore implements Store {
 
   async listCalls(filter: CallFilter = {}): Promise<CallPage> {
     const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.cursor !== undefined) {
-      where.push('position < ?');
-      params.push(Number(filter.cursor));
-    }
-    if (filter.sessionId !== undefined) {
-      where.push('session_id = ?');
-      params.push(filter.sessionId);
-    }
-    if (filter.toolName !== undefined) {
-      where.push('tool_name = ?');
-      params.push(filter.toolName);
-    }
-    if (filter.status !== undefined) {
-      const statuses = typeof filter.status === 'string' ? [filter.status] : filter.status;
-      where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
-      params.push(...statuses);
-    }
-    const sql = `SELECT position, record, owner_id FROM calls ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY position DESC LIMIT ?`;
+    const statuses = typeof filter.status === 'string' ? [filter.status] : filter.status;
+    const { where, params } = whereOf([
+      filter.cursor === undefined ? undefined : ['position < ?', Number(filter.cursor)],
+      filter.sessionId === undefined ? undefined : ['session_id = ?', filter.sessionId],
+      filter.toolName === undefined ? undefined : ['tool_name = ?', filter.toolName],
+      statuses === undefined ? undefined : [`status IN (${statuses.map(() => '?').join(', ')})`, ...statuses],
+    ]);
+    const sql = `SELECT position, record, owner_id FROM calls ${where} ORDER BY position DESC LIMIT ?`;
     const rows = this.#db.prepare(sql).all(...params, limit + 1) as CallRow[];
     const page = rows.slice(0, limit);
     const last = page.at(-1);
@@ -200,18 +199,11 @@ export class SqliteStore implements Store {
   }
 
   async listNotifications(filter: NotificationFilter = {}): Promise<Notification[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.sessionId !== undefined) {
-      where.push('session_id = ?');
-      params.push(filter.sessionId);
-    }
-    if (filter.status !== undefined) {
-      where.push('status = ?');
-      params.push(filter.status);
-    }
-    const sql = `SELECT notification, status, acknowledged_at FROM notifications
-      ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at, rowid`;
+    const { where, params } = whereOf([
+      filter.sessionId === undefined ? undefined : ['session_id = ?', filter.sessionId],
+      filter.status === undefined ? undefined : ['status = ?', filter.status],
+    ]);
+    const sql = `SELECT notification, status, acknowledged_at FROM notifications ${where} ORDER BY created_at, rowid`;
     return (this.#db.prepare(sql).all(...params) as NotificationRow[]).map(notificationOf);
   }
 
@@ -263,17 +255,11 @@ export class SqliteStore implements Store {
   }
 
   async listSchedules(filter: { sessionId?: string; enabled?: boolean } = {}): Promise<Schedule[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.sessionId !== undefined) {
-      where.push('session_id = ?');
-      params.push(filter.sessionId);
-    }
-    if (filter.enabled !== undefined) {
-      where.push('enabled = ?');
-      params.push(filter.enabled ? 1 : 0);
-    }
-    const sql = `SELECT schedule FROM schedules ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY rowid`;
+    const { where, params } = whereOf([
+      filter.sessionId === undefined ? undefined : ['session_id = ?', filter.sessionId],
+      filter.enabled === undefined ? undefined : ['enabled = ?', filter.enabled ? 1 : 0],
+    ]);
+    const sql = `SELECT schedule FROM schedules ${where} ORDER BY rowid`;
     return (this.#db.prepare(sql).all(...params) as Array<{ schedule: string }>).map(
       (row) => JSON.parse(row.schedule) as Schedule,
     );
