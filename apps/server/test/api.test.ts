@@ -1,0 +1,130 @@
+import { createRuntime, type Runtime } from '@baton/runtime';
+import { SimulatedClock } from '@baton/runtime/testing';
+import type { FastifyInstance } from 'fastify';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { demoTools } from '../src/demo-tools.js';
+
+let runtime: Runtime;
+let app: FastifyInstance;
+
+beforeEach(async () => {
+  runtime = createRuntime({ tools: demoTools, clock: new SimulatedClock() });
+  await runtime.ready;
+  app = buildApp(runtime);
+});
+
+afterEach(async () => {
+  await app.close();
+  await runtime.close();
+});
+
+const post = (url: string, payload?: object) => app.inject({ method: 'POST', url, payload: payload ?? {} });
+
+describe('the HTTP API', () => {
+  it('runs a fast call and shows its record', async () => {
+    const reply = await post('/v1/calls', {
+      name: 'echo',
+      args: { text: 'hi' },
+      sessionId: 's1',
+      callId: 'c1',
+    });
+    expect(reply.statusCode).toBe(200);
+    expect(reply.json()).toEqual({ callId: 'c1', status: 'succeeded', output: { text: 'hi' } });
+    expect((await app.inject('/v1/calls/c1')).json()).toMatchObject({ callId: 'c1', status: 'succeeded' });
+    expect((await app.inject('/v1/calls?sessionId=s1')).json().calls).toHaveLength(1);
+  });
+
+  it('returns the same call for the same callId', async () => {
+    const first = await post('/v1/calls', {
+      name: 'echo',
+      args: { text: 'a' },
+      sessionId: 's',
+      callId: 'same',
+    });
+    const second = await post('/v1/calls', {
+      name: 'echo',
+      args: { text: 'b' },
+      sessionId: 's',
+      callId: 'same',
+    });
+    expect(second.json()).toEqual(first.json());
+  });
+
+  it('answers a tool failure as a reply, and a bad request with 400 naming each problem', async () => {
+    expect((await post('/v1/calls', { name: 'always_fails', sessionId: 's' })).json().error).toEqual({
+      code: 'tool_error',
+      message: 'this tool always fails',
+    });
+    const bad = await post('/v1/calls', { name: '', args: {} });
+    expect(bad.statusCode).toBe(400);
+    expect(
+      bad
+        .json()
+        .error.issues.map((issue: { path: string }) => issue.path)
+        .sort(),
+    ).toEqual(['name', 'sessionId']);
+    expect((await app.inject('/v1/calls?status=sleeping')).statusCode).toBe(400);
+  });
+
+  it('runs a call that needs approval once approved, and rejects another', async () => {
+    const pending = await post('/v1/calls', {
+      name: 'deploy',
+      args: { env: 'staging' },
+      sessionId: 's',
+      callId: 'd1',
+    });
+    expect(pending.json()).toMatchObject({ status: 'backgrounded', output: { status: 'awaiting_approval' } });
+    expect((await post('/v1/calls/d1/approve')).json()).toEqual({ approved: true });
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await app.inject('/v1/calls/d1')).json()).toMatchObject({
+      status: 'succeeded',
+      result: { deployed: 'staging' },
+    });
+    const [notification] = (await app.inject('/v1/notifications?sessionId=s')).json();
+    expect(notification.title).toBe('Task completed: Background tool: deploy');
+    expect((await post(`/v1/notifications/${notification.id}/ack`)).json()).toEqual({ acknowledged: true });
+
+    await post('/v1/calls', { name: 'deploy', args: { env: 'production' }, sessionId: 's', callId: 'd2' });
+    expect((await post('/v1/calls/d2/reject', {})).statusCode).toBe(400);
+    expect((await post('/v1/calls/d2/reject', { reason: 'freeze' })).json()).toEqual({ rejected: true });
+    expect((await app.inject('/v1/calls/d2')).json().error.message).toBe(
+      'The tool call was rejected: freeze',
+    );
+  });
+
+  it('cancels a call, and answers 404 for an unknown one', async () => {
+    await post('/v1/calls', { name: 'deploy', args: { env: 'staging' }, sessionId: 's', callId: 'd1' });
+    expect((await post('/v1/calls/d1/cancel')).json()).toEqual({ cancelled: true });
+    expect((await app.inject('/v1/calls/d1')).json().status).toBe('cancelled');
+    expect((await post('/v1/calls/nope/cancel')).statusCode).toBe(404);
+    expect((await app.inject('/v1/calls/nope')).statusCode).toBe(404);
+    expect((await app.inject('/v1/nowhere')).statusCode).toBe(404);
+  });
+
+  it('lists the tools in each provider format', async () => {
+    const mcp = (await app.inject('/v1/tools')).json();
+    expect(mcp.find((tool: { name: string }) => tool.name === 'slow_report').execution).toEqual({
+      taskSupport: 'optional',
+    });
+    expect((await app.inject('/v1/tools?format=openai')).json()[0]).toMatchObject({
+      type: 'function',
+      function: { name: 'echo' },
+    });
+    expect((await app.inject('/v1/tools?format=anthropic')).json()[0]).toHaveProperty('input_schema');
+    expect((await app.inject('/v1/tools?format=gemini')).json()[1]).toMatchObject({
+      name: 'slow_report',
+      behavior: 'NON_BLOCKING',
+    });
+  });
+
+  it('answers a body over 1 MiB with 413', async () => {
+    const reply = await post('/v1/calls', {
+      name: 'echo',
+      args: { text: 'x'.repeat(1024 * 1024) },
+      sessionId: 's',
+    });
+    expect(reply.statusCode).toBe(413);
+  });
+});
