@@ -4,3 +4,8 @@ import { defineConfig } from 'tsup';
 export function packageBuild(entry: string[] = ['src/index.ts']) {
   return defineConfig({ entry, format: ['esm'], dts: true, clean: true, sourcemap: true, target: 'node20' });
 }
+
+/** An app (the server, the bench): one entry, no declarations. */
+export function appBuild(entry: string) {
+  return defineConfig({ entry: [entry], format: ['esm'], clean: true, sourcemap: true, target: 'node20' });
+}
