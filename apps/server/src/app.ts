@@ -1,112 +1,204 @@
-import {
-  CALL_STATUSES,
-  toAnthropicTool,
-  toGeminiFunctionDeclaration,
-  toMcpTool,
-  toOpenAITool,
-} from '@baton/contracts';
+import { toAnthropicTool, toGeminiFunctionDeclaration, toMcpTool, toOpenAITool } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import { z } from 'zod';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { map } from 'rxjs';
+import type { z } from 'zod';
+import { API, type Endpoint } from './api.js';
+import { mountMcp } from './mcp.js';
+import { runtimeMetrics } from './metrics.js';
+import { openApiDocument } from './openapi.js';
+import { resumeAfter, streamEvents } from './sse.js';
+import { Tenancy, type TenantScope } from './tenancy.js';
 
-const CallBody = z.object({
-  name: z.string().min(1),
-  args: z.unknown().optional(),
-  sessionId: z.string().min(1),
-  callId: z.string().min(1).optional(),
-});
-const ListQuery = z.object({
-  sessionId: z.string().optional(),
-  status: z.enum(CALL_STATUSES).optional(),
-  tool: z.string().optional(),
-  cursor: z.string().optional(),
-  limit: z.coerce.number().int().min(1).max(1_000).optional(),
-});
-const RejectBody = z.object({ reason: z.string().min(1) });
-const NotificationsQuery = z.object({
-  sessionId: z.string().optional(),
-  status: z.enum(['queued', 'acknowledged']).optional(),
-});
-const ToolsQuery = z.object({ format: z.enum(['openai', 'anthropic', 'gemini', 'mcp']).default('mcp') });
-const IdParams = z.object({ id: z.string().min(1) });
-
-/** Parses a request part, or answers 400 naming each problem; undefined when it answered. */
-function parse<T>(schema: z.ZodType<T>, value: unknown, reply: FastifyReply): T | undefined {
-  const parsed = schema.safeParse(value ?? {});
-  if (parsed.success) return parsed.data;
-  void reply.code(400).send({
-    error: {
-      code: 'invalid_request',
-      message: 'the request is not valid',
-      issues: parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
-    },
-  });
-  return undefined;
+export interface AppOptions {
+  runtime: Runtime;
+  /** Bearer token -> tenant. Without tokens every request is one anonymous tenant. */
+  tokens?: Record<string, string>;
 }
 
-function notFound(reply: FastifyReply, what: string) {
-  return reply.code(404).send({ error: { code: 'not_found', message: `${what} not found` } });
+/** What a part of a request is once its schema parsed it (the route runs only when all parts did). */
+type Parsed<S> = z.output<NonNullable<S>>;
+
+interface RouteInput<E extends Endpoint> {
+  params: Parsed<E['params']>;
+  query: Parsed<E['query']>;
+  body: Parsed<E['body']>;
+  scope: TenantScope;
+  request: FastifyRequest;
+  reply: FastifyReply;
 }
 
-/** The HTTP API over a runtime. Bodies over 1 MiB get 413 (Fastify's body limit). */
-export function buildApp(runtime: Runtime): FastifyInstance {
-  const app = Fastify({ bodyLimit: 1024 * 1024 });
+/** Routes that answer without a token: a load balancer's probe, and the API's description. */
+const PUBLIC = new Set<string>([API.health.url, API.openapi.url]);
 
-  app.get('/healthz', async () => ({ ok: true, instanceId: runtime.instanceId, stats: runtime.stats() }));
+function fail(reply: FastifyReply, status: number, code: string, message: string, extra: object = {}) {
+  return reply.code(status).send({ error: { code, message, ...extra } });
+}
 
-  app.post('/v1/calls', async (request, reply) => {
-    const body = parse(CallBody, request.body, reply);
-    if (!body) return reply;
-    const { callId, ...rest } = body;
-    return runtime.call({ ...rest, ...(callId ? { callId } : {}) });
+function notFound(reply: FastifyReply, what = 'call') {
+  return fail(reply, 404, 'not_found', `${what} not found`);
+}
+
+/**
+ * The reference server's HTTP API over a runtime: REST, Server-Sent Events, Prometheus metrics,
+ * OpenAPI and MCP. Each tenant sees only its own calls. Bodies over 1 MiB get 413.
+ */
+export function buildApp({ runtime, tokens = {} }: AppOptions): FastifyInstance {
+  const app = Fastify({ bodyLimit: 1024 * 1024, forceCloseConnections: true });
+  const tenancy = new Tenancy(tokens);
+  const scopes = new WeakMap<FastifyRequest, TenantScope>();
+
+  // A POST that carries nothing (cancel, approve, ack) may still say it is JSON.
+  // Fastify's own parser otherwise: it refuses __proto__ and constructor.prototype keys.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined);
+    else parseJson(request, body.toString(), done);
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    if (PUBLIC.has(request.routeOptions.url ?? '')) return;
+    const scope = tenancy.scopeOf(request.headers.authorization);
+    if (!scope) {
+      return fail(reply, 401, 'unauthorized', 'a valid bearer token is required').header(
+        'www-authenticate',
+        'Bearer',
+      );
+    }
+    scopes.set(request, scope);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    fail(reply, 404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`),
+  );
+  app.setErrorHandler((error: { statusCode?: number; message: string }, _request, reply) => {
+    const status = error.statusCode ?? 500;
+    if (status === 413) return fail(reply, 413, 'payload_too_large', 'the body is larger than 1 MiB');
+    if (status < 500) return fail(reply, status, 'invalid_request', error.message);
+    app.log.error(error);
+    return fail(reply, 500, 'internal_error', 'the server failed to answer');
   });
 
-  app.get('/v1/calls', async (request, reply) => {
-    const query = parse(ListQuery, request.query, reply);
-    if (!query) return reply;
-    const { tool, ...filter } = query;
-    return runtime.list({ ...filter, ...(tool ? { toolName: tool } : {}) });
-  });
-
-  app.get('/v1/calls/:id', async (request, reply) => {
-    const params = parse(IdParams, request.params, reply);
-    if (!params) return reply;
-    return (await runtime.get(params.id)) ?? notFound(reply, 'call');
-  });
-
-  for (const action of ['cancel', 'approve'] as const) {
-    app.post(`/v1/calls/:id/${action}`, async (request, reply) => {
-      const params = parse(IdParams, request.params, reply);
-      if (!params) return reply;
-      if (!(await runtime.get(params.id))) return notFound(reply, 'call');
-      const done = action === 'cancel' ? await runtime.cancel(params.id) : await runtime.approve(params.id);
-      return { [action === 'cancel' ? 'cancelled' : 'approved']: done };
+  /** Registers an endpoint of the API table: parses each part with its schema, or answers 400 naming each problem. */
+  function route<E extends Endpoint>(endpoint: E, handler: (input: RouteInput<E>) => unknown) {
+    app.route({
+      method: endpoint.method,
+      url: endpoint.url,
+      handler: async (request, reply) => {
+        const issues: Array<{ path: string; message: string }> = [];
+        const parse = (schema: z.ZodType | undefined, value: unknown) => {
+          if (!schema) return undefined;
+          const parsed = schema.safeParse(value ?? {});
+          if (parsed.success) return parsed.data;
+          for (const issue of parsed.error.issues) {
+            issues.push({ path: issue.path.join('.'), message: issue.message });
+          }
+          return undefined;
+        };
+        const input = {
+          params: parse(endpoint.params, request.params),
+          query: parse(endpoint.query, request.query),
+          body: parse(endpoint.body, request.body),
+          scope: scopes.get(request) ?? (tenancy.scopeOf(undefined) as TenantScope),
+          request,
+          reply,
+        } as RouteInput<E>;
+        if (issues.length > 0)
+          return fail(reply, 400, 'invalid_request', 'the request is not valid', { issues });
+        return handler(input);
+      },
     });
   }
 
-  app.post('/v1/calls/:id/reject', async (request, reply) => {
-    const params = parse(IdParams, request.params, reply);
-    const body = params && parse(RejectBody, request.body, reply);
-    if (!params || !body) return reply;
-    if (!(await runtime.get(params.id))) return notFound(reply, 'call');
-    return { rejected: await runtime.reject(params.id, body.reason) };
+  /** A call of this tenant, by the id the tenant gave: undefined (and 404 sent) when it has none. */
+  async function callOf(scope: TenantScope, id: string, reply: FastifyReply) {
+    const record = await runtime.get(scope.inside(id));
+    if (!record) void notFound(reply);
+    return record;
+  }
+
+  const metrics = runtimeMetrics(runtime);
+
+  route(API.health, () => ({ ok: true, instanceId: runtime.instanceId, stats: runtime.stats() }));
+  route(API.openapi, () => openApiDocument());
+  route(API.metrics, async ({ reply }) => reply.type(metrics.contentType).send(await metrics.metrics()));
+
+  route(API.createCall, async ({ body, scope }) => {
+    const reply = await runtime.call({
+      ...body,
+      sessionId: scope.inside(body.sessionId),
+      callId: body.callId === undefined ? scope.newCallId() : scope.inside(body.callId),
+    });
+    return scope.show(reply);
   });
 
-  app.get('/v1/notifications', async (request, reply) => {
-    const query = parse(NotificationsQuery, request.query, reply);
-    if (!query) return reply;
-    return runtime.notifications.list(query);
+  route(API.listCalls, async ({ query, scope }) => {
+    const { tool, sessionId, ...filter } = query;
+    const page = await runtime.list({
+      ...filter,
+      sessionPrefix: scope.prefix,
+      ...(sessionId !== undefined ? { sessionId: scope.inside(sessionId) } : {}),
+      ...(tool !== undefined ? { toolName: tool } : {}),
+    });
+    return { ...page, calls: page.calls.map((call) => scope.show(call)) };
   });
 
-  app.post('/v1/notifications/:id/ack', async (request, reply) => {
-    const params = parse(IdParams, request.params, reply);
-    if (!params) return reply;
+  route(API.getCall, async ({ params, scope, reply }) => {
+    const record = await callOf(scope, params.id, reply);
+    return record ? scope.show(record) : reply;
+  });
+
+  route(API.callEvents, async ({ params, query, scope, request, reply }) => {
+    if (!(await callOf(scope, params.id, reply))) return reply;
+    const after = resumeAfter(request, query.after);
+    if (after === undefined) return fail(reply, 400, 'invalid_request', 'Last-Event-ID must be an event id');
+    const events = runtime
+      .followCall(scope.inside(params.id), after)
+      .pipe(map((event) => ({ id: event.seq, data: scope.show(event) })));
+    streamEvents(request, reply, events);
+    return reply;
+  });
+
+  route(API.sessionEvents, async ({ params, query, scope, request, reply }) => {
+    const after = resumeAfter(request, query.after);
+    if (after === undefined) return fail(reply, 400, 'invalid_request', 'Last-Event-ID must be an event id');
+    const events = runtime
+      .followSession(scope.inside(params.id), after)
+      .pipe(map(({ position, event }) => ({ id: position, data: scope.show(event) })));
+    streamEvents(request, reply, events);
+    return reply;
+  });
+
+  route(API.cancelCall, async ({ params, scope, reply }) => {
+    if (!(await callOf(scope, params.id, reply))) return reply;
+    return { cancelled: await runtime.cancel(scope.inside(params.id)) };
+  });
+
+  route(API.approveCall, async ({ params, scope, reply }) => {
+    if (!(await callOf(scope, params.id, reply))) return reply;
+    return { approved: await runtime.approve(scope.inside(params.id)) };
+  });
+
+  route(API.rejectCall, async ({ params, body, scope, reply }) => {
+    if (!(await callOf(scope, params.id, reply))) return reply;
+    return { rejected: await runtime.reject(scope.inside(params.id), body.reason) };
+  });
+
+  route(API.listNotifications, async ({ query, scope }) => {
+    const notifications = await runtime.notifications.list({
+      sessionPrefix: scope.prefix,
+      ...(query.sessionId !== undefined ? { sessionId: scope.inside(query.sessionId) } : {}),
+      ...(query.status !== undefined ? { status: query.status } : {}),
+    });
+    return notifications.map((notification) => scope.show(notification));
+  });
+
+  route(API.ackNotification, async ({ params, scope, reply }) => {
+    // Notification ids are the runtime's own: a tenant acknowledges only those of its sessions.
+    const mine = await runtime.notifications.list({ sessionPrefix: scope.prefix });
+    if (!mine.some((notification) => notification.id === params.id)) return notFound(reply, 'notification');
     return { acknowledged: await runtime.notifications.ack(params.id) };
   });
 
-  app.get('/v1/tools', async (request, reply) => {
-    const query = parse(ToolsQuery, request.query, reply);
-    if (!query) return reply;
+  route(API.listTools, ({ query }) => {
     const tools = runtime.tools.definitions();
     switch (query.format) {
       case 'openai':
@@ -120,5 +212,6 @@ export function buildApp(runtime: Runtime): FastifyInstance {
     }
   });
 
+  mountMcp(app, runtime, (request) => scopes.get(request));
   return app;
 }

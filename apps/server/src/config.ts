@@ -1,11 +1,53 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
-/** The server's configuration, from environment variables; a bad value stops the start, naming it. */
-const CONFIG = z.object({
-  BATON_HOST: z.string().min(1).default('127.0.0.1'),
-  BATON_PORT: z.coerce.number().int().min(0).max(65_535).default(8787),
-  BATON_STORE: z.string().min(1).default('./.baton/baton.db'),
-  BATON_INLINE_BUDGET_MS: z.coerce.number().int().positive().default(300),
+/** A tenant's name: the first part of every id the server keeps for it. */
+export const TENANT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+const Limits = z.strictObject({
+  concurrency: z.number().int().positive(),
+  maxQueued: z.number().int().positive(),
+  backgroundPerSession: z.number().int().positive(),
+  backgroundPerWorker: z.number().int().positive(),
+});
+
+/** `baton.config.json` (or the file `BATON_CONFIG` names): every field optional, none unknown. */
+const FileConfig = z.strictObject({
+  host: z.string().min(1),
+  port: z.number().int().min(0).max(65_535),
+  store: z.string().min(1),
+  inlineBudgetMs: z.number().int().positive(),
+  limits: Limits.partial(),
+  /** Bearer token -> tenant. */
+  tokens: z.record(z.string().min(16, 'a token needs at least 16 characters'), z.string().regex(TENANT_NAME)),
+});
+
+/** Environment variables win over the file. `BATON_TOKENS` is `tenant:token,tenant:token`. */
+const EnvConfig = z.object({
+  BATON_HOST: z.string().min(1).optional(),
+  BATON_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
+  BATON_STORE: z.string().min(1).optional(),
+  BATON_INLINE_BUDGET_MS: z.coerce.number().int().positive().optional(),
+  BATON_TOKENS: z
+    .string()
+    .transform((list, ctx) => {
+      const tokens: Record<string, string> = {};
+      for (const pair of list.split(',').filter(Boolean)) {
+        const [tenant = '', token = ''] = pair.split(':');
+        if (!TENANT_NAME.test(tenant) || token.length < 16) {
+          ctx.addIssue({
+            code: 'custom',
+            message:
+              'expected tenant:token pairs, a tenant of letters, digits, _ or -, a token of 16+ characters',
+          });
+          return z.NEVER;
+        }
+        tokens[token] = tenant;
+      }
+      return tokens;
+    })
+    .optional(),
 });
 
 export interface ServerConfig {
@@ -13,23 +55,64 @@ export interface ServerConfig {
   port: number;
   storePath: string;
   inlineBudgetMs: number;
+  limits: Partial<z.infer<typeof Limits>>;
+  /** Bearer token -> tenant; empty when the server has one anonymous tenant. */
+  tokens: Record<string, string>;
 }
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv): ServerConfig {
-  const parsed = CONFIG.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-    throw new ConfigError(`bad configuration: ${problems.join('; ')}`);
+function problemsOf(error: z.ZodError, where: string): string {
+  const problems = error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  return `bad configuration: ${where}${problems.join('; ')}`;
+}
+
+function readFile(path: string, required: boolean): Partial<z.infer<typeof FileConfig>> {
+  if (!existsSync(path)) {
+    if (required) throw new ConfigError(`bad configuration: BATON_CONFIG: ${path} does not exist`);
+    return {};
   }
-  const { BATON_HOST, BATON_PORT, BATON_STORE, BATON_INLINE_BUDGET_MS } = parsed.data;
-  return {
-    host: BATON_HOST,
-    port: BATON_PORT,
-    storePath: BATON_STORE,
-    inlineBudgetMs: BATON_INLINE_BUDGET_MS,
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`bad configuration: ${path}: not JSON (${(error as Error).message})`);
+  }
+  const parsed = FileConfig.partial().safeParse(json);
+  if (!parsed.success) throw new ConfigError(problemsOf(parsed.error, `${path}: `));
+  return parsed.data;
+}
+
+function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1';
+}
+
+/**
+ * The server's configuration: defaults, then the file, then the environment. A bad value stops the
+ * start with a message naming it. Without tokens there is no authentication, so the server may
+ * only listen on loopback.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerConfig {
+  const file = readFile(env.BATON_CONFIG ?? `${cwd}/baton.config.json`, env.BATON_CONFIG !== undefined);
+  const parsed = EnvConfig.safeParse(env);
+  if (!parsed.success) throw new ConfigError(problemsOf(parsed.error, ''));
+  const fromEnv = parsed.data;
+  const config: ServerConfig = {
+    host: fromEnv.BATON_HOST ?? file.host ?? '127.0.0.1',
+    port: fromEnv.BATON_PORT ?? file.port ?? 8787,
+    storePath: fromEnv.BATON_STORE ?? file.store ?? './.baton/baton.db',
+    inlineBudgetMs: fromEnv.BATON_INLINE_BUDGET_MS ?? file.inlineBudgetMs ?? 300,
+    limits: file.limits ?? {},
+    tokens: fromEnv.BATON_TOKENS ?? file.tokens ?? {},
   };
+  if (Object.keys(config.tokens).length === 0 && !isLoopback(config.host)) {
+    throw new ConfigError(
+      `bad configuration: host: ${config.host} is not a loopback address; without tokens the server has no authentication and listens on loopback only`,
+    );
+  }
+  return config;
 }

@@ -14,12 +14,27 @@ try {
     tools: demoTools,
     store: sqliteStore({ path: config.storePath }),
     inlineBudgetMs: config.inlineBudgetMs,
+    limits: config.limits,
   });
   await runtime.ready;
-  const app = buildApp(runtime);
+  const app = buildApp({ runtime, tokens: config.tokens });
   const address = await app.listen({ host: config.host, port: config.port });
+  const tenants = new Set(Object.values(config.tokens));
+  const access =
+    tenants.size === 0
+      ? 'no tokens configured: no authentication, so listening on loopback only'
+      : `bearer tokens for ${tenants.size} tenant(s)`;
   process.stdout.write(
-    `Baton is listening on ${address}\n  API:     ${address}/v1/calls\n  tools:   ${address}/v1/tools\n  health:  ${address}/healthz\n  store:   ${config.storePath}\n`,
+    [
+      `Baton is listening on ${address}`,
+      `  API:        ${address}/v1/calls  (OpenAPI: ${address}/openapi.json)`,
+      `  MCP:        ${address}/mcp`,
+      `  metrics:    ${address}/metrics`,
+      `  health:     ${address}/healthz`,
+      `  store:      ${config.storePath}`,
+      `  access:     ${access}`,
+      '',
+    ].join('\n'),
   );
   const stop = async () => {
     await app.close();

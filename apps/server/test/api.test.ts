@@ -11,7 +11,7 @@ let app: FastifyInstance;
 beforeEach(async () => {
   runtime = createRuntime({ tools: demoTools, clock: new SimulatedClock() });
   await runtime.ready;
-  app = buildApp(runtime);
+  app = buildApp({ runtime });
 });
 
 afterEach(async () => {

@@ -12,7 +12,7 @@ import type {
   ToolRegistry,
 } from '@baton/contracts';
 import { BatonError } from '@baton/contracts';
-import type { CallFilter, CallPage, NotificationFilter, Store } from '@baton/store';
+import type { CallFilter, CallPage, NotificationFilter, SessionEvent, Store } from '@baton/store';
 import type { Observable } from 'rxjs';
 import type { Clock } from './clock.js';
 
@@ -110,6 +110,16 @@ export interface Runtime {
   readonly events$: Observable<CallEvent>;
   callEvents$(callId: string): Observable<CallEvent>;
   sessionEvents$(sessionId: string): Observable<CallEvent>;
+  /**
+   * The stored events of a call with `seq > afterSeq`, then its later events as they are stored:
+   * each once, in order. Resume a stream by passing the last `seq` it had.
+   */
+  followCall(callId: string, afterSeq?: number): Observable<CallEvent>;
+  /**
+   * The same for every call of a session, in the order the events were stored. Resume by passing
+   * the last `position` the stream had.
+   */
+  followSession(sessionId: string, afterPosition?: number): Observable<SessionEvent>;
   /** Runs a tool call. A failure of any kind is a reply, never a rejection. */
   call(request: CallRequest): Promise<CallReply>;
   /** Seed 004: runs the calls of one model turn; the replies come in the order of the requests. */

@@ -24,12 +24,13 @@ import {
   type ValidationResult,
 } from '@baton/contracts';
 import type { CallMachineEvent } from '@baton/machine';
-import { type CallFilter, type CallPage, memoryStore, type Store } from '@baton/store';
+import { type CallFilter, type CallPage, memoryStore, type SessionEvent, type Store } from '@baton/store';
 import type { Observable } from 'rxjs';
 import { uuidv7 } from 'uuidv7';
 import { Admission } from './admission.js';
 import { checkArguments } from './arguments.js';
 import { type Clock, systemClock, unref } from './clock.js';
+import { followStore } from './follow.js';
 import {
   APPROVAL_PENDING_MESSAGE,
   approvalRejectedMessage,
@@ -224,6 +225,16 @@ class BatonRuntime implements Runtime, ContextHost {
 
   sessionEvents$(sessionId: string): Observable<CallEvent> {
     return this.#bus.session$(sessionId);
+  }
+
+  followCall(callId: string, afterSeq = 0): Observable<CallEvent> {
+    const read = (seq: number) => this.#store.listEvents(callId, seq + 1);
+    return followStore(this.#bus.call$(callId), read, (event) => event.seq, afterSeq);
+  }
+
+  followSession(sessionId: string, afterPosition = 0): Observable<SessionEvent> {
+    const read = (position: number) => this.#store.listSessionEvents(sessionId, position);
+    return followStore(this.#bus.session$(sessionId), read, (stored) => stored.position, afterPosition);
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -243,6 +243,7 @@ class FaultyStore implements Store {
   getCall: Store['getCall'] = (...args) => this.#inner.getCall(...args);
   listCalls: Store['listCalls'] = (...args) => this.#inner.listCalls(...args);
   listEvents: Store['listEvents'] = (...args) => this.#inner.listEvents(...args);
+  listSessionEvents: Store['listSessionEvents'] = (...args) => this.#inner.listSessionEvents(...args);
   listNotifications: Store['listNotifications'] = (...args) => this.#inner.listNotifications(...args);
   acknowledgeNotification: Store['acknowledgeNotification'] = (...args) =>
     this.#inner.acknowledgeNotification(...args);

@@ -81,4 +81,18 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX schedules_by_session ON schedules (session_id);
   `,
+  `
+  -- events get a position in write order, which a session's event stream resumes from
+  CREATE TABLE events_in_order (
+    position INTEGER PRIMARY KEY,
+    call_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    event TEXT NOT NULL,
+    UNIQUE (call_id, seq)
+  );
+  INSERT INTO events_in_order (call_id, seq, event)
+    SELECT call_id, seq, event FROM events ORDER BY json_extract(event, '$.at'), call_id, seq;
+  DROP TABLE events;
+  ALTER TABLE events_in_order RENAME TO events;
+  `,
 ];

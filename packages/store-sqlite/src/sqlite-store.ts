@@ -14,6 +14,7 @@ import {
   type CallPage,
   DEFAULT_PAGE_SIZE,
   type NotificationFilter,
+  type SessionEvent,
   type Store,
   type StoreWrite,
 } from '@baton/store';
@@ -72,6 +73,12 @@ function whereOf(conditions: ReadonlyArray<readonly [sql: string, ...params: unk
     where: set.length > 0 ? `WHERE ${set.map(([sql]) => sql).join(' AND ')}` : '',
     params: set.flatMap(([, ...params]) => params),
   };
+}
+
+/** SQLite's substr counts characters (code points), so the prefix's length is counted the same way. */
+function sessionPrefixOf(filter: { sessionPrefix?: string }): readonly [string, number, string] | undefined {
+  const prefix = filter.sessionPrefix;
+  return prefix === undefined ? undefined : ['substr(session_id, 1, ?) = ?', [...prefix].length, prefix];
 }
 
 function migrate(db: Database.Database): void {
@@ -178,6 +185,7 @@ export class SqliteStore implements Store {
     const { where, params } = whereOf([
       filter.cursor === undefined ? undefined : ['position < ?', Number(filter.cursor)],
       filter.sessionId === undefined ? undefined : ['session_id = ?', filter.sessionId],
+      sessionPrefixOf(filter),
       filter.toolName === undefined ? undefined : ['tool_name = ?', filter.toolName],
       statuses === undefined ? undefined : [`status IN (${statuses.map(() => '?').join(', ')})`, ...statuses],
     ]);
@@ -198,9 +206,19 @@ export class SqliteStore implements Store {
     return rows.map((row) => JSON.parse(row.event) as CallEvent);
   }
 
+  async listSessionEvents(sessionId: string, afterPosition = 0): Promise<SessionEvent[]> {
+    const rows = this.#db
+      .prepare(`
+        SELECT e.position, e.event FROM calls c JOIN events e ON e.call_id = c.call_id
+        WHERE c.session_id = ? AND e.position > ? ORDER BY e.position`)
+      .all(sessionId, afterPosition) as Array<{ position: number; event: string }>;
+    return rows.map((row) => ({ position: row.position, event: JSON.parse(row.event) as CallEvent }));
+  }
+
   async listNotifications(filter: NotificationFilter = {}): Promise<Notification[]> {
     const { where, params } = whereOf([
       filter.sessionId === undefined ? undefined : ['session_id = ?', filter.sessionId],
+      sessionPrefixOf(filter),
       filter.status === undefined ? undefined : ['status = ?', filter.status],
     ]);
     const sql = `SELECT notification, status, acknowledged_at FROM notifications ${where} ORDER BY created_at, rowid`;

@@ -5,6 +5,7 @@ export {
   type CallPage,
   DEFAULT_PAGE_SIZE,
   type NotificationFilter,
+  type SessionEvent,
   type Store,
   type StoreWrite,
 } from './store.js';

@@ -14,6 +14,7 @@ import {
   type CallPage,
   DEFAULT_PAGE_SIZE,
   type NotificationFilter,
+  type SessionEvent,
   type Store,
   type StoreWrite,
 } from './store.js';
@@ -33,10 +34,20 @@ function statusFilter(status: CallFilter['status']): ((status: CallStatus) => bo
   return (candidate) => allowed.has(candidate);
 }
 
+function inSession(sessionId: string, filter: { sessionId?: string; sessionPrefix?: string }): boolean {
+  return (
+    (filter.sessionId === undefined || sessionId === filter.sessionId) &&
+    (filter.sessionPrefix === undefined || sessionId.startsWith(filter.sessionPrefix))
+  );
+}
+
 /** The default store: everything in this process's memory. Fast, and gone when the process ends. */
 export class MemoryStore implements Store {
   readonly #calls = new Map<string, StoredCall>();
   readonly #events = new Map<string, CallEvent[]>();
+  /** Every stored event in write order, by session; `position` counts across sessions. */
+  readonly #sessionEvents = new Map<string, SessionEvent[]>();
+  #nextPosition = 1;
   readonly #steps = new Map<string, Map<string, unknown>>();
   readonly #resolutions = new Map<string, EventResolution>();
   readonly #schedules = new Map<string, Schedule>();
@@ -76,6 +87,10 @@ export class MemoryStore implements Store {
       const events = this.#events.get(event.callId);
       if (events) events.push(event);
       else this.#events.set(event.callId, [event]);
+      const positioned = { position: this.#nextPosition++, event };
+      const session = this.#sessionEvents.get(event.sessionId);
+      if (session) session.push(positioned);
+      else this.#sessionEvents.set(event.sessionId, [positioned]);
     }
     for (const notification of batch.notifications ?? []) {
       this.#notifications.set(notification.id, { ...notification });
@@ -107,7 +122,7 @@ export class MemoryStore implements Store {
       .filter(
         ({ record, order }) =>
           order < before &&
-          (filter.sessionId === undefined || record.sessionId === filter.sessionId) &&
+          inSession(record.sessionId, filter) &&
           (filter.toolName === undefined || record.toolName === filter.toolName) &&
           (matchesStatus === undefined || matchesStatus(record.status)),
       )
@@ -124,11 +139,15 @@ export class MemoryStore implements Store {
     return (this.#events.get(callId) ?? []).filter((event) => event.seq >= fromSeq);
   }
 
+  async listSessionEvents(sessionId: string, afterPosition = 0): Promise<SessionEvent[]> {
+    return (this.#sessionEvents.get(sessionId) ?? []).filter(({ position }) => position > afterPosition);
+  }
+
   async listNotifications(filter: NotificationFilter = {}): Promise<Notification[]> {
     return [...this.#notifications.values()]
       .filter(
         (notification) =>
-          (filter.sessionId === undefined || notification.sessionId === filter.sessionId) &&
+          inSession(notification.sessionId, filter) &&
           (filter.status === undefined || notification.status === filter.status),
       )
       .map((notification) => ({ ...notification }));
@@ -216,6 +235,7 @@ export class MemoryStore implements Store {
 
   async deleteEndedBefore(time: number): Promise<number> {
     let deleted = 0;
+    const sessions = new Set<string>();
     for (const [callId, { record }] of this.#calls) {
       if (record.endedAt !== undefined && record.endedAt < time) {
         this.#calls.delete(callId);
@@ -224,8 +244,15 @@ export class MemoryStore implements Store {
         for (const [key, resolution] of this.#resolutions) {
           if (resolution.callId === callId) this.#resolutions.delete(key);
         }
+        sessions.add(record.sessionId);
         deleted++;
       }
+    }
+    for (const sessionId of sessions) {
+      const kept =
+        this.#sessionEvents.get(sessionId)?.filter(({ event }) => this.#calls.has(event.callId)) ?? [];
+      if (kept.length > 0) this.#sessionEvents.set(sessionId, kept);
+      else this.#sessionEvents.delete(sessionId);
     }
     for (const [id, notification] of this.#notifications) {
       if (!this.#calls.has(notification.callId) && notification.status === 'acknowledged') {

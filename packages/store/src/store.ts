@@ -30,6 +30,8 @@ export interface StoreWrite {
 
 export interface CallFilter {
   sessionId?: string;
+  /** Only sessions whose id starts with this (a server keeps each tenant's sessions under a prefix). */
+  sessionPrefix?: string;
   status?: CallStatus | readonly CallStatus[];
   toolName?: string;
   /** At most this many records per page (default 100). */
@@ -47,7 +49,15 @@ export interface CallPage {
 
 export interface NotificationFilter {
   sessionId?: string;
+  sessionPrefix?: string;
   status?: NotificationStatus;
+}
+
+/** An event with its place in the store's write order, which a session stream resumes from. */
+export interface SessionEvent {
+  /** Greater than the position of every event stored before it; never 0. */
+  position: number;
+  event: CallEvent;
 }
 
 /**
@@ -64,6 +74,8 @@ export interface Store {
   listCalls(filter?: CallFilter): Promise<CallPage>;
   /** The events of one call with `seq >= fromSeq`, in order. */
   listEvents(callId: string, fromSeq?: number): Promise<CallEvent[]>;
+  /** The events of every call of a session stored after `afterPosition`, in the order they were stored. */
+  listSessionEvents(sessionId: string, afterPosition?: number): Promise<SessionEvent[]>;
   /** Oldest first, so that a session takes its results in the order they came. */
   listNotifications(filter?: NotificationFilter): Promise<Notification[]>;
   /** False when there is no such notification or it was already acknowledged. */

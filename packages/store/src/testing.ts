@@ -61,11 +61,11 @@ export function makeSchedule(overrides: Partial<Schedule> & Pick<Schedule, 'id'>
   };
 }
 
-function statusEvent(callId: string, seq: number): CallEvent {
+function statusEvent(callId: string, seq: number, sessionId = 's1'): CallEvent {
   return {
     type: 'status',
     callId,
-    sessionId: 's1',
+    sessionId,
     toolName: 'echo',
     seq,
     at: 1_000 + seq,
@@ -129,6 +129,9 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await ids({ status: 'failed' })).toEqual(['b']);
       expect(await ids({ status: ['failed', 'succeeded'] })).toEqual(['b', 'a']);
       expect(await ids({ toolName: 'slow' })).toEqual(['c']);
+      expect(await ids({ sessionPrefix: 's' })).toEqual(['c', 'b', 'a']);
+      expect(await ids({ sessionPrefix: 's2' })).toEqual(['b']);
+      expect(await ids({ sessionPrefix: 'S' })).toEqual([]);
     });
 
     it('pages through every call once with the cursor', async () => {
@@ -155,6 +158,27 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await store.listEvents('missing')).toEqual([]);
     });
 
+    it("lists a session's events across its calls in the order they were stored, after a position", async () => {
+      await store.write({
+        calls: [
+          makeCallRecord({ callId: 'a', sessionId: 's1' }),
+          makeCallRecord({ callId: 'b', sessionId: 's1' }),
+          makeCallRecord({ callId: 'x', sessionId: 's2' }),
+        ],
+        events: [statusEvent('b', 1, 's1'), statusEvent('a', 1, 's1'), statusEvent('x', 1, 's2')],
+      });
+      await store.write({ events: [statusEvent('a', 2, 's1'), statusEvent('b', 2, 's1')] });
+      const all = await store.listSessionEvents('s1');
+      expect(all.map(({ event }) => `${event.callId}${event.seq}`)).toEqual(['b1', 'a1', 'a2', 'b2']);
+      const positions = all.map(({ position }) => position);
+      expect(positions[0]).toBeGreaterThan(0);
+      expect([...positions].sort((p, q) => p - q)).toEqual(positions);
+      const resumed = await store.listSessionEvents('s1', positions[1]);
+      expect(resumed.map(({ event }) => `${event.callId}${event.seq}`)).toEqual(['a2', 'b2']);
+      expect(await store.listSessionEvents('s1', positions[3])).toEqual([]);
+      expect(await store.listSessionEvents('missing')).toEqual([]);
+    });
+
     it('lists notifications oldest first and acknowledges each once', async () => {
       await store.write({
         calls: [makeCallRecord({ callId: 'c1' }), makeCallRecord({ callId: 'c2', sessionId: 's2' })],
@@ -165,6 +189,7 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       });
       expect((await store.listNotifications()).map((n) => n.id)).toEqual(['n1', 'n2']);
       expect((await store.listNotifications({ sessionId: 's2' })).map((n) => n.id)).toEqual(['n2']);
+      expect((await store.listNotifications({ sessionPrefix: 's2' })).map((n) => n.id)).toEqual(['n2']);
       expect(await store.acknowledgeNotification('n1', 5)).toBe(true);
       expect(await store.acknowledgeNotification('n1', 6)).toBe(false);
       expect(await store.acknowledgeNotification('missing', 6)).toBe(false);
@@ -306,7 +331,7 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
           makeCallRecord({ callId: 'new', status: 'succeeded', endedAt: 30 }),
           makeCallRecord({ callId: 'running', status: 'backgrounded' }),
         ],
-        events: [statusEvent('old', 1)],
+        events: [statusEvent('old', 1), statusEvent('new', 1)],
         artifacts: [{ callId: 'old', name: 'output.log', content: 'x' }],
         steps: [{ callId: 'old', stepId: 'a', value: 1 }],
         resolutions: [{ key: 'old-event', callId: 'old', outcome: { cancelled: true }, at: 1 }],
@@ -314,6 +339,7 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await store.deleteEndedBefore(20)).toBe(1);
       expect(await store.getCall('old')).toBeUndefined();
       expect(await store.listEvents('old')).toEqual([]);
+      expect((await store.listSessionEvents('s1')).map(({ event }) => event.callId)).toEqual(['new']);
       expect(await store.getArtifact('old', 'output.log')).toBeUndefined();
       expect(await store.listSteps('old')).toEqual([]);
       expect(await store.getResolution('old-event')).toBeUndefined();

@@ -1,0 +1,158 @@
+import { CALL_STATUSES } from '@baton/contracts';
+import { z } from 'zod';
+
+/**
+ * The HTTP API, one entry per route: the app registers its routes from this table and validates
+ * with its schemas, and the OpenAPI document is generated from it, so the two cannot drift apart.
+ */
+export interface Endpoint<
+  Params extends z.ZodType = z.ZodType,
+  Query extends z.ZodType = z.ZodType,
+  Body extends z.ZodType = z.ZodType,
+> {
+  method: 'GET' | 'POST';
+  /** Fastify's form: `/v1/calls/:id`. */
+  url: string;
+  summary: string;
+  params?: Params;
+  query?: Query;
+  body?: Body;
+  /** What a success answers; `text/event-stream` for streams. */
+  response: { description: string; contentType?: 'application/json' | 'text/event-stream' | 'text/plain' };
+}
+
+const id = z.string().min(1).max(200);
+const IdParams = z.object({ id });
+const StreamQuery = z.object({
+  after: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('Resume after this event id; the Last-Event-ID header wins over it.'),
+});
+
+function endpoint<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
+  spec: Endpoint<P, Q, B>,
+): Endpoint<P, Q, B> {
+  return spec;
+}
+
+export const API = {
+  health: endpoint({
+    method: 'GET',
+    url: '/healthz',
+    summary: 'Whether the server is up, with the runtime counters',
+    response: { description: 'ok' },
+  }),
+  metrics: endpoint({
+    method: 'GET',
+    url: '/metrics',
+    summary: 'Prometheus metrics: calls by state, ended calls, durations, queue depth',
+    response: { description: 'Prometheus text format', contentType: 'text/plain' },
+  }),
+  openapi: endpoint({
+    method: 'GET',
+    url: '/openapi.json',
+    summary: 'This document',
+    response: { description: 'OpenAPI 3.0' },
+  }),
+  createCall: endpoint({
+    method: 'POST',
+    url: '/v1/calls',
+    summary: 'Runs a tool call: the reply comes inline, or `backgrounded` at the inline budget',
+    body: z.object({
+      name: z.string().min(1).describe('The tool'),
+      args: z.unknown().optional().describe('The arguments; omitted means {}'),
+      sessionId: id.describe('The conversation the call belongs to'),
+      callId: id.optional().describe('Idempotency key: the same id twice is the same call'),
+      messageId: id.optional(),
+    }),
+    response: { description: 'The reply: callId, status, output, error' },
+  }),
+  listCalls: endpoint({
+    method: 'GET',
+    url: '/v1/calls',
+    summary: 'Lists calls, newest first',
+    query: z.object({
+      sessionId: id.optional(),
+      status: z.enum(CALL_STATUSES).optional(),
+      tool: z.string().optional(),
+      cursor: z.string().optional().describe('The nextCursor of the previous page'),
+      limit: z.coerce.number().int().min(1).max(1_000).optional(),
+    }),
+    response: { description: '{ calls, nextCursor? }' },
+  }),
+  getCall: endpoint({
+    method: 'GET',
+    url: '/v1/calls/:id',
+    summary: 'One call record',
+    params: IdParams,
+    response: { description: 'The call record' },
+  }),
+  callEvents: endpoint({
+    method: 'GET',
+    url: '/v1/calls/:id/events',
+    summary: "A call's events as Server-Sent Events; each event's id is its seq",
+    params: IdParams,
+    query: StreamQuery,
+    response: { description: 'One JSON call event per message', contentType: 'text/event-stream' },
+  }),
+  sessionEvents: endpoint({
+    method: 'GET',
+    url: '/v1/sessions/:id/events',
+    summary: "The events of a session's calls as Server-Sent Events, in stored order",
+    params: IdParams,
+    query: StreamQuery,
+    response: {
+      description: 'One JSON call event per message; ids are store positions',
+      contentType: 'text/event-stream',
+    },
+  }),
+  cancelCall: endpoint({
+    method: 'POST',
+    url: '/v1/calls/:id/cancel',
+    summary: 'Cancels a queued or running call',
+    params: IdParams,
+    response: { description: '{ cancelled: boolean }' },
+  }),
+  approveCall: endpoint({
+    method: 'POST',
+    url: '/v1/calls/:id/approve',
+    summary: 'Lets a call that waits for approval run',
+    params: IdParams,
+    response: { description: '{ approved: boolean }' },
+  }),
+  rejectCall: endpoint({
+    method: 'POST',
+    url: '/v1/calls/:id/reject',
+    summary: 'Ends a call that waits for approval, with the reason shown to the model',
+    params: IdParams,
+    body: z.object({ reason: z.string().min(1) }),
+    response: { description: '{ rejected: boolean }' },
+  }),
+  listNotifications: endpoint({
+    method: 'GET',
+    url: '/v1/notifications',
+    summary: 'Notifications of backgrounded calls that ended, oldest first',
+    query: z.object({
+      sessionId: id.optional(),
+      status: z.enum(['queued', 'acknowledged']).optional(),
+    }),
+    response: { description: 'A list of notifications' },
+  }),
+  ackNotification: endpoint({
+    method: 'POST',
+    url: '/v1/notifications/:id/ack',
+    summary: 'Acknowledges a notification once',
+    params: IdParams,
+    response: { description: '{ acknowledged: boolean }' },
+  }),
+  listTools: endpoint({
+    method: 'GET',
+    url: '/v1/tools',
+    summary: "The registered tools, declared in a provider's format",
+    query: z.object({ format: z.enum(['openai', 'anthropic', 'gemini', 'mcp']).default('mcp') }),
+    response: { description: 'A list of tool declarations' },
+  }),
+} as const;

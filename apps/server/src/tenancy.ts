@@ -1,0 +1,66 @@
+import { uuidv7 } from 'uuidv7';
+
+/**
+ * One tenant's view of the runtime. Its call and session ids are kept under the prefix
+ * `tenant/`, so another tenant's ids never resolve: a lookup of someone else's call finds nothing
+ * (404, not 403), and the same `callId` sent by two tenants names two calls. Without tokens there
+ * is one tenant whose prefix is empty, and ids are kept as they are given.
+ */
+export class TenantScope {
+  readonly prefix: string;
+
+  constructor(readonly tenant: string | undefined) {
+    this.prefix = tenant === undefined ? '' : `${tenant}/`;
+  }
+
+  /** The id the runtime keeps for an id this tenant gave. */
+  inside(id: string): string {
+    return this.prefix + id;
+  }
+
+  /** A new call id: made here, so that it carries the prefix. */
+  newCallId(): string {
+    return this.inside(uuidv7());
+  }
+
+  /** The id this tenant sees for an id the runtime keeps. */
+  outside(id: string): string {
+    return id.startsWith(this.prefix) ? id.slice(this.prefix.length) : id;
+  }
+
+  owns(id: string): boolean {
+    return id.startsWith(this.prefix);
+  }
+
+  /** A copy of a record, reply, event or notification with its ids as this tenant sees them. */
+  show<T extends { callId?: string; sessionId?: string }>(value: T): T {
+    if (this.prefix === '') return value;
+    const shown = { ...value };
+    if (shown.callId !== undefined) shown.callId = this.outside(shown.callId);
+    if (shown.sessionId !== undefined) shown.sessionId = this.outside(shown.sessionId);
+    return shown;
+  }
+}
+
+/** Bearer tokens to tenants. Without tokens every request is the one anonymous tenant. */
+export class Tenancy {
+  readonly #byToken: Map<string, TenantScope>;
+  readonly #anonymous = new TenantScope(undefined);
+
+  constructor(tokens: Record<string, string>) {
+    this.#byToken = new Map(
+      Object.entries(tokens).map(([token, tenant]) => [token, new TenantScope(tenant)]),
+    );
+  }
+
+  get authenticated(): boolean {
+    return this.#byToken.size > 0;
+  }
+
+  /** The scope of a request's `Authorization` header; undefined when it names no tenant. */
+  scopeOf(authorization: string | undefined): TenantScope | undefined {
+    if (!this.authenticated) return this.#anonymous;
+    const match = /^Bearer (\S+)$/i.exec(authorization ?? '');
+    return match?.[1] === undefined ? undefined : this.#byToken.get(match[1]);
+  }
+}

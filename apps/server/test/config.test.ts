@@ -1,0 +1,70 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function withFile(content: object | string): string {
+  const path = join(dir, `config-${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+  return path;
+}
+
+describe('the server configuration', () => {
+  it('has defaults: loopback, port 8787, SQLite in ./.baton, no tokens', () => {
+    expect(loadConfig({}, dir)).toEqual({
+      host: '127.0.0.1',
+      port: 8787,
+      storePath: './.baton/baton.db',
+      inlineBudgetMs: 300,
+      limits: {},
+      tokens: {},
+    });
+  });
+
+  it('reads baton.config.json from the working directory, and the environment wins over it', () => {
+    const file = withFile({
+      port: 9000,
+      inlineBudgetMs: 500,
+      limits: { concurrency: 8 },
+      tokens: { 'a-token-of-16-chars': 'acme' },
+      host: '0.0.0.0',
+    });
+    const config = loadConfig({ BATON_CONFIG: file, BATON_PORT: '9001' });
+    expect(config).toMatchObject({
+      host: '0.0.0.0',
+      port: 9001,
+      inlineBudgetMs: 500,
+      limits: { concurrency: 8 },
+    });
+    expect(loadConfig({ BATON_CONFIG: file, BATON_TOKENS: 'bolt:another-token-16-chars' }).tokens).toEqual({
+      'another-token-16-chars': 'bolt',
+    });
+  });
+
+  it('stops on a bad field, naming it, in the file or in the environment', () => {
+    expect(() => loadConfig({ BATON_CONFIG: withFile({ port: 'eighty' }) })).toThrow(/: port: /);
+    expect(() => loadConfig({ BATON_CONFIG: withFile({ prot: 80 }) })).toThrow(/Unrecognized key: "prot"/);
+    expect(() => loadConfig({ BATON_CONFIG: withFile({ limits: { concurrency: 0 } }) })).toThrow(
+      /limits\.concurrency: /,
+    );
+    expect(() => loadConfig({ BATON_CONFIG: withFile('{ nope') })).toThrow(/not JSON/);
+    expect(() => loadConfig({ BATON_CONFIG: join(dir, 'missing.json') })).toThrow(
+      /BATON_CONFIG: .* does not exist/,
+    );
+    expect(() => loadConfig({ BATON_TOKENS: 'acme:short' })).toThrow(/^bad configuration: BATON_TOKENS: /);
+  });
+
+  it('listens on loopback only when it has no tokens', () => {
+    expect(() => loadConfig({ BATON_HOST: '0.0.0.0' }, dir)).toThrow(
+      'bad configuration: host: 0.0.0.0 is not a loopback address; without tokens the server has no authentication and listens on loopback only',
+    );
+    expect(loadConfig({ BATON_HOST: '::1' }, dir).host).toBe('::1');
+    expect(loadConfig({ BATON_HOST: '0.0.0.0', BATON_TOKENS: 'acme:a-token-of-16-chars' }, dir).host).toBe(
+      '0.0.0.0',
+    );
+  });
+});

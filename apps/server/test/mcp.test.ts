@@ -1,0 +1,200 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defineTool } from '@baton/contracts';
+import { createRuntime, type Runtime, type RuntimeOptions } from '@baton/runtime';
+import { deferred } from '@baton/runtime/testing';
+import { sqliteStore } from '@baton/store-sqlite';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  type Progress,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { buildApp } from '../src/app.js';
+import { demoTools } from '../src/demo-tools.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-mcp-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A tool that reports one step of progress, then waits until the test lets it finish. */
+function gatedTool() {
+  const gates: Array<ReturnType<typeof deferred<void>>> = [];
+  const tool = defineTool({
+    name: 'gated',
+    description: 'Reports progress, then waits for the test',
+    input: z.object({ label: z.string() }),
+    execution: { mode: 'auto', idempotent: false },
+    async execute({ label }, ctx) {
+      const gate = deferred<void>();
+      gates.push(gate);
+      ctx.progress({ current: 1, total: 2, label: 'half way' });
+      ctx.signal.addEventListener('abort', () => gate.reject(ctx.signal.reason));
+      await gate.promise;
+      return { label };
+    },
+  });
+  return { tool, gates };
+}
+
+interface Served {
+  runtime: Runtime;
+  app: FastifyInstance;
+  url: URL;
+}
+
+const served: Served[] = [];
+const clients: Client[] = [];
+
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+  for (const { app, runtime } of served.splice(0)) {
+    await app.close();
+    await runtime.close();
+  }
+});
+
+async function serve(tools: RuntimeOptions['tools'], path = ':memory:'): Promise<Served> {
+  const runtime = createRuntime({ tools, store: sqliteStore({ path }), inlineBudgetMs: 60_000 });
+  await runtime.ready;
+  const app = buildApp({
+    runtime,
+    tokens: { 'token-of-tenant-a-0001': 'acme', 'token-of-tenant-b-0002': 'bolt' },
+  });
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  const entry = { runtime, app, url: new URL(`${address}/mcp`) };
+  served.push(entry);
+  return entry;
+}
+
+async function connect(url: URL, token = 'token-of-tenant-a-0001'): Promise<Client> {
+  const client = new Client({ name: 'baton-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(url, {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+/** Asks tasks/get until the task is in `status`: each ask is a round trip, nothing sleeps. */
+async function pollUntil(client: Client, taskId: string, status: string) {
+  for (;;) {
+    const task = await client.experimental.tasks.getTask(taskId);
+    if (task.status === status) return task;
+    expect(task.status).toBe('working');
+  }
+}
+
+describe('the MCP endpoint, driven by the MCP SDK client', () => {
+  it('lists the tools with their task support, and calls one', async () => {
+    const { url } = await serve(demoTools);
+    const client = await connect(url);
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => [tool.name, tool.execution?.taskSupport])).toEqual([
+      ['echo', 'forbidden'],
+      ['slow_report', 'optional'],
+      ['always_fails', 'forbidden'],
+      ['deploy', 'forbidden'],
+    ]);
+    expect(await client.callTool({ name: 'echo', arguments: { text: 'over mcp' } })).toMatchObject({
+      content: [{ type: 'text', text: '{"text":"over mcp"}' }],
+      structuredContent: { text: 'over mcp' },
+    });
+    expect(await client.callTool({ name: 'always_fails', arguments: {} })).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: 'this tool always fails' }],
+    });
+  });
+
+  it("sends progress for a request's progressToken, and cancels the call on notifications/cancelled", async () => {
+    const { tool, gates } = gatedTool();
+    const { url, runtime } = await serve([tool]);
+    const client = await connect(url);
+    const progress = deferred<Progress>();
+    const abort = new AbortController();
+    const result = client.callTool({ name: 'gated', arguments: { label: 'x' } }, undefined, {
+      onprogress: progress.resolve,
+      signal: abort.signal,
+    });
+    expect(await progress.promise).toEqual({ progress: 1, total: 2, message: 'half way' });
+    expect(gates).toHaveLength(1);
+    abort.abort('the user pressed stop');
+    await expect(result).rejects.toThrow();
+    const [call] = (await runtime.list({ toolName: 'gated' })).calls;
+    const callId = call?.callId ?? '';
+    for (;;) {
+      const record = await runtime.get(callId);
+      if (record?.status === 'cancelled') break;
+      expect(record?.status).not.toMatch(/succeeded|failed/);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  });
+
+  it('calls a tool as a task, polls it to completion and takes its result; lists and cancels tasks', async () => {
+    const { tool, gates } = gatedTool();
+    const { url } = await serve([tool]);
+    const client = await connect(url);
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'gated', arguments: { label: 'first' } } },
+      CreateTaskResultSchema,
+      { task: { ttl: 60_000 } },
+    );
+    expect(task).toMatchObject({ status: 'working', ttl: null, pollInterval: 1_000 });
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('working');
+    gates[0]?.resolve();
+    expect(await pollUntil(client, task.taskId, 'completed')).toMatchObject({ taskId: task.taskId });
+    expect(await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)).toMatchObject({
+      content: [{ type: 'text', text: '{"label":"first"}' }],
+    });
+
+    const second = await client.request(
+      { method: 'tools/call', params: { name: 'gated', arguments: { label: 'second' } } },
+      CreateTaskResultSchema,
+      { task: { ttl: 60_000 } },
+    );
+    const listed = await client.experimental.tasks.listTasks();
+    expect(listed.tasks.map(({ taskId, status }) => [taskId, status])).toEqual([
+      [second.task.taskId, 'working'],
+      [task.taskId, 'completed'],
+    ]);
+    expect(await client.experimental.tasks.cancelTask(second.task.taskId)).toMatchObject({
+      status: 'cancelled',
+    });
+    expect((await client.experimental.tasks.getTask(second.task.taskId)).status).toBe('cancelled');
+    await expect(client.experimental.tasks.cancelTask(task.taskId)).rejects.toThrow(
+      'Cannot cancel task in terminal status: completed',
+    );
+    await expect(client.experimental.tasks.getTask('no-such-task')).rejects.toThrow('Task not found');
+  });
+
+  it("keeps tasks in the store: after a restart the tenant finds them; another tenant's session does not", async () => {
+    const path = join(dir, 'restart.db');
+    const first = await serve(demoTools, path);
+    const client = await connect(first.url);
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'echo', arguments: { text: 'kept' } } },
+      CreateTaskResultSchema,
+      { task: { ttl: 60_000 } },
+    );
+    await pollUntil(client, task.taskId, 'completed');
+    await client.close();
+    await first.app.close();
+    await first.runtime.close();
+    served.splice(0);
+
+    const second = await serve(demoTools, path);
+    const again = await connect(second.url);
+    expect((await again.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+    expect(await again.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)).toMatchObject({
+      content: [{ type: 'text', text: '{"text":"kept"}' }],
+    });
+    const other = await connect(second.url, 'token-of-tenant-b-0002');
+    await expect(other.experimental.tasks.getTask(task.taskId)).rejects.toThrow('Task not found');
+    expect((await other.experimental.tasks.listTasks()).tasks).toEqual([]);
+  });
+});

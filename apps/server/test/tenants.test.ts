@@ -1,0 +1,89 @@
+import { createRuntime, type Runtime } from '@baton/runtime';
+import { SimulatedClock } from '@baton/runtime/testing';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { demoTools } from '../src/demo-tools.js';
+
+const A = 'token-of-tenant-a-0001';
+const B = 'token-of-tenant-b-0002';
+
+let runtime: Runtime;
+let app: FastifyInstance;
+
+beforeEach(async () => {
+  runtime = createRuntime({ tools: demoTools, clock: new SimulatedClock() });
+  await runtime.ready;
+  app = buildApp({ runtime, tokens: { [A]: 'acme', [B]: 'bolt' } });
+});
+
+afterEach(async () => {
+  await app.close();
+  await runtime.close();
+});
+
+const as = (token: string | undefined, options: InjectOptions) =>
+  app.inject({ ...options, headers: token ? { authorization: `Bearer ${token}` } : {} });
+
+describe('tenants', () => {
+  it('refuses a request without a known token with 401, but answers /healthz', async () => {
+    expect((await as(undefined, { url: '/v1/calls' })).statusCode).toBe(401);
+    expect((await as('not-a-token-at-all-x', { url: '/v1/calls' })).statusCode).toBe(401);
+    expect((await as(undefined, { url: '/mcp', method: 'POST', payload: {} })).statusCode).toBe(401);
+    expect((await as(undefined, { url: '/healthz' })).statusCode).toBe(200);
+  });
+
+  it("answers 404 to tenant B for every route on tenant A's call, and lists none of A's calls to B", async () => {
+    const created = await as(A, {
+      method: 'POST',
+      url: '/v1/calls',
+      payload: { name: 'deploy', args: { env: 'staging' }, sessionId: 'shared-name', callId: 'd1' },
+    });
+    expect(created.json()).toMatchObject({ callId: 'd1', status: 'backgrounded' });
+
+    const routes: InjectOptions[] = [
+      { url: '/v1/calls/d1' },
+      { url: '/v1/calls/d1/events' },
+      { method: 'POST', url: '/v1/calls/d1/cancel' },
+      { method: 'POST', url: '/v1/calls/d1/approve' },
+      { method: 'POST', url: '/v1/calls/d1/reject', payload: { reason: 'no' } },
+    ];
+    for (const route of routes) {
+      const reply = await as(B, route);
+      expect({ url: route.url, status: reply.statusCode }).toEqual({ url: route.url, status: 404 });
+    }
+    expect((await as(B, { url: '/v1/calls' })).json().calls).toEqual([]);
+    expect((await as(B, { url: '/v1/calls?sessionId=shared-name' })).json().calls).toEqual([]);
+
+    // A still sees and controls its call, under the ids it gave.
+    expect((await as(A, { url: '/v1/calls' })).json().calls).toMatchObject([
+      { callId: 'd1', sessionId: 'shared-name', approval: 'pending' },
+    ]);
+    expect((await as(A, { method: 'POST', url: '/v1/calls/d1/cancel' })).json()).toEqual({ cancelled: true });
+  });
+
+  it('gives each tenant its own call for the same callId, and its own notifications', async () => {
+    for (const [token, env] of [
+      [A, 'staging'],
+      [B, 'production'],
+    ] as const) {
+      const reply = await as(token, {
+        method: 'POST',
+        url: '/v1/calls',
+        payload: { name: 'deploy', args: { env }, sessionId: 's', callId: 'same' },
+      });
+      expect(reply.json()).toMatchObject({ callId: 'same', status: 'backgrounded' });
+    }
+    expect((await as(A, { url: '/v1/calls/same' })).json().args).toEqual({ env: 'staging' });
+    expect((await as(B, { url: '/v1/calls/same' })).json().args).toEqual({ env: 'production' });
+
+    await as(A, { method: 'POST', url: '/v1/calls/same/approve' });
+    for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+    const [notification] = (await as(A, { url: '/v1/notifications' })).json();
+    expect(notification).toMatchObject({ callId: 'same', sessionId: 's' });
+    expect((await as(B, { url: '/v1/notifications' })).json()).toEqual([]);
+    const ack = `/v1/notifications/${notification.id}/ack`;
+    expect((await as(B, { method: 'POST', url: ack })).statusCode).toBe(404);
+    expect((await as(A, { method: 'POST', url: ack })).json()).toEqual({ acknowledged: true });
+  });
+});

@@ -1,0 +1,56 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..');
+const dir = mkdtempSync(join(tmpdir(), 'baton-fresh-clone-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The command of the README's commands table whose row says what it does. */
+function readmeCommand(what: RegExp): string {
+  const row = readFileSync(join(root, 'README.md'), 'utf8')
+    .split('\n')
+    .find((line) => line.startsWith('|') && what.test(line));
+  const command = row && /`([^`]+)`\s*\|\s*$/.exec(row)?.[1];
+  if (!command) throw new Error(`the README has no command for ${what}`);
+  return command;
+}
+
+describe("the README's start command", () => {
+  it('sets up and starts the server from a fresh clone, which answers /healthz', {
+    timeout: 600_000,
+  }, async () => {
+    const command = readmeCommand(/reference server/);
+    expect(command).toMatch(/npm start/);
+    const clone = join(dir, 'repo');
+    execFileSync('git', ['clone', '--quiet', root, clone]);
+    // Its own process group, so that the whole tree (npm, turbo, node) stops at the end.
+    const child = spawn('bash', ['-c', command], {
+      cwd: clone,
+      env: { ...process.env, BATON_PORT: '0' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+      detached: true,
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      let address = '';
+      for await (const line of createInterface({ input: child.stdout })) {
+        const match = /Baton is listening on (\S+)/.exec(line);
+        if (match?.[1]) {
+          address = match[1];
+          break;
+        }
+      }
+      child.stdout.resume();
+      const health = await fetch(`${address}/healthz`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toMatchObject({ ok: true });
+    } finally {
+      if (child.pid) process.kill(-child.pid, 'SIGTERM');
+      await exited;
+    }
+  });
+});
