@@ -1,0 +1,494 @@
+import type {
+  CallEvent,
+  CallRecord,
+  EventResolution,
+  Notification,
+  RuntimeInstance,
+  Schedule,
+  StepResult,
+} from '@baton/contracts';
+import {
+  type CallFilter,
+  type CallPage,
+  DEFAULT_PAGE_SIZE,
+  type NotificationFilter,
+  type SessionEvent,
+  type Store,
+  type StoreWrite,
+} from '@baton/store';
+import pg from 'pg';
+import { MIGRATIONS } from './migrations.js';
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:port/database` */
+  connectionString: string;
+  /** The schema that holds Baton's tables, made if missing. Default `baton`. */
+  schema?: string;
+  /** Connections in the pool. Default 10. */
+  maxConnections?: number;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+const INT8_OID = 20;
+const UNFINISHED = "status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out')";
+
+type CallRow = { position: number; record: CallRecord; owner_id: string | null };
+type NotificationRow = {
+  notification: Notification;
+  status: Notification['status'];
+  acknowledged_at: number | null;
+};
+
+function recordOf(row: CallRow): CallRecord {
+  const record = row.record;
+  if (row.owner_id !== null) record.ownerId = row.owner_id;
+  return record;
+}
+
+function notificationOf(row: NotificationRow): Notification {
+  const notification = row.notification;
+  notification.status = row.status;
+  if (row.acknowledged_at !== null) notification.acknowledgedAt = row.acknowledged_at;
+  return notification;
+}
+
+/** `WHERE a AND b` over the conditions that are set, each written with `?` for its one parameter. */
+function whereOf(conditions: ReadonlyArray<readonly [sql: string, param: unknown] | undefined>, first = 1) {
+  const set = conditions.filter((condition) => condition !== undefined);
+  let n = first;
+  const clauses = set.map(([sql]) => sql.replace('?', () => `$${n++}`));
+  return {
+    where: clauses.length > 0 ? `WHERE ${clauses.join(' AND ')}` : '',
+    params: set.map(([, param]) => param),
+    next: n,
+  };
+}
+
+function sessionConditions(filter: { sessionId?: string; sessionPrefix?: string }) {
+  return [
+    filter.sessionId === undefined ? undefined : (['session_id = ?', filter.sessionId] as const),
+    filter.sessionPrefix === undefined
+      ? undefined
+      : (['starts_with(session_id, ?)', filter.sessionPrefix] as const),
+  ];
+}
+
+/** The last of each key wins, as it would if the rows were written one after another. */
+function lastByKey<T>(items: readonly T[] | undefined, key: (item: T) => string): T[] {
+  const byKey = new Map<string, T>();
+  for (const item of items ?? []) byKey.set(key(item), item);
+  return [...byKey.values()];
+}
+
+/**
+ * A batch as the columns of its statements, serialised at once: the caller goes on changing the
+ * objects it wrote after `write()` returns.
+ */
+function columnsOf(batch: StoreWrite) {
+  const calls = lastByKey(batch.calls, (record) => record.callId);
+  const events = batch.events ?? [];
+  const notifications = batch.notifications ?? [];
+  const artifacts = lastByKey(batch.artifacts, (artifact) => `${artifact.callId}\u0000${artifact.name}`);
+  const steps = lastByKey(batch.steps, (step) => `${step.callId}\u0000${step.stepId}`);
+  const schedules = lastByKey(batch.schedules, (schedule) => schedule.id);
+  const resolutions = batch.resolutions ?? [];
+  return {
+    calls:
+      calls.length === 0
+        ? undefined
+        : [
+            calls.map((record) => record.callId),
+            calls.map((record) => record.sessionId),
+            calls.map((record) => record.toolName),
+            calls.map((record) => record.status),
+            calls.map((record) => record.ownerId ?? null),
+            calls.map((record) => record.endedAt ?? null),
+            calls.map((record) => JSON.stringify(record)),
+          ],
+    events:
+      events.length === 0
+        ? undefined
+        : [
+            events.map((event) => event.callId),
+            events.map((event) => event.seq),
+            events.map((event) => event.sessionId),
+            events.map((event) => JSON.stringify(event)),
+          ],
+    sessions: [...new Set(events.map((event) => event.sessionId))],
+    notifications:
+      notifications.length === 0
+        ? undefined
+        : [
+            notifications.map((notification) => notification.id),
+            notifications.map((notification) => notification.callId),
+            notifications.map((notification) => notification.sessionId),
+            notifications.map((notification) => notification.status),
+            notifications.map((notification) => notification.createdAt),
+            notifications.map((notification) => notification.acknowledgedAt ?? null),
+            notifications.map((notification) => JSON.stringify(notification)),
+          ],
+    artifacts:
+      artifacts.length === 0
+        ? undefined
+        : [
+            artifacts.map((artifact) => artifact.callId),
+            artifacts.map((artifact) => artifact.name),
+            artifacts.map((artifact) => artifact.content),
+          ],
+    steps:
+      steps.length === 0
+        ? undefined
+        : [
+            steps.map((step) => step.callId),
+            steps.map((step) => step.stepId),
+            steps.map((step) => JSON.stringify(step.value ?? null)),
+          ],
+    schedules:
+      schedules.length === 0
+        ? undefined
+        : [
+            schedules.map((schedule) => schedule.id),
+            schedules.map((schedule) => schedule.sessionId),
+            schedules.map((schedule) => schedule.enabled),
+            schedules.map((schedule) => schedule.nextAt ?? null),
+            schedules.map((schedule) => JSON.stringify(schedule)),
+          ],
+    resolutions:
+      resolutions.length === 0
+        ? undefined
+        : [
+            resolutions.map((resolution) => resolution.key),
+            resolutions.map((resolution) => resolution.callId),
+            resolutions.map((resolution) => JSON.stringify(resolution.outcome)),
+            resolutions.map((resolution) => resolution.at),
+          ],
+  };
+}
+
+const WRITES = {
+  calls: `
+    INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, record)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::jsonb[])
+    ON CONFLICT (call_id) DO UPDATE SET
+      status = excluded.status, owner_id = excluded.owner_id, ended_at = excluded.ended_at, record = excluded.record`,
+  // Writers of one session take turns (an advisory lock per session, taken in one order), so the
+  // positions of a session's events grow in the order they commit and a reader never skips one.
+  sessionLocks: `
+    SELECT pg_advisory_xact_lock(key)
+    FROM (SELECT DISTINCT hashtext('baton-session:' || s) AS key FROM unnest($1::text[]) AS s ORDER BY key) AS keys`,
+  events: `
+    INSERT INTO events (call_id, seq, session_id, event)
+    SELECT c, s, sess, e FROM unnest($1::text[], $2::int[], $3::text[], $4::jsonb[])
+      WITH ORDINALITY AS t(c, s, sess, e, n) ORDER BY n`,
+  notifications: `
+    INSERT INTO notifications (id, call_id, session_id, status, created_at, acknowledged_at, notification)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::jsonb[])`,
+  artifacts: `
+    INSERT INTO artifacts (call_id, name, content) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+    ON CONFLICT (call_id, name) DO UPDATE SET content = excluded.content`,
+  steps: `
+    INSERT INTO steps (call_id, step_id, value) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
+    ON CONFLICT (call_id, step_id) DO UPDATE SET value = excluded.value`,
+  schedules: `
+    INSERT INTO schedules (id, session_id, enabled, next_at, schedule)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::bigint[], $5::jsonb[])
+    ON CONFLICT (id) DO UPDATE SET
+      enabled = excluded.enabled, next_at = excluded.next_at, schedule = excluded.schedule`,
+  resolutions: `
+    INSERT INTO event_resolutions (key, call_id, outcome, at)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::bigint[]) ON CONFLICT (key) DO NOTHING`,
+} as const;
+
+export class PostgresStore implements Store {
+  readonly #pool: pg.Pool;
+  readonly #ready: Promise<void>;
+
+  constructor(options: PostgresStoreOptions) {
+    const schema = options.schema ?? 'baton';
+    if (!SCHEMA_NAME.test(schema)) {
+      throw new Error(
+        `postgresStore: schema must be lower-case letters, digits and _, not ${JSON.stringify(schema)}`,
+      );
+    }
+    this.#pool = new pg.Pool({
+      connectionString: options.connectionString,
+      max: options.maxConnections ?? 10,
+      options: `-c search_path=${schema}`,
+      // Times in milliseconds since the epoch are BIGINT; they fit a JavaScript number.
+      types: {
+        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+          oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+      },
+    });
+    this.#pool.on('error', () => {
+      // An idle connection that the server dropped: the pool replaces it on the next query.
+    });
+    this.#ready = this.#migrate(schema);
+    this.#ready.catch(() => {});
+  }
+
+  async #migrate(schema: string): Promise<void> {
+    await this.#transaction(async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`baton-migrations:${schema}`]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS baton_schema (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
+      );
+      const { rows } = await client.query<{ version: number }>(
+        'SELECT coalesce(max(version), 0) AS version FROM baton_schema',
+      );
+      for (let step = rows[0]?.version ?? 0; step < MIGRATIONS.length; step++) {
+        await client.query(MIGRATIONS[step] as string);
+        await client.query('INSERT INTO baton_schema (version) VALUES ($1)', [step + 1]);
+      }
+    });
+  }
+
+  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async #query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
+    await this.#ready;
+    return (await this.#pool.query<R>(sql, params)).rows;
+  }
+
+  async write(batch: StoreWrite): Promise<void> {
+    const columns = columnsOf(batch);
+    await this.#ready;
+    await this.#transaction(async (client) => {
+      if (columns.calls) await client.query(WRITES.calls, columns.calls);
+      if (columns.events) {
+        await client.query(WRITES.sessionLocks, [columns.sessions]);
+        await client.query(WRITES.events, columns.events);
+      }
+      if (columns.notifications) await client.query(WRITES.notifications, columns.notifications);
+      if (columns.artifacts) await client.query(WRITES.artifacts, columns.artifacts);
+      if (columns.steps) await client.query(WRITES.steps, columns.steps);
+      if (columns.schedules) await client.query(WRITES.schedules, columns.schedules);
+      if (columns.resolutions) await client.query(WRITES.resolutions, columns.resolutions);
+    });
+  }
+
+  async getCall(callId: string): Promise<CallRecord | undefined> {
+    const [row] = await this.#query<CallRow>(
+      'SELECT position, record, owner_id FROM calls WHERE call_id = $1',
+      [callId],
+    );
+    return row && recordOf(row);
+  }
+
+  async listCalls(filter: CallFilter = {}): Promise<CallPage> {
+    const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
+    const statuses = typeof filter.status === 'string' ? [filter.status] : filter.status;
+    const { where, params, next } = whereOf([
+      filter.cursor === undefined ? undefined : ['position < ?', Number(filter.cursor)],
+      ...sessionConditions(filter),
+      filter.toolName === undefined ? undefined : ['tool_name = ?', filter.toolName],
+      statuses === undefined ? undefined : ['status = ANY(?)', statuses],
+    ]);
+    const rows = await this.#query<CallRow>(
+      `SELECT position, record, owner_id FROM calls ${where} ORDER BY position DESC LIMIT $${next}`,
+      [...params, limit + 1],
+    );
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      calls: page.map(recordOf),
+      ...(rows.length > limit && last ? { nextCursor: String(last.position) } : {}),
+    };
+  }
+
+  async listEvents(callId: string, fromSeq = 0): Promise<CallEvent[]> {
+    const rows = await this.#query<{ event: CallEvent }>(
+      'SELECT event FROM events WHERE call_id = $1 AND seq >= $2 ORDER BY seq',
+      [callId, fromSeq],
+    );
+    return rows.map((row) => row.event);
+  }
+
+  async listSessionEvents(sessionId: string, afterPosition = 0): Promise<SessionEvent[]> {
+    return this.#query<SessionEvent>(
+      'SELECT position, event FROM events WHERE session_id = $1 AND position > $2 ORDER BY position',
+      [sessionId, afterPosition],
+    );
+  }
+
+  async listNotifications(filter: NotificationFilter = {}): Promise<Notification[]> {
+    const { where, params } = whereOf([
+      ...sessionConditions(filter),
+      filter.status === undefined ? undefined : ['status = ?', filter.status],
+    ]);
+    const rows = await this.#query<NotificationRow>(
+      `SELECT notification, status, acknowledged_at FROM notifications ${where} ORDER BY created_at, position`,
+      params,
+    );
+    return rows.map(notificationOf);
+  }
+
+  async acknowledgeNotification(id: string, at: number): Promise<boolean> {
+    const rows = await this.#query(
+      "UPDATE notifications SET status = 'acknowledged', acknowledged_at = $1 WHERE id = $2 AND status = 'queued' RETURNING id",
+      [at, id],
+    );
+    return rows.length === 1;
+  }
+
+  async getArtifact(callId: string, name: string): Promise<string | undefined> {
+    const [row] = await this.#query<{ content: string }>(
+      'SELECT content FROM artifacts WHERE call_id = $1 AND name = $2',
+      [callId, name],
+    );
+    return row?.content;
+  }
+
+  async listArtifacts(callId: string): Promise<string[]> {
+    const rows = await this.#query<{ name: string }>(
+      'SELECT name FROM artifacts WHERE call_id = $1 ORDER BY name',
+      [callId],
+    );
+    return rows.map((row) => row.name);
+  }
+
+  async listSteps(callId: string): Promise<StepResult[]> {
+    const rows = await this.#query<{ step_id: string; value: unknown }>(
+      'SELECT step_id, value FROM steps WHERE call_id = $1',
+      [callId],
+    );
+    return rows.map((row) => ({ callId, stepId: row.step_id, value: row.value }));
+  }
+
+  async getResolution(key: string): Promise<EventResolution | undefined> {
+    const [row] = await this.#query<{
+      key: string;
+      call_id: string;
+      outcome: EventResolution['outcome'];
+      at: number;
+    }>('SELECT key, call_id, outcome, at FROM event_resolutions WHERE key = $1', [key]);
+    return row && { key: row.key, callId: row.call_id, outcome: row.outcome, at: row.at };
+  }
+
+  async listSchedules(filter: { sessionId?: string; enabled?: boolean } = {}): Promise<Schedule[]> {
+    const { where, params } = whereOf([
+      filter.sessionId === undefined ? undefined : ['session_id = ?', filter.sessionId],
+      filter.enabled === undefined ? undefined : ['enabled = ?', filter.enabled],
+    ]);
+    const rows = await this.#query<{ schedule: Schedule }>(
+      `SELECT schedule FROM schedules ${where} ORDER BY position`,
+      params,
+    );
+    return rows.map((row) => row.schedule);
+  }
+
+  async claimFiring(
+    scheduleId: string,
+    dueAt: number,
+    next: { nextAt?: number; enabled: boolean },
+  ): Promise<boolean> {
+    await this.#ready;
+    return this.#transaction(async (client) => {
+      // The row lock makes a second claimer wait, then see the schedule already moved on.
+      const { rows } = await client.query<{ schedule: Schedule }>(
+        'SELECT schedule FROM schedules WHERE id = $1 AND enabled AND next_at = $2 FOR UPDATE',
+        [scheduleId, dueAt],
+      );
+      const schedule = rows[0]?.schedule;
+      if (!schedule) return false;
+      const claimed: Schedule = { ...schedule, enabled: next.enabled, firings: schedule.firings + 1 };
+      if (next.nextAt === undefined) delete claimed.nextAt;
+      else claimed.nextAt = next.nextAt;
+      await client.query('UPDATE schedules SET enabled = $2, next_at = $3, schedule = $4 WHERE id = $1', [
+        scheduleId,
+        claimed.enabled,
+        claimed.nextAt ?? null,
+        JSON.stringify(claimed),
+      ]);
+      return true;
+    });
+  }
+
+  async deleteEndedBefore(time: number): Promise<number> {
+    await this.#ready;
+    return this.#transaction(async (client) => {
+      const ended = 'SELECT call_id FROM calls WHERE ended_at < $1';
+      for (const table of ['events', 'artifacts', 'steps', 'event_resolutions']) {
+        await client.query(`DELETE FROM ${table} WHERE call_id IN (${ended})`, [time]);
+      }
+      const { rowCount } = await client.query('DELETE FROM calls WHERE ended_at < $1', [time]);
+      await client.query(
+        "DELETE FROM notifications n WHERE status = 'acknowledged' AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.call_id = n.call_id)",
+      );
+      return rowCount ?? 0;
+    });
+  }
+
+  async registerInstance(instance: RuntimeInstance): Promise<void> {
+    await this.#query(
+      `INSERT INTO instances (id, host, pid, started_at, heartbeat_at, lease_ms) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, lease_ms = excluded.lease_ms`,
+      [instance.id, instance.host, instance.pid, instance.startedAt, instance.heartbeatAt, instance.leaseMs],
+    );
+  }
+
+  async heartbeat(instanceId: string, at: number): Promise<void> {
+    await this.#query('UPDATE instances SET heartbeat_at = $1 WHERE id = $2', [at, instanceId]);
+  }
+
+  async listInstances(): Promise<RuntimeInstance[]> {
+    const rows = await this.#query<{
+      id: string;
+      host: string;
+      pid: number;
+      started_at: number;
+      heartbeat_at: number;
+      lease_ms: number;
+    }>('SELECT * FROM instances');
+    return rows.map((row) => ({
+      id: row.id,
+      host: row.host,
+      pid: row.pid,
+      startedAt: row.started_at,
+      heartbeatAt: row.heartbeat_at,
+      leaseMs: row.lease_ms,
+    }));
+  }
+
+  async removeInstance(instanceId: string): Promise<void> {
+    await this.#query('DELETE FROM instances WHERE id = $1', [instanceId]);
+  }
+
+  async claimCalls(goneInstanceIds: readonly string[], ownerId: string): Promise<CallRecord[]> {
+    if (goneInstanceIds.length === 0) return [];
+    await this.#ready;
+    return this.#transaction(async (client) => {
+      // A second claimer waits on the row locks, then sees the new owner and takes nothing.
+      const { rows } = await client.query<CallRow>(
+        `UPDATE calls SET owner_id = $1 WHERE owner_id = ANY($2) AND ended_at IS NULL AND ${UNFINISHED}
+         RETURNING position, record, owner_id`,
+        [ownerId, goneInstanceIds],
+      );
+      await client.query('DELETE FROM instances WHERE id = ANY($1)', [goneInstanceIds]);
+      return rows.map(recordOf);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#ready.catch(() => {});
+    await this.#pool.end();
+  }
+}
+
+export function postgresStore(options: PostgresStoreOptions): Store {
+  return new PostgresStore(options);
+}

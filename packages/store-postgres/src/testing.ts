@@ -1,0 +1,63 @@
+import { execFileSync } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+
+export interface ThrowawayPostgres {
+  /** A database URL for the server's `postgres` database, as the superuser `baton`. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Where Debian puts a PostgreSQL's programs, when they are not on the PATH. */
+function binDir(): string {
+  const root = '/usr/lib/postgresql';
+  const version = existsSync(root) ? readdirSync(root).sort().at(-1) : undefined;
+  if (!version) throw new Error('PostgreSQL is not installed: apt-get install -y postgresql');
+  return join(root, version, 'bin');
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
+    });
+  });
+}
+
+/**
+ * The PostgreSQL server of `BATON_TEST_POSTGRES_URL` (as `.ci/run` starts one), or else a new one
+ * on loopback in a temporary directory, stopped and deleted by `stop()`. PostgreSQL refuses to run
+ * as root, so as root it runs as the `postgres` user.
+ */
+export async function throwawayPostgres(): Promise<ThrowawayPostgres> {
+  const given = process.env.BATON_TEST_POSTGRES_URL;
+  if (given) return { url: given, stop: async () => {} };
+  const bin = binDir();
+  const dir = mkdtempSync(join(tmpdir(), 'baton-pg-'));
+  const asRoot = userInfo().uid === 0;
+  if (asRoot) {
+    const id = (name: string) => Number(execFileSync('id', [name, 'postgres']).toString());
+    chownSync(dir, id('-u'), id('-g'));
+  }
+  const run = (program: string, args: string[]) =>
+    asRoot
+      ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, program), ...args], { stdio: 'pipe' })
+      : execFileSync(join(bin, program), args, { stdio: 'pipe' });
+  const data = join(dir, 'data');
+  run('initdb', ['-D', data, '-U', 'baton', '-A', 'trust', '-E', 'UTF8', '--no-sync']);
+  const port = await freePort();
+  const settings = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=300`;
+  run('pg_ctl', ['-D', data, '-o', settings, '-l', join(dir, 'log'), '-w', 'start']);
+  return {
+    url: `postgres://baton@127.0.0.1:${port}/postgres`,
+    async stop() {
+      run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
