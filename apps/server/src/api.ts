@@ -109,6 +109,19 @@ export const API = {
       contentType: 'text/event-stream',
     },
   }),
+  allEvents: endpoint({
+    method: 'GET',
+    url: '/v1/events',
+    summary:
+      "Every event of the tenant's calls as Server-Sent Events, live only: after a reconnect, list the calls again",
+    response: { description: 'One JSON call event per message', contentType: 'text/event-stream' },
+  }),
+  machine: endpoint({
+    method: 'GET',
+    url: '/v1/machine',
+    summary: 'The call machine: its states and transitions, read from its definition',
+    response: { description: '{ states, transitions }' },
+  }),
   cancelCall: endpoint({
     method: 'POST',
     url: '/v1/calls/:id/cancel',

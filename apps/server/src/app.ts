@@ -1,7 +1,10 @@
 import { toAnthropicTool, toGeminiFunctionDeclaration, toMcpTool, toOpenAITool } from '@baton/contracts';
+import { inspectorAssetsDir } from '@baton/inspector';
+import { callMachine, machineGraph } from '@baton/machine';
 import type { Runtime } from '@baton/runtime';
+import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { map } from 'rxjs';
+import { filter, map } from 'rxjs';
 import type { z } from 'zod';
 import { API, type Endpoint } from './api.js';
 import { mountMcp } from './mcp.js';
@@ -28,8 +31,9 @@ interface RouteInput<E extends Endpoint> {
   reply: FastifyReply;
 }
 
-/** Routes that answer without a token: a load balancer's probe, and the API's description. */
-const PUBLIC = new Set<string>([API.health.url, API.openapi.url]);
+/** Routes that answer without a token: a load balancer's probe, the API's description, and the
+ * inspector's page (which holds no data: it asks for a token when the API wants one). */
+const PUBLIC = new Set<string>([API.health.url, API.openapi.url, '/inspector', '/inspector/*']);
 
 function fail(reply: FastifyReply, status: number, code: string, message: string, extra: object = {}) {
   return reply.code(status).send({ error: { code, message, ...extra } });
@@ -167,6 +171,17 @@ export function buildApp({ runtime, tokens = {} }: AppOptions): FastifyInstance 
     return reply;
   });
 
+  route(API.allEvents, ({ scope, request, reply }) => {
+    const events = runtime.events$.pipe(
+      filter((event) => scope.owns(event.callId)),
+      map((event) => ({ data: scope.show(event) })),
+    );
+    streamEvents(request, reply, events);
+    return reply;
+  });
+
+  route(API.machine, () => machineGraph(callMachine));
+
   route(API.cancelCall, async ({ params, scope, reply }) => {
     if (!(await callOf(scope, params.id, reply))) return reply;
     return { cancelled: await runtime.cancel(scope.inside(params.id)) };
@@ -213,5 +228,7 @@ export function buildApp({ runtime, tokens = {} }: AppOptions): FastifyInstance 
   });
 
   mountMcp(app, runtime, (request) => scopes.get(request));
+  app.get('/inspector', (_request, reply) => reply.redirect('/inspector/'));
+  void app.register(fastifyStatic, { root: inspectorAssetsDir, prefix: '/inspector/' });
   return app;
 }

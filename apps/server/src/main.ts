@@ -29,6 +29,7 @@ try {
       `Baton is listening on ${address}`,
       `  API:        ${address}/v1/calls  (OpenAPI: ${address}/openapi.json)`,
       `  MCP:        ${address}/mcp`,
+      `  inspector:  ${address}/inspector/`,
       `  metrics:    ${address}/metrics`,
       `  health:     ${address}/healthz`,
       `  store:      ${config.storePath}`,

@@ -5,8 +5,8 @@ import type { Observable } from 'rxjs';
 const KEEP_ALIVE_MS = 15_000;
 
 export interface SseMessage {
-  /** What the client sends back as `Last-Event-ID` to resume after this message. */
-  id: number;
+  /** What the client sends back as `Last-Event-ID` to resume after this message; none for a live-only stream. */
+  id?: number;
   data: unknown;
 }
 
@@ -31,7 +31,8 @@ export function streamEvents(
   const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
   keepAlive.unref();
   const subscription = messages.subscribe({
-    next: ({ id, data }) => response.write(`id: ${id}\ndata: ${JSON.stringify(data)}\n\n`),
+    next: ({ id, data }) =>
+      response.write(`${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`),
     error: (error: unknown) => {
       response.write(`event: error\ndata: ${JSON.stringify({ message: String(error) })}\n\n`);
       response.end();

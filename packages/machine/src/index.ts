@@ -17,3 +17,4 @@ export {
   initialCallState,
   nextCallState,
 } from './compiled-call-logic.js';
+export { type MachineGraph, machineGraph } from './machine-graph.js';

@@ -1,7 +1,7 @@
 import { CALL_STATUSES } from '@baton/contracts';
 import { describe, expect, it, vi } from 'vitest';
 import { createActor } from 'xstate';
-import { type CallMachineEvent, callMachine } from '../src/index.js';
+import { type CallMachineEvent, callMachine, machineGraph } from '../src/index.js';
 
 type Step = CallMachineEvent['type'];
 
@@ -103,5 +103,41 @@ describe('the call machine', () => {
       status: 'done',
       context: { detached: true },
     });
+  });
+});
+
+describe('machineGraph', () => {
+  it('reads the states and transitions of the call machine from its definition', () => {
+    const graph = machineGraph(callMachine);
+    expect(graph.states.map((state) => [state.id, state.initial, state.final])).toEqual([
+      ['queued', true, false],
+      ['inline', false, false],
+      ['backgrounded', false, false],
+      ['succeeded', false, true],
+      ['failed', false, true],
+      ['cancelled', false, true],
+      ['timed_out', false, true],
+    ]);
+    expect(graph.transitions).toContainEqual({
+      from: 'queued',
+      to: 'backgrounded',
+      event: 'START',
+      guard: 'isDetached',
+    });
+    expect(graph.transitions).toContainEqual({
+      from: 'inline',
+      to: 'backgrounded',
+      event: 'BUDGET',
+      guard: 'canPromote',
+    });
+    expect(graph.transitions).toContainEqual({ from: 'backgrounded', to: 'timed_out', event: 'TIMEOUT' });
+    // The budget in the queue only detaches the call: no edge.
+    expect(graph.transitions.filter((t) => t.from === 'queued').map((t) => t.to)).toEqual([
+      'backgrounded',
+      'inline',
+      'cancelled',
+      'failed',
+    ]);
+    expect(graph.transitions).toHaveLength(4 + 5 + 4);
   });
 });

@@ -11,6 +11,7 @@ export {
   OUTPUT_LOG_MAX_CHARS,
   OUTPUT_TAIL_CHARS,
 } from './limits.js';
+export type { CallInspector } from './live-call.js';
 export type {
   BatchOptions,
   BatchRequest,

@@ -9,13 +9,15 @@ import type {
   ToolContext,
 } from '@baton/contracts';
 import {
+  type CallMachine,
   type CallMachineEvent,
   type CallState,
   type CompiledCallLogic,
+  callMachine,
   compiledCallLogic,
   initialCallState,
 } from '@baton/machine';
-import { type Actor, createActor, type SnapshotFrom } from 'xstate';
+import { type Actor, createActor, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
 import {
   eventKey,
   OUTPUT_LOG_MAX_CHARS,
@@ -23,6 +25,9 @@ import {
   OUTPUT_TAIL_CHARS,
   replayKey,
 } from './limits.js';
+
+/** An XState inspection observer (`@statelyai/inspect`'s `inspect`, or a function). */
+export type CallInspector = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 
 /** The parts of the runtime a running tool reports to through its context. */
 export interface ContextHost {
@@ -80,6 +85,7 @@ export class LiveCall {
   /** Resolves `reply`; dropped once used, so that a call parked for hours holds no closure for it. */
   #answer: ((reply: CallReply | Promise<CallReply>) => void) | undefined;
   #controller: AbortController | undefined;
+  #inspected: Actor<CallMachine> | undefined;
   #abortReason: BatonError | undefined;
 
   constructor(init: {
@@ -93,6 +99,8 @@ export class LiveCall {
     lastSeq?: number;
     resumeAt?: CallStatus;
     recovered?: boolean;
+    /** Runs the call as a live `callMachine` actor that this observer watches, start to end. */
+    inspect?: CallInspector;
   }) {
     this.maxAttempts = init.maxAttempts;
     this.recovered = init.recovered ?? false;
@@ -105,6 +113,7 @@ export class LiveCall {
     // Every call starts waiting (queued), so its actor starts asleep; a recovered one where it was left.
     const start = initialCallState({ mode: init.record.mode, detached: init.record.detached });
     this.#state = init.resumeAt ? { ...start, value: init.resumeAt } : start;
+    if (init.inspect) this.#inspected = this.#inspectedActor(init.inspect);
     this.reply = new Promise((resolve) => {
       this.#answer = resolve;
     });
@@ -116,11 +125,36 @@ export class LiveCall {
 
   /** Sends an event to the call's actor (reviving it if it sleeps) and returns where the call is now. */
   send(event: CallMachineEvent): CallState {
+    if (this.#inspected) {
+      this.#inspected.send(event);
+      const snapshot = this.#inspected.getSnapshot();
+      this.#state = {
+        value: snapshot.value,
+        mode: snapshot.context.mode,
+        detached: snapshot.context.detached,
+      };
+      return this.#state;
+    }
     const actor = this.#actor ?? this.#revive();
     actor.send(event);
     this.#state = actor.getSnapshot().context;
     this.#actor = this.#state.value === 'inline' ? actor : undefined;
     return this.#state;
+  }
+
+  /**
+   * With an inspector, the call runs as the machine itself, one actor from start to end, so that
+   * XState tools see the real machine, its events and its snapshots. Slower; for development.
+   */
+  #inspectedActor(inspect: CallInspector): Actor<CallMachine> {
+    const { value, mode, detached } = this.#state;
+    const snapshot = callMachine.resolveState({ value, context: { mode, detached } });
+    return createActor(callMachine, {
+      input: { mode, detached },
+      snapshot,
+      inspect,
+      id: this.record.callId,
+    }).start();
   }
 
   #revive(): Actor<CompiledCallLogic> {

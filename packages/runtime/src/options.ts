@@ -15,6 +15,7 @@ import { BatonError } from '@baton/contracts';
 import type { CallFilter, CallPage, NotificationFilter, SessionEvent, Store } from '@baton/store';
 import type { Observable } from 'rxjs';
 import type { Clock } from './clock.js';
+import type { CallInspector } from './live-call.js';
 
 /** The public shape of a runtime: what `createRuntime` takes, and what it gives. */
 
@@ -36,6 +37,11 @@ export interface RuntimeOptions {
   /** Shapes background replies; a tool's own formatter wins over it. Default: seed 001's shapes. */
   formatter?: Partial<ResultFormatter>;
   clock?: Clock;
+  /**
+   * An XState inspection observer (`@statelyai/inspect`'s `inspect`, or a function): each call then
+   * runs as a live `callMachine` actor that it watches. Slower; for development.
+   */
+  inspect?: CallInspector;
   limits?: RuntimeLimits;
   /** This runtime's id in the store (seed 000's runtime owner). Default: a new UUIDv7. */
   instanceId?: string;

@@ -66,7 +66,7 @@ import {
   toolNotFoundMessage,
   truncatedOutput,
 } from './limits.js';
-import { type CallBatch, CallContext, type ContextHost, LiveCall } from './live-call.js';
+import { type CallBatch, CallContext, type CallInspector, type ContextHost, LiveCall } from './live-call.js';
 import {
   type BatchOptions,
   type BatchRequest,
@@ -114,6 +114,7 @@ class BatonRuntime implements Runtime, ContextHost {
   readonly #bus = new EventBus();
   readonly #writer: WriteBatcher;
   readonly #clock: Clock;
+  readonly #inspect: CallInspector | undefined;
   readonly #formatter: ResultFormatter;
   readonly #inlineBudgetMs: number;
   readonly #defaultMode: ExecutionMode;
@@ -158,6 +159,7 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#retry = options.retry;
     this.#formatter = { ...defaultResultFormatter, ...options.formatter };
     this.#inlineBudgetMs = positive('inlineBudgetMs', options.inlineBudgetMs) ?? DEFAULT_INLINE_BUDGET_MS;
+    this.#inspect = options.inspect;
     this.#defaultMode = options.defaultMode ?? 'inline';
     this.#timeoutMs = positive('timeoutMs', options.timeoutMs);
     this.#maxArgsBytes = positive('maxArgsBytes', options.maxArgsBytes) ?? DEFAULT_MAX_ARGS_BYTES;
@@ -442,6 +444,7 @@ class BatonRuntime implements Runtime, ContextHost {
     const run = (request as Partial<RunRequest>).run;
     if (run) record.run = run;
     const call = new LiveCall({
+      inspect: this.#inspect,
       record,
       tool,
       args,
@@ -1006,6 +1009,7 @@ class BatonRuntime implements Runtime, ContextHost {
       const maxAttempts = this.#recoveryAttempts(tool);
       const args = await tool.validateInput(orphan.args);
       const call = new LiveCall({
+        inspect: this.#inspect,
         record,
         tool,
         args: args.ok ? args.value : orphan.args,
@@ -1033,7 +1037,7 @@ class BatonRuntime implements Runtime, ContextHost {
     };
     if (tool && validated?.ok) {
       const record: CallRecord = { ...orphan, status: 'queued', ownerId: this.instanceId };
-      const call = new LiveCall({ ...common, record, tool, args: validated.value });
+      const call = new LiveCall({ ...common, record, tool, args: validated.value, inspect: this.#inspect });
       this.#live.set(record.callId, call);
       if (record.detached) this.#countBackground(record.sessionId, 1);
       this.#emit(call, { type: 'queued', mode: record.mode });

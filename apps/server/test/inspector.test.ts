@@ -1,0 +1,125 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ServerProcess, startServer } from './server-process.js';
+
+const TOKEN = 'inspector-test-token-0001';
+const SCREENSHOTS = join(import.meta.dirname, '..', 'test-results');
+const dir = mkdtempSync(join(tmpdir(), 'baton-inspector-'));
+let server: ServerProcess;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  // A budget long enough for the page to see a call inline before it is backgrounded.
+  server = await startServer({ BATON_INLINE_BUDGET_MS: '1500', BATON_TOKENS: `acme:${TOKEN}` }, dir);
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  expect(await server.stop()).toBe(0);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Starts a call over the API; the reply (at the end, or at the budget) is not waited for here. */
+function call(name: string, args: object, callId: string): Promise<Response> {
+  return fetch(`${server.address}/v1/calls`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify({ name, args, sessionId: 'demo', callId }),
+  });
+}
+
+const row = (callId: string, status: string) =>
+  page.locator(`tr[data-call-id="${callId}"][data-status="${status}"]`);
+const node = (state: string, count: number) =>
+  page.locator(`g[data-state="${state}"][data-count="${count}"]`);
+
+describe('the inspector, in a real browser against the real server', () => {
+  it('asks for a token, then shows a slow call move through the machine, live in the drawing and the table', async () => {
+    await page.goto(`${server.address}/inspector`);
+    await page.getByLabel('Token').fill(TOKEN);
+    await page.getByRole('button', { name: 'Open' }).click();
+    await page.locator('svg.machine g[data-state="queued"]').waitFor();
+
+    const slow = call('slow_report', { seconds: 3 }, 'slow-1');
+    await row('slow-1', 'inline').waitFor();
+    await node('inline', 1).waitFor();
+    await row('slow-1', 'backgrounded').waitFor();
+    await node('backgrounded', 1).waitFor();
+    expect(await (await slow).json()).toMatchObject({ status: 'backgrounded' });
+    await row('slow-1', 'succeeded').waitFor();
+    await node('succeeded', 1).waitFor();
+    await node('backgrounded', 0).waitFor();
+
+    await row('slow-1', 'succeeded').click();
+    const detail = page.locator('[data-detail-of="slow-1"]');
+    await detail.locator('li[data-event="succeeded"]').waitFor();
+    expect(
+      await detail.locator('li[data-event]').evaluateAll((items) => items.map((item) => item.dataset.event)),
+    ).toEqual([
+      'queued',
+      'started',
+      'progress',
+      'backgrounded',
+      'progress',
+      'progress',
+      'succeeded',
+      'notification',
+    ]);
+    const onPath = await page
+      .locator('g.edge.on-path')
+      .evaluateAll((edges) => edges.map((edge) => edge.getAttribute('data-edge')));
+    expect(onPath.sort()).toEqual(['backgrounded->succeeded', 'inline->backgrounded', 'queued->inline']);
+    await page.locator('g.state.current[data-state="succeeded"]').waitFor();
+    expect(await detail.locator('pre').last().textContent()).toContain('done after 3 s');
+  });
+
+  it('cancels a call from the page, which the API then reports as cancelled', async () => {
+    void call('slow_report', { seconds: 60 }, 'long-1');
+    await row('long-1', 'inline').click();
+    await page.locator('[data-detail-of="long-1"]').getByRole('button', { name: 'Cancel' }).click();
+    await row('long-1', 'cancelled').waitFor();
+    const record = await fetch(`${server.address}/v1/calls/long-1`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(await record.json()).toMatchObject({ status: 'cancelled' });
+  });
+
+  it('filters the table, and leaves a screenshot of calls in several states', async () => {
+    await call('always_fails', {}, 'fails-1');
+    await call('echo', { text: 'hello' }, 'echo-1');
+    void call('deploy', { env: 'production' }, 'deploy-1');
+    void call('slow_report', { seconds: 60 }, 'long-2');
+    await row('fails-1', 'failed').waitFor();
+    await row('long-2', 'backgrounded').waitFor();
+    await row('deploy-1', 'queued').waitFor();
+
+    await page.getByLabel('Filter by state').selectOption('failed');
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    await page.getByLabel('Filter by state').selectOption('');
+    await page.getByLabel('Filter by tool').selectOption('slow_report');
+    expect(await page.locator('tbody tr').count()).toBe(3);
+    await page.getByLabel('Filter by tool').selectOption('');
+
+    await row('long-2', 'backgrounded').click();
+    await page.locator('[data-detail-of="long-2"] li[data-event="progress"]').first().waitFor();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'inspector.png'), fullPage: true });
+  });
+});
