@@ -12,6 +12,7 @@ import { BULLMQ, bullmq } from './suites/bullmq.js';
 import { busFanOut } from './suites/bus-fanout.js';
 import { inlineInMemory } from './suites/inline-memory.js';
 import { parkedMemory } from './suites/parked-memory.js';
+import { throughPostgres } from './suites/postgres.js';
 import { promotionAccuracy } from './suites/promotion.js';
 import { throughStores } from './suites/sqlite.js';
 
@@ -38,6 +39,8 @@ log('5. memory per parked call');
 rows.push(...(await parkedMemory(config)));
 log('6. bus fan-out');
 rows.push(...(await busFanOut(config)));
+log('7. inline calls through PostgreSQL: one process, then a client and worker processes');
+rows.push(...(await throughPostgres(config)));
 
 // Baton beside the peer, round by round.
 const bullmqRow = rows.find((row) => row.subject === BULLMQ);

@@ -19,6 +19,7 @@ export type {
   Runtime,
   RuntimeLimits,
   RuntimeOptions,
+  RuntimeRole,
   RuntimeStats,
 } from './options.js';
 export { createRuntime } from './runtime.js';

@@ -163,3 +163,10 @@ export function notificationBody(
 
 /** Seed 000's words for a background call cancelled before it finished. */
 export const CANCELLED_BEFORE_COMPLETION = 'tool execution was cancelled before completion';
+
+/** On a shared store: how often workers look for work and lapsed leases, and clients for ends. */
+export const DEFAULT_POLL_MS = 2_000;
+/** On a shared store: at most one progress event per call this often. */
+export const DEFAULT_PROGRESS_INTERVAL_MS = 100;
+/** How many calls a worker claims at once at most. */
+export const CLAIM_BATCH_MAX = 64;

@@ -71,6 +71,8 @@ export class LiveCall {
   timeoutTimer: unknown;
   /** Armed between a failed attempt and the next. */
   retryTimer: unknown;
+  /** On a shared store: armed after a progress event; later progress waits for it (conflation). */
+  progressTimer: unknown;
   /** Runs this call may have in all (its retry policy's `maxAttempts`, else 1). */
   readonly maxAttempts: number;
   /** A recovered call may have durable steps stored by the runtime that died. */

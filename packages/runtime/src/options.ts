@@ -58,7 +58,26 @@ export interface RuntimeOptions {
   builtins?: readonly 'spawn_background'[];
   /** Removes ended calls, their events and artifacts, this long after they end. Default: keep them. */
   retention?: { endedTtlMs: number };
+  /**
+   * On a store that processes share (PostgreSQL): `client` submits calls and waits for their
+   * replies, `worker` runs the calls that clients submit, `both` (default) runs its own calls and
+   * takes clients' calls too. A client's call, its `backgrounded` reply and its events reach it
+   * through the store.
+   */
+  role?: RuntimeRole;
+  /**
+   * On a shared store: how often a worker looks for calls and lapsed leases, and a client for the
+   * end of its calls, besides being woken by the store's notices. Default 2 s.
+   */
+  pollMs?: number;
+  /**
+   * On a shared store, progress is conflated: at most one progress event per call this often (the
+   * latest); state changes never are. Default 100 ms.
+   */
+  progressIntervalMs?: number;
 }
+
+export type RuntimeRole = 'client' | 'worker' | 'both';
 
 /** Past these a call waits in `queued`, or, where waiting makes no sense, ends with `limit_exceeded`. */
 export interface RuntimeLimits {

@@ -7,6 +7,7 @@ import {
   type CallEventInput,
   type CallRecord,
   type CallReply,
+  type CallStatus,
   checkRetryPolicy,
   DEFAULT_INLINE_BUDGET_MS,
   DEFAULT_MAX_ARGS_BYTES,
@@ -24,8 +25,16 @@ import {
   type ValidationResult,
 } from '@baton/contracts';
 import type { CallMachineEvent } from '@baton/machine';
-import { type CallFilter, type CallPage, memoryStore, type SessionEvent, type Store } from '@baton/store';
-import type { Observable } from 'rxjs';
+import {
+  type CallControl,
+  type CallFilter,
+  type CallPage,
+  memoryStore,
+  type SessionEvent,
+  type Store,
+  type StoreNotice,
+} from '@baton/store';
+import { EMPTY, filter, firstValueFrom, merge, Observable, Subject } from 'rxjs';
 import { uuidv7 } from 'uuidv7';
 import { Admission } from './admission.js';
 import { checkArguments } from './arguments.js';
@@ -38,6 +47,7 @@ import {
   backgroundPerWorkerMessage,
   batchFailedReason,
   CANCELLED_BEFORE_COMPLETION,
+  CLAIM_BATCH_MAX,
   CLOSED_REASON,
   callOfEventKey,
   cancelledMessage,
@@ -49,6 +59,8 @@ import {
   DEFAULT_MAX_OUTPUT_CHARS,
   DEFAULT_MAX_QUEUED,
   DEFAULT_NON_RETRYABLE_CODES,
+  DEFAULT_POLL_MS,
+  DEFAULT_PROGRESS_INTERVAL_MS,
   DEFAULT_RETRY_BACKOFF_COEFFICIENT,
   DEFAULT_RETRY_INITIAL_INTERVAL_MS,
   DEFAULT_SCHEDULES_PER_SESSION,
@@ -75,6 +87,7 @@ import {
   type Runtime,
   type RuntimeLimits,
   type RuntimeOptions,
+  type RuntimeRole,
   type RuntimeStats,
 } from './options.js';
 import { invalidArgumentsMessage, type Outcome, returnedOutcome, thrownOutcome } from './outcome.js';
@@ -141,6 +154,17 @@ class BatonRuntime implements Runtime, ContextHost {
   #timers = 0;
   #pumping = false;
   #closed = false;
+  readonly #role: RuntimeRole;
+  /** On a shared store: what the other processes committed. */
+  readonly #notices = new Subject<StoreNotice>();
+  readonly #stopListening: (() => void) | undefined;
+  readonly #pollMs: number;
+  /** On a shared store, progress is conflated to one event per call this often. */
+  readonly #progressIntervalMs: number | undefined;
+  #claiming: Promise<void> | undefined;
+  #claimAgain = false;
+  /** Set by a notice of a queued call or a full claim; cleared by a claim that found fewer than it asked. */
+  #workMayWait = false;
 
   readonly events$: Observable<CallEvent>;
   readonly notifications: Runtime['notifications'];
@@ -177,6 +201,17 @@ class BatonRuntime implements Runtime, ContextHost {
         positive('limits.schedulesPerSession', limits.schedulesPerSession) ?? DEFAULT_SCHEDULES_PER_SESSION,
     };
     const ttl = options.retention && positive('retention.endedTtlMs', options.retention.endedTtlMs);
+    this.#role = options.role ?? 'both';
+    if (this.#role !== 'both' && !this.#store.listen) {
+      throw new BatonError(
+        'invalid_definition',
+        `createRuntime: role '${this.#role}' needs a store that processes share (such as PostgreSQL)`,
+      );
+    }
+    this.#pollMs = positive('pollMs', options.pollMs) ?? DEFAULT_POLL_MS;
+    this.#progressIntervalMs = this.#store.listen
+      ? (positive('progressIntervalMs', options.progressIntervalMs) ?? DEFAULT_PROGRESS_INTERVAL_MS)
+      : undefined;
     this.#admission = new Admission(this.#limits.concurrency);
     const start = (request: RunRequest) => this.call(request);
     this.#scheduleRunner = new ScheduleRunner({
@@ -209,11 +244,22 @@ class BatonRuntime implements Runtime, ContextHost {
       publish: (event) => this.#bus.publish(event),
       failed: (records, error) => this.#writeFailed(records, error),
       after: registered,
+      writer: this.instanceId,
     });
-    this.ready = registered.then(() => this.#recoverOrphans()).then(() => this.#scheduleRunner.open());
+    this.#stopListening = this.#store.listen?.((notice) => this.#hear(notice));
+    const works = this.#role !== 'client';
+    this.ready = registered
+      .then(() => (works ? this.#recoverOrphans() : undefined))
+      .then(() => this.#scheduleRunner.open())
+      .then(() => (works && this.#store.listen ? this.#claimWork() : undefined));
     this.ready.catch(() => {});
-    this.#every(this.#leaseMs / 3, () => this.#store.heartbeat(this.instanceId, this.#clock.now()));
+    this.#every(this.#leaseMs / 3, () => this.#beat());
     if (ttl) this.#every(Math.min(ttl, 60_000), () => this.#store.deleteEndedBefore(this.#clock.now() - ttl));
+    if (works && this.#store.listen) {
+      // A safety net under the store's notices, and the way lapsed leases are found.
+      this.#every(this.#pollMs, () => this.#claimWork());
+      this.#every(Math.min(this.#pollMs, this.#leaseMs / 2), () => this.#recoverOrphans());
+    }
     this.events$ = this.#bus.events$;
     this.notifications = {
       list: (filter) => this.#store.listNotifications(filter),
@@ -231,12 +277,60 @@ class BatonRuntime implements Runtime, ContextHost {
 
   followCall(callId: string, afterSeq = 0): Observable<CallEvent> {
     const read = (seq: number) => this.#store.listEvents(callId, seq + 1);
-    return followStore(this.#bus.call$(callId), read, (event) => event.seq, afterSeq);
+    const stored$ = merge(
+      this.#bus.call$(callId),
+      this.#storedElsewhere((notice) => notice.callIds.includes(callId)),
+      this.#ticks(),
+    );
+    return followStore(stored$, read, (event) => event.seq, afterSeq);
   }
 
   followSession(sessionId: string, afterPosition = 0): Observable<SessionEvent> {
     const read = (position: number) => this.#store.listSessionEvents(sessionId, position);
-    return followStore(this.#bus.session$(sessionId), read, (stored) => stored.position, afterPosition);
+    const stored$ = merge(
+      this.#bus.session$(sessionId),
+      this.#storedElsewhere((notice) => notice.sessionIds.includes(sessionId)),
+      this.#ticks(),
+    );
+    return followStore(stored$, read, (stored) => stored.position, afterPosition);
+  }
+
+  /** Events that other processes stored, as the shared store tells of them. */
+  #storedElsewhere(
+    about: (notice: Extract<StoreNotice, { type: 'events' }>) => boolean,
+  ): Observable<unknown> {
+    return this.#notices.pipe(filter((notice) => notice.type === 'events' && about(notice)));
+  }
+
+  /** What a shared store tells: events to follow, calls to claim, requests for the calls run here. */
+  #hear(notice: StoreNotice): void {
+    if (notice.type === 'queued') {
+      if (this.#role !== 'client') {
+        this.#workMayWait = true;
+        void this.#claimWork();
+      }
+    } else if (notice.type === 'control') {
+      if (this.#live.has(notice.callId)) void this.#control(notice);
+    }
+    this.#notices.next(notice);
+  }
+
+  /**
+   * The heartbeat renews this instance's lease. One that finds itself unregistered lost its lease
+   * (it was stopped or cut off for longer than the lease): its calls went to others, and its writes
+   * for them are fenced off. It registers again, so that calls it takes from now on are recovered
+   * if it dies.
+   */
+  async #beat(): Promise<void> {
+    const now = this.#clock.now();
+    if (await this.#store.heartbeat(this.instanceId, now)) return;
+    if (!this.#closed) await this.#store.registerInstance(thisInstance(this.instanceId, now, this.#leaseMs));
+  }
+
+  #control({ callId, action, reason }: CallControl): Promise<boolean> {
+    if (action === 'cancel') return this.cancel(callId, reason);
+    if (action === 'approve') return this.approve(callId);
+    return this.reject(callId, reason ?? 'rejected');
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -443,6 +537,7 @@ class BatonRuntime implements Runtime, ContextHost {
     if (awaitingApproval) record.approval = 'pending';
     const run = (request as Partial<RunRequest>).run;
     if (run) record.run = run;
+    if (this.#role === 'client') return this.#submit(tool, record);
     const call = new LiveCall({
       inspect: this.#inspect,
       record,
@@ -644,6 +739,8 @@ class BatonRuntime implements Runtime, ContextHost {
       call.holdsSlot = false;
       this.#admission.release(call);
       this.#pump();
+      // A freed slot takes the next call that waits in a shared store, if some may wait.
+      if (this.#workMayWait) void this.#claimWork();
     }
   }
 
@@ -736,16 +833,114 @@ class BatonRuntime implements Runtime, ContextHost {
     record.detached = true;
     this.#countBackground(record.sessionId, 1);
     this.#emit(call, { type: 'backgrounded', reason, afterMs: this.#clock.now() - record.createdAt });
-    const formatted = formattedCall(record);
+    const reply = this.#backgroundedReply(record, call.tool, reason, call.inlineBudgetMs);
+    call.answer(this.#writer.record(record).then(() => reply, persistenceFailed(record.callId)));
+  }
+
+  #backgroundedReply(
+    record: CallRecord,
+    tool: AnyTool,
+    reason: 'budget' | 'mode' | 'approval',
+    budgetMs: number,
+  ): CallReply {
     const output =
       reason === 'approval'
         ? { status: 'awaiting_approval', tool: record.toolName, message: APPROVAL_PENDING_MESSAGE }
-        : this.#formatterFor(call.tool).running(
-            formatted,
-            reason === 'budget' ? call.inlineBudgetMs : undefined,
-          );
-    const reply: CallReply = { callId: record.callId, status: 'backgrounded', output };
-    call.answer(this.#writer.record(record).then(() => reply, persistenceFailed(record.callId)));
+        : this.#formatterFor(tool).running(formattedCall(record), reason === 'budget' ? budgetMs : undefined);
+    return { callId: record.callId, status: 'backgrounded', output };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // On a store that processes share: clients submit, workers claim and run
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * A client's call: stored with no owner for a worker to claim. Its reply comes back through the
+   * store: `backgrounded` when a worker's budget passes (or at once for background mode or an
+   * approval), else the end.
+   */
+  #submit(tool: AnyTool, record: CallRecord): Promise<CallReply> {
+    delete record.ownerId;
+    const reason = record.approval === 'pending' ? 'approval' : 'mode';
+    this.#writer.add('events', this.#stamp({ type: 'queued', mode: record.mode }, record, 1));
+    if (record.detached)
+      this.#writer.add('events', this.#stamp({ type: 'backgrounded', reason, afterMs: 0 }, record, 2));
+    const budgetMs = tool.execution.inlineBudgetMs ?? this.#inlineBudgetMs;
+    return this.#writer
+      .record(record)
+      .then(
+        () =>
+          record.detached
+            ? this.#backgroundedReply(record, tool, reason, budgetMs)
+            : this.#remoteReply(record, tool, budgetMs),
+        persistenceFailed(record.callId),
+      );
+  }
+
+  /**
+   * Waits in the store for the first thing the caller must hear: `backgrounded`, or the end. An
+   * auto call that no worker has claimed when its budget passes is detached here, as a runtime
+   * detaches a call that waits in its queue.
+   */
+  async #remoteReply(record: CallRecord, tool: AnyTool, budgetMs: number): Promise<CallReply> {
+    const answered$ = this.followCall(record.callId).pipe(
+      filter((event) => event.type === 'backgrounded' || isTerminalStatus(event.type as CallStatus)),
+    );
+    let budget: unknown;
+    if (record.mode === 'auto') {
+      budget = this.#arm(
+        () => {
+          budget = undefined;
+          void this.#detachUnclaimed(record.callId);
+        },
+        budgetMs - (this.#clock.now() - record.createdAt),
+      );
+    }
+    const event = await firstValueFrom(answered$).finally(() => {
+      if (budget === undefined) return;
+      this.#clock.clearTimeout(budget);
+      this.#timers--;
+    });
+    if (event.type === 'backgrounded') return this.#backgroundedReply(record, tool, event.reason, budgetMs);
+    const ended = await this.#store.getCall(record.callId);
+    return ended ? this.#replyOf(ended) : persistenceFailed(record.callId)(new Error('the call is missing'));
+  }
+
+  /**
+   * The budget of a client's call passed while no worker had it: the client takes it a moment,
+   * marks it detached (its end will be a notification) with the `backgrounded` event its caller
+   * hears, and gives it back. A call a worker holds is detached by that worker's own budget.
+   */
+  async #detachUnclaimed(callId: string): Promise<void> {
+    const [unclaimed] = await this.#store.claimQueued(this.instanceId, 1, callId);
+    if (!unclaimed) return;
+    const lastSeq = (await this.#store.listEvents(callId)).at(-1)?.seq ?? 0;
+    const { ownerId: _, ...released } = unclaimed;
+    const record: CallRecord = { ...released, detached: true };
+    const afterMs = this.#clock.now() - record.createdAt;
+    this.#writer.add(
+      'events',
+      this.#stamp({ type: 'backgrounded', reason: 'budget', afterMs }, record, lastSeq + 1),
+    );
+    await this.#writer.record(record);
+  }
+
+  /**
+   * On a shared store, followers also read every poll: an event whose notice was lost (a dropped
+   * LISTEN connection) comes late, but comes.
+   */
+  #ticks(): Observable<unknown> {
+    if (!this.#store.listen) return EMPTY;
+    return new Observable((subscriber) => {
+      const tick = () => {
+        subscriber.next(undefined);
+        handle = this.#clock.setTimeout(tick, this.#pollMs);
+        unref(handle);
+      };
+      let handle = this.#clock.setTimeout(tick, this.#pollMs);
+      unref(handle);
+      return () => this.#clock.clearTimeout(handle);
+    });
   }
 
   /** The budget counts from the call, queue time included: the caller never waits longer than it. */
@@ -757,6 +952,88 @@ class BatonRuntime implements Runtime, ContextHost {
     };
     if (remaining <= 0) fire();
     else call.budgetTimer = this.#arm(fire, remaining);
+  }
+
+  /** A worker takes the unowned calls it has room for, until there are none or it is full. */
+  #claimWork(): Promise<void> {
+    if (this.#claiming) {
+      this.#claimAgain = true;
+      return this.#claiming;
+    }
+    this.#claiming = (async () => {
+      do {
+        this.#claimAgain = false;
+        for (;;) {
+          const room = this.#limits.concurrency - this.#admission.running - this.#admission.waiting;
+          if (room <= 0 || this.#closed) break;
+          const asked = Math.min(room, CLAIM_BATCH_MAX);
+          const claimed = await this.#store.claimQueued(this.instanceId, asked);
+          await Promise.all(claimed.map((record) => this.#adopt(record, true)));
+          this.#workMayWait = claimed.length === asked;
+          if (!this.#workMayWait) break;
+        }
+      } while (this.#claimAgain && !this.#closed);
+    })().finally(() => {
+      this.#claiming = undefined;
+    });
+    return this.#claiming;
+  }
+
+  /**
+   * A call another process submitted, now owned here: it runs (`run`), or it is held here to be
+   * cancelled or rejected. Its budget counts from when it was made, as everywhere.
+   */
+  async #adopt(claimed: CallRecord, run: boolean): Promise<LiveCall | undefined> {
+    const tool = this.tools.get(claimed.toolName);
+    const validated = tool ? await tool.validateInput(claimed.args) : undefined;
+    if (!tool || !validated?.ok) {
+      await this.#recover(claimed);
+      return this.#live.get(claimed.callId);
+    }
+    const lastSeq = (await this.#store.listEvents(claimed.callId)).at(-1)?.seq ?? 0;
+    const record: CallRecord = { ...claimed, ownerId: this.instanceId };
+    const call = new LiveCall({
+      inspect: this.#inspect,
+      record,
+      tool,
+      args: validated.value,
+      inlineBudgetMs: tool.execution.inlineBudgetMs ?? this.#inlineBudgetMs,
+      timeoutMs: tool.execution.timeoutMs ?? this.#timeoutMs,
+      maxAttempts: this.#retryPolicy(tool)?.maxAttempts ?? 1,
+      lastSeq,
+    });
+    this.#live.set(record.callId, call);
+    if (record.detached) this.#countBackground(record.sessionId, 1);
+    this.#writer.record(record);
+    if (!run || record.approval === 'pending') return call;
+    if (record.mode === 'auto' && !record.detached) this.#armBudget(call);
+    this.#admission.enqueue(call);
+    this.#pump();
+    return call;
+  }
+
+  /**
+   * A request for a call this process does not run. A call no one owns yet is claimed here and
+   * handled here; one a worker runs is asked of that worker through the store.
+   */
+  async #controlRemote(control: CallControl): Promise<boolean> {
+    if (!this.#store.send) return false;
+    const [unowned] = await this.#store.claimQueued(this.instanceId, 1, control.callId);
+    if (unowned) {
+      if (control.action === 'approve') {
+        // Approved, it goes back to the workers: no owner, and the notice of a queued call.
+        const { ownerId: _, ...released } = unowned;
+        await this.#writer.record({ ...released, approval: 'approved' });
+        return true;
+      }
+      await this.#adopt(unowned, false);
+      return this.#control(control);
+    }
+    const record = await this.#store.getCall(control.callId);
+    if (!record || isTerminalStatus(record.status)) return false;
+    if (control.action !== 'cancel' && record.approval !== 'pending') return false;
+    await this.#store.send(control);
+    return true;
   }
 
   #pump(): void {
@@ -776,8 +1053,16 @@ class BatonRuntime implements Runtime, ContextHost {
   progress(call: LiveCall, progress: Parameters<ContextHost['progress']>[1]): void {
     if (isTerminalStatus(call.record.status)) return;
     call.record.progress = { ...progress };
+    // On a shared store, what crosses the database is conflated: the latest progress per interval.
+    if (this.#progressIntervalMs !== undefined && call.progressTimer !== undefined) return;
     this.#emit(call, { type: 'progress', progress: call.record.progress });
     this.#writer.record(call.record);
+    if (this.#progressIntervalMs === undefined) return;
+    const sent = call.record.progress;
+    call.progressTimer = this.#arm(() => {
+      call.progressTimer = undefined;
+      if (call.record.progress !== sent && call.record.progress) this.progress(call, call.record.progress);
+    }, this.#progressIntervalMs);
   }
 
   /**
@@ -874,7 +1159,13 @@ class BatonRuntime implements Runtime, ContextHost {
 
   async cancel(callId: string, reason?: string): Promise<boolean> {
     const call = this.#live.get(callId);
-    if (!call) return false;
+    if (!call)
+      return this.#controlRemote({
+        type: 'control',
+        callId,
+        action: 'cancel',
+        ...(reason ? { reason } : {}),
+      });
     this.#drive(call, { type: 'CANCEL', reason });
     await this.#writer.record(call.record).catch(() => {});
     return true;
@@ -899,7 +1190,10 @@ class BatonRuntime implements Runtime, ContextHost {
 
   async approve(callId: string): Promise<boolean> {
     const call = this.#awaitingApproval(callId);
-    if (!call) return false;
+    if (!call)
+      return this.#live.has(callId)
+        ? false
+        : this.#controlRemote({ type: 'control', callId, action: 'approve' });
     call.record.approval = 'approved';
     const written = this.#writer.record(call.record);
     this.#admission.enqueue(call);
@@ -910,7 +1204,11 @@ class BatonRuntime implements Runtime, ContextHost {
 
   async reject(callId: string, reason: string): Promise<boolean> {
     const call = this.#awaitingApproval(callId);
-    if (!call) return false;
+    if (!call) {
+      return this.#live.has(callId)
+        ? false
+        : this.#controlRemote({ type: 'control', callId, action: 'reject', reason });
+    }
     call.record.approval = 'rejected';
     const message = approvalRejectedMessage(reason);
     this.#drive(call, {
@@ -965,7 +1263,10 @@ class BatonRuntime implements Runtime, ContextHost {
     await this.ready.catch(() => {});
     await Promise.all([...this.#live.keys()].map((callId) => this.cancel(callId, CLOSED_REASON)));
     await Promise.allSettled([...this.#lookups.values()]);
+    await this.#claiming;
     await this.#writer.drain();
+    this.#stopListening?.();
+    this.#notices.complete();
     // A clean close leaves nothing to recover.
     await this.#store.removeInstance(this.instanceId).catch(() => {});
     this.#bus.complete();
@@ -1169,7 +1470,7 @@ class BatonRuntime implements Runtime, ContextHost {
   }
 
   #disarm(call: LiveCall): void {
-    for (const handle of [call.budgetTimer, call.timeoutTimer, call.retryTimer]) {
+    for (const handle of [call.budgetTimer, call.timeoutTimer, call.retryTimer, call.progressTimer]) {
       if (handle === undefined) continue;
       this.#clock.clearTimeout(handle);
       this.#timers--;
@@ -1177,6 +1478,7 @@ class BatonRuntime implements Runtime, ContextHost {
     call.budgetTimer = undefined;
     call.timeoutTimer = undefined;
     call.retryTimer = undefined;
+    call.progressTimer = undefined;
   }
 }
 

@@ -3,7 +3,7 @@ import type { Store, StoreWrite } from '@baton/store';
 import { WRITE_BATCH_MAX } from './limits.js';
 
 /** What a batch lists besides the calls: events, notifications, artifacts, steps, resolutions, schedules. */
-export type ListedWrite = Exclude<keyof StoreWrite, 'calls'>;
+export type ListedWrite = Exclude<keyof StoreWrite, 'calls' | 'writer'>;
 
 type Listed = { [K in ListedWrite]: NonNullable<StoreWrite[K]>[number][] };
 
@@ -26,6 +26,7 @@ export class WriteBatcher {
   readonly #store: Store;
   readonly #publish: (event: CallEvent) => void;
   readonly #failed: (records: readonly CallRecord[], error: unknown) => void;
+  readonly #writer: string;
   #pending: PendingBatch | undefined;
   #writing: Promise<void> | undefined;
 
@@ -37,8 +38,11 @@ export class WriteBatcher {
     failed: (records: readonly CallRecord[], error: unknown) => void;
     /** Nothing is written before this settles (the runtime's instance is registered first). */
     after?: Promise<unknown>;
+    /** The runtime instance that writes (a shared store fences with it). */
+    writer: string;
   }) {
     this.#store = options.store;
+    this.#writer = options.writer;
     this.#publish = options.publish;
     this.#failed = options.failed;
     if (options.after) {
@@ -86,6 +90,7 @@ export class WriteBatcher {
         steps: batch.steps,
         resolutions: batch.resolutions,
         schedules: batch.schedules,
+        writer: this.#writer,
       } satisfies Required<StoreWrite>)
       .then(
         () => {

@@ -259,6 +259,7 @@ class FaultyStore implements Store {
   listInstances: Store['listInstances'] = (...args) => this.#inner.listInstances(...args);
   removeInstance: Store['removeInstance'] = (...args) => this.#inner.removeInstance(...args);
   claimCalls: Store['claimCalls'] = (...args) => this.#inner.claimCalls(...args);
+  claimQueued: Store['claimQueued'] = (...args) => this.#inner.claimQueued(...args);
   close: Store['close'] = () => this.#inner.close();
 }
 

@@ -83,4 +83,8 @@ export const MIGRATIONS: readonly string[] = [
     lease_ms BIGINT NOT NULL
   );
   `,
+  `
+  -- workers claim the calls no one owns yet, oldest first
+  CREATE INDEX calls_unclaimed ON calls (position) WHERE owner_id IS NULL AND status = 'queued';
+  `,
 ];

@@ -8,12 +8,14 @@ import type {
   StepResult,
 } from '@baton/contracts';
 import {
+  type CallControl,
   type CallFilter,
   type CallPage,
   DEFAULT_PAGE_SIZE,
   type NotificationFilter,
   type SessionEvent,
   type Store,
+  type StoreNotice,
   type StoreWrite,
 } from '@baton/store';
 import pg from 'pg';
@@ -28,9 +30,16 @@ export interface PostgresStoreOptions {
   maxConnections?: number;
 }
 
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,55}$/;
 const INT8_OID = 20;
 const UNFINISHED = "status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out')";
+
+/** Times in milliseconds since the epoch are BIGINT; they fit a JavaScript number. */
+const int8AsNumber = ((oid: number, format?: 'text' | 'binary') =>
+  oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser;
+
+/** After a dropped LISTEN connection, the next try comes this much later (the runtime polls meanwhile). */
+const RELISTEN_MS = 1_000;
 
 type CallRow = { position: number; record: CallRecord; owner_id: string | null };
 type NotificationRow = {
@@ -71,6 +80,24 @@ function sessionConditions(filter: { sessionId?: string; sessionPrefix?: string 
       ? undefined
       : (['starts_with(session_id, ?)', filter.sessionPrefix] as const),
   ];
+}
+
+/** What the other processes hear of a write: the calls whose events it stored, and new unclaimed calls. */
+function noticesOf(batch: StoreWrite): string[] {
+  const notices: string[] = [];
+  const events = batch.events ?? [];
+  const callIds = [...new Set(events.map((event) => event.callId))];
+  for (let start = 0; start < callIds.length; start += IDS_PER_NOTICE) {
+    const slice = new Set(callIds.slice(start, start + IDS_PER_NOTICE));
+    const sessionIds = [
+      ...new Set(events.filter((event) => slice.has(event.callId)).map((event) => event.sessionId)),
+    ];
+    notices.push(JSON.stringify({ type: 'events', callIds: [...slice], sessionIds } satisfies StoreNotice));
+  }
+  if ((batch.calls ?? []).some((record) => record.status === 'queued' && record.ownerId === undefined)) {
+    notices.push(JSON.stringify({ type: 'queued' } satisfies StoreNotice));
+  }
+  return notices;
 }
 
 /** The last of each key wins, as it would if the rows were written one after another. */
@@ -165,12 +192,25 @@ function columnsOf(batch: StoreWrite) {
   };
 }
 
+/**
+ * Fencing: a row of a call is written only while the writer owns the call (or nobody does). A
+ * worker whose calls were taken over after its lease lapsed writes nothing for them any more.
+ */
+const OWNED_BY_WRITER = (callId: string, writer: string) =>
+  `NOT EXISTS (SELECT 1 FROM calls owner WHERE owner.call_id = ${callId} AND owner.owner_id <> ${writer})`;
+
+/** Payloads of NOTIFY are limited to 8,000 bytes: the ids of a batch go in slices. */
+const IDS_PER_NOTICE = 60;
+
 const WRITES = {
+  // A record replaces the stored one only for its owner, and never with an earlier attempt.
   calls: `
     INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, record)
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::jsonb[])
     ON CONFLICT (call_id) DO UPDATE SET
-      status = excluded.status, owner_id = excluded.owner_id, ended_at = excluded.ended_at, record = excluded.record`,
+      status = excluded.status, owner_id = excluded.owner_id, ended_at = excluded.ended_at, record = excluded.record
+    WHERE ($8::text IS NULL OR calls.owner_id IS NULL OR calls.owner_id = $8)
+      AND (calls.record->>'attempt')::int <= (excluded.record->>'attempt')::int`,
   // Writers of one session take turns (an advisory lock per session, taken in one order), so the
   // positions of a session's events grow in the order they commit and a reader never skips one.
   sessionLocks: `
@@ -179,15 +219,22 @@ const WRITES = {
   events: `
     INSERT INTO events (call_id, seq, session_id, event)
     SELECT c, s, sess, e FROM unnest($1::text[], $2::int[], $3::text[], $4::jsonb[])
-      WITH ORDINALITY AS t(c, s, sess, e, n) ORDER BY n`,
+      WITH ORDINALITY AS t(c, s, sess, e, n)
+    WHERE ${OWNED_BY_WRITER('t.c', '$5')} ORDER BY n`,
   notifications: `
     INSERT INTO notifications (id, call_id, session_id, status, created_at, acknowledged_at, notification)
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::jsonb[])`,
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::jsonb[])
+      AS t(id, c, sess, status, created_at, acknowledged_at, notification)
+    WHERE ${OWNED_BY_WRITER('t.c', '$8')}`,
   artifacts: `
-    INSERT INTO artifacts (call_id, name, content) SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+    INSERT INTO artifacts (call_id, name, content)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS t(c, name, content)
+    WHERE ${OWNED_BY_WRITER('t.c', '$4')}
     ON CONFLICT (call_id, name) DO UPDATE SET content = excluded.content`,
   steps: `
-    INSERT INTO steps (call_id, step_id, value) SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[])
+    INSERT INTO steps (call_id, step_id, value)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS t(c, step_id, value)
+    WHERE ${OWNED_BY_WRITER('t.c', '$4')}
     ON CONFLICT (call_id, step_id) DO UPDATE SET value = excluded.value`,
   schedules: `
     INSERT INTO schedules (id, session_id, enabled, next_at, schedule)
@@ -202,6 +249,12 @@ const WRITES = {
 export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
   readonly #ready: Promise<void>;
+  readonly #connectionString: string;
+  /** The NOTIFY channel of this schema: stores of other schemas on the server hear nothing of it. */
+  readonly #channel: string;
+  readonly #listeners = new Set<(notice: StoreNotice) => void>();
+  #listening: pg.Client | undefined;
+  #closed = false;
 
   constructor(options: PostgresStoreOptions) {
     const schema = options.schema ?? 'baton';
@@ -210,15 +263,13 @@ export class PostgresStore implements Store {
         `postgresStore: schema must be lower-case letters, digits and _, not ${JSON.stringify(schema)}`,
       );
     }
+    this.#connectionString = options.connectionString;
+    this.#channel = `baton_${schema}`;
     this.#pool = new pg.Pool({
       connectionString: options.connectionString,
       max: options.maxConnections ?? 10,
       options: `-c search_path=${schema}`,
-      // Times in milliseconds since the epoch are BIGINT; they fit a JavaScript number.
-      types: {
-        getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-          oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-      },
+      types: { getTypeParser: int8AsNumber },
     });
     this.#pool.on('error', () => {
       // An idle connection that the server dropped: the pool replaces it on the next query.
@@ -266,18 +317,27 @@ export class PostgresStore implements Store {
 
   async write(batch: StoreWrite): Promise<void> {
     const columns = columnsOf(batch);
+    const writer = batch.writer ?? null;
+    const notices = noticesOf(batch);
     await this.#ready;
     await this.#transaction(async (client) => {
-      if (columns.calls) await client.query(WRITES.calls, columns.calls);
+      if (columns.calls) await client.query(WRITES.calls, [...columns.calls, writer]);
       if (columns.events) {
         await client.query(WRITES.sessionLocks, [columns.sessions]);
-        await client.query(WRITES.events, columns.events);
+        await client.query(WRITES.events, [...columns.events, writer]);
       }
-      if (columns.notifications) await client.query(WRITES.notifications, columns.notifications);
-      if (columns.artifacts) await client.query(WRITES.artifacts, columns.artifacts);
-      if (columns.steps) await client.query(WRITES.steps, columns.steps);
+      if (columns.notifications) await client.query(WRITES.notifications, [...columns.notifications, writer]);
+      if (columns.artifacts) await client.query(WRITES.artifacts, [...columns.artifacts, writer]);
+      if (columns.steps) await client.query(WRITES.steps, [...columns.steps, writer]);
       if (columns.schedules) await client.query(WRITES.schedules, columns.schedules);
       if (columns.resolutions) await client.query(WRITES.resolutions, columns.resolutions);
+      // Delivered when the transaction commits, and only then: a listener can read what it hears of.
+      if (notices.length > 0) {
+        await client.query('SELECT pg_notify($1, notice) FROM unnest($2::text[]) AS notice', [
+          this.#channel,
+          notices,
+        ]);
+      }
     });
   }
 
@@ -441,8 +501,12 @@ export class PostgresStore implements Store {
     );
   }
 
-  async heartbeat(instanceId: string, at: number): Promise<void> {
-    await this.#query('UPDATE instances SET heartbeat_at = $1 WHERE id = $2', [at, instanceId]);
+  async heartbeat(instanceId: string, at: number): Promise<boolean> {
+    const rows = await this.#query('UPDATE instances SET heartbeat_at = $1 WHERE id = $2 RETURNING id', [
+      at,
+      instanceId,
+    ]);
+    return rows.length === 1;
   }
 
   async listInstances(): Promise<RuntimeInstance[]> {
@@ -483,7 +547,68 @@ export class PostgresStore implements Store {
     });
   }
 
+  async claimQueued(ownerId: string, limit: number, callId?: string): Promise<CallRecord[]> {
+    const only =
+      callId === undefined ? "AND (record->>'approval') IS DISTINCT FROM 'pending'" : 'AND call_id = $3';
+    // SKIP LOCKED: workers that claim at once each take different calls, without waiting.
+    const rows = await this.#query<CallRow>(
+      `UPDATE calls SET owner_id = $1 WHERE position IN (
+         SELECT position FROM calls
+         WHERE owner_id IS NULL AND status = 'queued' ${only}
+         ORDER BY position LIMIT $2 FOR UPDATE SKIP LOCKED)
+       RETURNING position, record, owner_id`,
+      callId === undefined ? [ownerId, limit] : [ownerId, limit, callId],
+    );
+    return rows.sort((a, b) => a.position - b.position).map(recordOf);
+  }
+
+  listen(listener: (notice: StoreNotice) => void): () => void {
+    this.#listeners.add(listener);
+    if (!this.#listening) void this.#connectListener();
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  }
+
+  async send(control: CallControl): Promise<void> {
+    await this.#query('SELECT pg_notify($1, $2)', [this.#channel, JSON.stringify(control)]);
+  }
+
+  /** One connection per store LISTENs for every listener; a dropped one is made again. */
+  async #connectListener(): Promise<void> {
+    if (this.#closed) return;
+    const client = new pg.Client({
+      connectionString: this.#connectionString,
+      types: { getTypeParser: int8AsNumber },
+    });
+    this.#listening = client;
+    const retry = () => {
+      if (this.#listening !== client) return;
+      this.#listening = undefined;
+      client.end().catch(() => {});
+      if (!this.#closed && this.#listeners.size > 0)
+        setTimeout(() => void this.#connectListener(), RELISTEN_MS).unref();
+    };
+    client.on('error', retry);
+    client.on('end', retry);
+    client.on('notification', (message) => {
+      if (message.channel !== this.#channel || message.payload === undefined) return;
+      const notice = JSON.parse(message.payload) as StoreNotice;
+      for (const listener of this.#listeners) listener(notice);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${this.#channel}`);
+    } catch {
+      retry();
+    }
+  }
+
   async close(): Promise<void> {
+    this.#closed = true;
+    const listening = this.#listening;
+    this.#listening = undefined;
+    await listening?.end().catch(() => {});
     await this.#ready.catch(() => {});
     await this.#pool.end();
   }

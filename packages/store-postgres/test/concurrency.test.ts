@@ -1,9 +1,10 @@
 import type { CallEvent } from '@baton/contracts';
-import type { SessionEvent, Store } from '@baton/store';
-import { makeCallRecord } from '@baton/store/testing';
+import type { SessionEvent, Store, StoreNotice } from '@baton/store';
+import { makeCallRecord, makeNotification } from '@baton/store/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
+import { MIGRATIONS } from '../src/migrations.js';
 import { type ThrowawayPostgres, throwawayPostgres } from '../src/testing.js';
 
 let server: ThrowawayPostgres;
@@ -32,7 +33,7 @@ describe('PostgreSQL under concurrency', () => {
       `SELECT version FROM opened_at_once_${process.pid}.baton_schema ORDER BY version`,
     );
     await client.end();
-    expect(rows).toEqual([{ version: 1 }]);
+    expect(rows).toEqual(MIGRATIONS.map((_, step) => ({ version: step + 1 })));
     await Promise.all(stores.map((store) => store.close()));
   });
 
@@ -67,5 +68,67 @@ describe('PostgreSQL under concurrency', () => {
     expect(new Set(labels).size).toBe(labels.length);
     expect(labels).toHaveLength(writers.length * perWriter);
     await Promise.all([...writers, reader].map((store) => store.close()));
+  });
+
+  it("fences a writer that no longer owns a call: none of that call's rows change", async () => {
+    const store = postgresStore({ connectionString: server.url, schema: `fencing_${process.pid}` });
+    await store.write({
+      calls: [makeCallRecord({ callId: 'c', ownerId: 'w1', status: 'inline' })],
+      events: [progressEvent('c', 1, 's')],
+      writer: 'w1',
+    });
+    await store.registerInstance({ id: 'w1', host: 'h', pid: 1, startedAt: 0, heartbeatAt: 0, leaseMs: 1 });
+    await store.claimCalls(['w1'], 'w2');
+    await store.write({
+      calls: [makeCallRecord({ callId: 'c', ownerId: 'w1', status: 'succeeded', endedAt: 5 })],
+      events: [progressEvent('c', 2, 's')],
+      notifications: [makeNotification({ id: 'n', callId: 'c', sessionId: 's' })],
+      artifacts: [{ callId: 'c', name: 'output.log', content: 'late' }],
+      writer: 'w1',
+    });
+    expect(await store.getCall('c')).toMatchObject({ status: 'inline', ownerId: 'w2' });
+    expect((await store.listEvents('c')).map((event) => event.seq)).toEqual([1]);
+    expect(await store.listNotifications()).toEqual([]);
+    expect(await store.listArtifacts('c')).toEqual([]);
+
+    // The owner writes; and no one writes an earlier attempt over a later one.
+    await store.write({ calls: [makeCallRecord({ callId: 'c', ownerId: 'w2', attempt: 2 })], writer: 'w2' });
+    await store.write({
+      calls: [makeCallRecord({ callId: 'c', ownerId: 'w2', attempt: 1, status: 'failed' })],
+      writer: 'w2',
+    });
+    expect(await store.getCall('c')).toMatchObject({ attempt: 2, status: 'queued' });
+    await store.close();
+  });
+
+  it('tells every listener, after the commit, which calls got events and that a call waits', async () => {
+    const schema = `notices_${process.pid}`;
+    const writer = postgresStore({ connectionString: server.url, schema });
+    const listener = postgresStore({ connectionString: server.url, schema });
+    const heard: StoreNotice[] = [];
+    let probed = false;
+    const first = new Promise<void>((resolve) => {
+      listener.listen?.((notice) => {
+        if (notice.type === 'control') {
+          probed = true;
+          return;
+        }
+        heard.push(notice);
+        if (heard.length === 2) resolve();
+      });
+    });
+    await listener.listCalls();
+    // The LISTEN connection is up once a notice sent now is heard.
+    while (!probed) {
+      await listener.send?.({ type: 'control', callId: 'probe', action: 'cancel' });
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await writer.write({
+      calls: [makeCallRecord({ callId: 'q', sessionId: 's' })],
+      events: [progressEvent('q', 1, 's')],
+    });
+    await first;
+    expect(heard).toEqual([{ type: 'events', callIds: ['q'], sessionIds: ['s'] }, { type: 'queued' }]);
+    await Promise.all([writer.close(), listener.close()]);
   });
 });

@@ -338,8 +338,10 @@ export class SqliteStore implements Store {
       .run(instance);
   }
 
-  async heartbeat(instanceId: string, at: number): Promise<void> {
-    this.#db.prepare('UPDATE instances SET heartbeat_at = ? WHERE id = ?').run(at, instanceId);
+  async heartbeat(instanceId: string, at: number): Promise<boolean> {
+    return (
+      this.#db.prepare('UPDATE instances SET heartbeat_at = ? WHERE id = ?').run(at, instanceId).changes === 1
+    );
   }
 
   async listInstances(): Promise<RuntimeInstance[]> {
@@ -372,6 +374,21 @@ export class SqliteStore implements Store {
         return rows.map(recordOf);
       })
       .immediate();
+  }
+
+  async claimQueued(ownerId: string, limit: number, callId?: string): Promise<CallRecord[]> {
+    const only =
+      callId === undefined ? "AND json_extract(record, '$.approval') IS NOT 'pending'" : 'AND call_id = ?';
+    const rows = this.#db
+      .prepare(
+        `UPDATE calls SET owner_id = ? WHERE position IN (
+           SELECT position FROM calls
+           WHERE owner_id IS NULL AND status = 'queued' ${only}
+           ORDER BY position LIMIT ?)
+         RETURNING position, record, owner_id`,
+      )
+      .all(ownerId, ...(callId === undefined ? [] : [callId]), limit) as CallRow[];
+    return rows.sort((a, b) => a.position - b.position).map(recordOf);
   }
 
   async close(): Promise<void> {

@@ -1,11 +1,13 @@
 /** `@baton/store`: the Store contract and the in-memory store. The conformance suite is in `@baton/store/testing`. */
 export { MemoryStore, memoryStore } from './memory-store.js';
 export {
+  type CallControl,
   type CallFilter,
   type CallPage,
   DEFAULT_PAGE_SIZE,
   type NotificationFilter,
   type SessionEvent,
   type Store,
+  type StoreNotice,
   type StoreWrite,
 } from './store.js';

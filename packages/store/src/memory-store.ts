@@ -206,9 +206,10 @@ export class MemoryStore implements Store {
     this.#instances.set(instance.id, { ...instance });
   }
 
-  async heartbeat(instanceId: string, at: number): Promise<void> {
+  async heartbeat(instanceId: string, at: number): Promise<boolean> {
     const instance = this.#instances.get(instanceId);
     if (instance) instance.heartbeatAt = at;
+    return instance !== undefined;
   }
 
   async listInstances(): Promise<RuntimeInstance[]> {
@@ -230,6 +231,21 @@ export class MemoryStore implements Store {
       }
     }
     for (const id of gone) this.#instances.delete(id);
+    return claimed;
+  }
+
+  async claimQueued(ownerId: string, limit: number, callId?: string): Promise<CallRecord[]> {
+    const claimed: CallRecord[] = [];
+    const candidates = callId === undefined ? this.#calls.values() : [this.#calls.get(callId)];
+    for (const stored of candidates) {
+      if (claimed.length >= limit) break;
+      if (!stored) continue;
+      const { record } = stored;
+      if (record.ownerId !== undefined || record.status !== 'queued') continue;
+      if (callId === undefined && record.approval === 'pending') continue;
+      stored.record = { ...record, ownerId };
+      claimed.push({ ...stored.record });
+    }
     return claimed;
   }
 

@@ -26,6 +26,27 @@ export interface StoreWrite {
   resolutions?: readonly EventResolution[];
   /** Schedules, inserted or replaced by id. */
   schedules?: readonly Schedule[];
+  /**
+   * The runtime instance that writes. A store shared by machines fences with it: the rows of a
+   * call another instance now owns (or a record of an earlier attempt) are not written.
+   */
+  writer?: string;
+}
+
+/** What a store shared by processes tells each of them about the others' commits. */
+export type StoreNotice =
+  /** Events of these calls were stored. */
+  | { type: 'events'; callIds: string[]; sessionIds: string[] }
+  /** A call waits for a worker to claim it. */
+  | { type: 'queued' }
+  /** A request for the instance that runs a call. */
+  | CallControl;
+
+export interface CallControl {
+  type: 'control';
+  callId: string;
+  action: 'cancel' | 'approve' | 'reject';
+  reason?: string;
 }
 
 export interface CallFilter {
@@ -102,7 +123,8 @@ export interface Store {
 
   /** Records (or refreshes) a runtime instance. */
   registerInstance(instance: RuntimeInstance): Promise<void>;
-  heartbeat(instanceId: string, at: number): Promise<void>;
+  /** False when the instance is not registered (any more): its calls may have gone to others. */
+  heartbeat(instanceId: string, at: number): Promise<boolean>;
   listInstances(): Promise<RuntimeInstance[]>;
   /** Forgets an instance that closed cleanly. */
   removeInstance(instanceId: string): Promise<void>;
@@ -112,6 +134,20 @@ export interface Store {
    * first is not returned, so each is recovered once.
    */
   claimCalls(goneInstanceIds: readonly string[], ownerId: string): Promise<CallRecord[]>;
+  /**
+   * Atomically gives `ownerId` up to `limit` queued calls that no instance owns, oldest first and
+   * not those waiting for approval; or, with `callId`, that call (to act on it, even if it waits
+   * for approval). Each is given to one claimer.
+   */
+  claimQueued(ownerId: string, limit: number, callId?: string): Promise<CallRecord[]>;
+
+  /**
+   * Stores that several processes share: hears what the others commit (and this one). Runtimes
+   * on such a store can split into clients and workers.
+   */
+  listen?(listener: (notice: StoreNotice) => void): () => void;
+  /** Sends a request to the instance that runs a call (every listener hears it). */
+  send?(control: CallControl): Promise<void>;
 
   close(): Promise<void>;
 }

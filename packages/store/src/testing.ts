@@ -293,7 +293,8 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
     it('keeps runtime instances and their heartbeats', async () => {
       await store.registerInstance(makeInstance({ id: 'i1' }));
       await store.registerInstance(makeInstance({ id: 'i2', pid: 99 }));
-      await store.heartbeat('i1', 4_000);
+      expect(await store.heartbeat('i1', 4_000)).toBe(true);
+      expect(await store.heartbeat('unknown', 4_000)).toBe(false);
       expect((await store.listInstances()).sort((a, b) => a.id.localeCompare(b.id))).toEqual([
         makeInstance({ id: 'i1', heartbeatAt: 4_000 }),
         makeInstance({ id: 'i2', pid: 99 }),
@@ -322,6 +323,32 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect((await store.getCall('done'))?.ownerId).toBe('dead');
       expect(await store.claimCalls(['dead'], 'someone-else')).toEqual([]);
       expect((await store.listInstances()).map((instance) => instance.id)).toEqual(['alive']);
+    });
+
+    it('gives each queued call that no instance owns to one claimer, oldest first', async () => {
+      await store.write({
+        calls: [
+          makeCallRecord({ callId: 'q1' }),
+          makeCallRecord({ callId: 'owned', ownerId: 'someone' }),
+          makeCallRecord({ callId: 'q2' }),
+          makeCallRecord({ callId: 'approval', approval: 'pending' }),
+          makeCallRecord({ callId: 'running', status: 'inline' }),
+          makeCallRecord({ callId: 'q3' }),
+          makeCallRecord({ callId: 'q4' }),
+        ],
+      });
+      const first = await store.claimQueued('w1', 2);
+      expect(first.map((call) => [call.callId, call.ownerId])).toEqual([
+        ['q1', 'w1'],
+        ['q2', 'w1'],
+      ]);
+      expect((await store.claimQueued('w2', 1, 'q4')).map((call) => call.callId)).toEqual(['q4']);
+      expect(await store.claimQueued('w3', 5, 'q1')).toEqual([]);
+      expect((await store.claimQueued('w3', 1, 'approval')).map((call) => call.callId)).toEqual(['approval']);
+      const [a, b] = await Promise.all([store.claimQueued('w4', 10), store.claimQueued('w5', 10)]);
+      expect([...(a ?? []), ...(b ?? [])].map((call) => call.callId)).toEqual(['q3']);
+      expect((await store.getCall('q2'))?.ownerId).toBe('w1');
+      expect((await store.getCall('owned'))?.ownerId).toBe('someone');
     });
 
     it('deletes calls that ended before a time, with their events and artifacts, and keeps the rest', async () => {

@@ -1,0 +1,263 @@
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { type CallEvent, type CallRecord, isTerminalStatus } from '@baton/contracts';
+import { createRuntime, type Runtime } from '@baton/runtime';
+import { postgresStore } from '@baton/store-postgres';
+import { type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
+import pg from 'pg';
+import { filter, firstValueFrom } from 'rxjs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+// A plain ES module, shared with the worker processes.
+import { distributedTools } from './tools.mjs';
+
+let server: ThrowawayPostgres;
+let schemas = 0;
+beforeAll(async () => {
+  server = await throwawayPostgres();
+}, 60_000);
+afterAll(() => server.stop());
+
+/** A worker process and what it printed: the events it stored, per call. */
+interface Worker {
+  name: string;
+  instanceId: string;
+  child: ChildProcessByStdio<null, Readable, null>;
+  /** Every line after `ready`. */
+  lines: string[];
+  /** Resolves when the worker prints this line. */
+  printed(line: string): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+const workers: Worker[] = [];
+const clients: Runtime[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+  for (const worker of workers.splice(0)) {
+    worker.child.kill('SIGCONT');
+    worker.child.kill('SIGTERM');
+    await worker.exited;
+  }
+});
+
+async function startWorker(name: string, schema: string): Promise<Worker> {
+  const child = spawn(process.execPath, [join(import.meta.dirname, 'worker.mjs')], {
+    env: { ...process.env, BATON_PG_URL: server.url, BATON_PG_SCHEMA: schema, WORKER_NAME: name },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const lines: string[] = [];
+  const waiting = new Map<string, () => void>();
+  let ready!: (instanceId: string) => void;
+  const instanceId = new Promise<string>((resolve) => {
+    ready = resolve;
+  });
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    if (line.startsWith('ready ')) return ready(line.slice(6));
+    lines.push(line);
+    waiting.get(line)?.();
+  });
+  const worker: Worker = {
+    name,
+    instanceId: await instanceId,
+    child,
+    lines,
+    exited,
+    printed: (line) =>
+      lines.includes(line) ? Promise.resolve() : new Promise((resolve) => waiting.set(line, resolve)),
+  };
+  workers.push(worker);
+  return worker;
+}
+
+function client(schema: string): Runtime {
+  const runtime = createRuntime({
+    tools: distributedTools,
+    store: postgresStore({ connectionString: server.url, schema }),
+    role: 'client',
+    pollMs: 500,
+  });
+  clients.push(runtime);
+  return runtime;
+}
+
+/** Resolves with the call's record once it has ended, however long it runs (woken by the store). */
+async function ended(runtime: Runtime, callId: string): Promise<CallRecord> {
+  await firstValueFrom(
+    runtime.followCall(callId).pipe(filter((event) => isTerminalStatus(event.type as CallRecord['status']))),
+  );
+  return (await runtime.get(callId)) as CallRecord;
+}
+
+async function query<T extends pg.QueryResultRow>(schema: string, sql: string, params: unknown[] = []) {
+  const connection = new pg.Client({ connectionString: server.url });
+  await connection.connect();
+  try {
+    await connection.query(`SET search_path = ${schema}`);
+    return (await connection.query<T>(sql, params)).rows;
+  } finally {
+    await connection.end();
+  }
+}
+
+const TERMINAL = ['succeeded', 'failed', 'cancelled', 'timed_out'];
+
+describe('a client process and worker processes on one PostgreSQL', () => {
+  it('replies inline when a worker is fast, `backgrounded` at the budget when it is slow, and brings the end back', async () => {
+    const schema = `replies_${process.pid}_${schemas++}`;
+    await startWorker('w1', schema);
+    const submitter = client(schema);
+
+    expect(await submitter.call({ name: 'echo', args: { text: 'hi' }, sessionId: 's' })).toMatchObject({
+      status: 'succeeded',
+      output: { text: 'hi', by: 'w1' },
+    });
+    const slow = await submitter.call({ name: 'sleepy', args: { ms: 1_500 }, sessionId: 's' });
+    expect(slow.status).toBe('backgrounded');
+    expect(slow.output).toEqual({
+      status: 'running',
+      tool: 'sleepy',
+      message:
+        'This tool is taking longer than 300 ms, so it is continuing in the background. Continue the conversation; a later notification will report the result.',
+    });
+    expect(await ended(submitter, slow.callId)).toMatchObject({ status: 'succeeded', result: { by: 'w1' } });
+    const [notification] = await submitter.notifications.list({ sessionId: 's' });
+    expect(notification).toMatchObject({ callId: slow.callId, outcome: 'succeeded' });
+
+    // Approval from the client: the call waits unclaimed, then goes to a worker.
+    const guarded = await submitter.call({ name: 'guarded', args: {}, sessionId: 's' });
+    expect(guarded.status).toBe('backgrounded');
+    expect(await submitter.approve(guarded.callId)).toBe(true);
+    expect(await ended(submitter, guarded.callId)).toMatchObject({
+      status: 'succeeded',
+      result: { by: 'w1' },
+    });
+
+    // Cancel from the client, of a call a worker runs.
+    const long = await submitter.call({ name: 'sleepy', args: { ms: 60_000 }, sessionId: 's' });
+    expect(await submitter.cancel(long.callId)).toBe(true);
+    expect(await ended(submitter, long.callId)).toMatchObject({ status: 'cancelled' });
+  });
+
+  it('conflates progress before it crosses the database; state changes never are', async () => {
+    const schema = `progress_${process.pid}_${schemas++}`;
+    await startWorker('w1', schema);
+    const submitter = client(schema);
+    const reply = await submitter.call({ name: 'chatty', args: {}, sessionId: 's' });
+    const record =
+      reply.status === 'backgrounded'
+        ? await ended(submitter, reply.callId)
+        : await submitter.get(reply.callId);
+    expect(record).toMatchObject({ status: 'succeeded', progress: { current: 1_000 } });
+    const types = (await submitter.replay(reply.callId)).map((event: CallEvent) => event.type);
+    expect(types.filter((type) => type === 'progress').length).toBeLessThanOrEqual(2);
+    expect(types.filter((type) => type !== 'progress')).toEqual(['queued', 'started', 'succeeded']);
+  });
+
+  it('ends each of 2,000 calls exactly once while a worker is SIGKILLed mid-way; the dead worker’s idempotent calls re-run elsewhere', {
+    timeout: 180_000,
+  }, async () => {
+    const schema = `scale_${process.pid}_${schemas++}`;
+    const [doomed] = await Promise.all(['w1', 'w2', 'w3'].map((name) => startWorker(name, schema)));
+    if (!doomed) throw new Error('no worker');
+    const submitter = client(schema);
+    const tools = ['echo', 'sleepy', 'once'] as const;
+    const requests = Array.from({ length: 2_000 }, (_, i) => {
+      const name = tools[i % 3] as (typeof tools)[number];
+      const args = name === 'echo' ? { text: `#${i}` } : { ms: 20 + ((i * 37) % 180) };
+      return { name, args, sessionId: `s${i % 50}`, callId: `call-${i}` };
+    });
+    const replies = Promise.all(requests.map((request) => submitter.call(request)));
+
+    // Mid-way: once the doomed worker has started its 150th call.
+    await new Promise<void>((resolve) => {
+      const check = () => {
+        if (doomed.lines.filter((line) => line.endsWith(' started 1')).length >= 150) resolve();
+        else setImmediate(check);
+      };
+      check();
+    });
+    doomed.child.kill('SIGKILL');
+    await doomed.exited;
+
+    const answered = await replies;
+    expect(answered).toHaveLength(2_000);
+    const records = await Promise.all(answered.map((reply) => ended(submitter, reply.callId)));
+    expect(records.every((record) => isTerminalStatus(record.status))).toBe(true);
+
+    // Exactly once: one terminal event per call, and one notification per call that was backgrounded.
+    const ends = await query<{ call_id: string; n: number }>(
+      schema,
+      `SELECT call_id, count(*)::int AS n FROM events WHERE event->>'type' = ANY($1) GROUP BY call_id`,
+      [TERMINAL],
+    );
+    expect(ends).toHaveLength(2_000);
+    expect(ends.filter(({ n }) => n !== 1)).toEqual([]);
+    const notified = await query<{ call_id: string; n: number }>(
+      schema,
+      'SELECT call_id, count(*)::int AS n FROM notifications GROUP BY call_id',
+    );
+    expect(notified.filter(({ n }) => n !== 1)).toEqual([]);
+    const detached = records
+      .filter((record) => record.detached)
+      .map((record) => record.callId)
+      .sort();
+    expect(notified.map(({ call_id }) => call_id).sort()).toEqual(detached);
+
+    // The calls the dead worker had started and not ended: the idempotent ones ran again on
+    // another worker (attempt 2); the others ended `interrupted`.
+    const endedByDoomed = new Set(
+      doomed.lines
+        .filter((line) => TERMINAL.some((type) => line.endsWith(` ${type}`)))
+        .map((line) => line.split(' ')[0]),
+    );
+    const orphans = records.filter(
+      (record) => doomed.lines.includes(`${record.callId} started 1`) && !endedByDoomed.has(record.callId),
+    );
+    const rerun = orphans.filter(
+      (record) => record.toolName !== 'once' && record.ownerId !== doomed.instanceId,
+    );
+    expect(rerun.length).toBeGreaterThan(0);
+    for (const record of rerun) {
+      expect(record).toMatchObject({ status: 'succeeded', attempt: 2 });
+      expect((record.result as { by: string }).by).not.toBe('w1');
+    }
+    for (const record of orphans.filter(
+      (orphan) => orphan.toolName === 'once' && orphan.ownerId !== doomed.instanceId,
+    )) {
+      expect(record).toMatchObject({ status: 'failed', error: { code: 'interrupted' } });
+    }
+  });
+
+  it('fences a worker that was stopped past its lease: its late writes change nothing', {
+    timeout: 60_000,
+  }, async () => {
+    const schema = `fencing_${process.pid}_${schemas++}`;
+    const stopped = await startWorker('A', schema);
+    const submitter = client(schema);
+    const reply = await submitter.call({
+      name: 'sleepy',
+      args: { ms: 2_500 },
+      sessionId: 's',
+      callId: 'fenced',
+    });
+    expect(reply.status).toBe('backgrounded');
+    await stopped.printed('fenced started 1');
+    stopped.child.kill('SIGSTOP');
+
+    // B finds A's lease lapsed, takes the call over and runs it again.
+    await startWorker('B', schema);
+    const record = await ended(submitter, 'fenced');
+    expect(record).toMatchObject({ status: 'succeeded', attempt: 2, result: { by: 'B' } });
+    const before = await submitter.replay('fenced');
+
+    // A wakes up, its tool returns, and it writes the end of attempt 1: the commit changes nothing.
+    stopped.child.kill('SIGCONT');
+    await stopped.printed('fenced succeeded');
+    expect(await submitter.get('fenced')).toEqual(record);
+    expect(await submitter.replay('fenced')).toEqual(before);
+    expect(await submitter.notifications.list({ sessionId: 's' })).toHaveLength(1);
+  });
+});
