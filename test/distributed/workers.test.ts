@@ -141,6 +141,21 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     expect(await ended(submitter, long.callId)).toMatchObject({ status: 'cancelled' });
   });
 
+  it('answers `backgrounded` at the budget while no worker is up; a worker that starts later runs the call', async () => {
+    const schema = `unclaimed_${process.pid}_${schemas++}`;
+    const submitter = client(schema);
+    const reply = await submitter.call({ name: 'sleepy', args: { ms: 10 }, sessionId: 's' });
+    expect(reply).toMatchObject({ status: 'backgrounded', output: { status: 'running', tool: 'sleepy' } });
+    expect(await submitter.get(reply.callId)).toMatchObject({ status: 'queued', detached: true });
+    expect((await submitter.get(reply.callId))?.ownerId).toBeUndefined();
+    await startWorker('late', schema);
+    expect(await ended(submitter, reply.callId)).toMatchObject({
+      status: 'succeeded',
+      result: { by: 'late' },
+    });
+    expect(await submitter.notifications.list({ sessionId: 's' })).toMatchObject([{ callId: reply.callId }]);
+  });
+
   it('conflates progress before it crosses the database; state changes never are', async () => {
     const schema = `progress_${process.pid}_${schemas++}`;
     await startWorker('w1', schema);

@@ -12,6 +12,8 @@ export function followStore<T>(
   readAfter: (position: number) => Promise<readonly T[]>,
   positionOf: (item: T) => number,
   after: number,
+  /** False for a follower that subscribes before anything it follows can be stored. */
+  readFirst = true,
 ): Observable<T> {
   return new Observable<T>((subscriber) => {
     let position = after;
@@ -39,7 +41,7 @@ export function followStore<T>(
       }
     };
     const subscription = stored$.subscribe(() => void read());
-    void read();
+    if (readFirst) void read();
     return () => subscription.unsubscribe();
   });
 }

@@ -7,7 +7,6 @@ import {
   type CallEventInput,
   type CallRecord,
   type CallReply,
-  type CallStatus,
   checkRetryPolicy,
   DEFAULT_INLINE_BUDGET_MS,
   DEFAULT_MAX_ARGS_BYTES,
@@ -29,12 +28,13 @@ import {
   type CallControl,
   type CallFilter,
   type CallPage,
+  type ClaimedCall,
   memoryStore,
   type SessionEvent,
   type Store,
   type StoreNotice,
 } from '@baton/store';
-import { EMPTY, filter, firstValueFrom, merge, Observable, Subject } from 'rxjs';
+import { EMPTY, filter, firstValueFrom, merge, Observable, Subject, takeUntil } from 'rxjs';
 import { uuidv7 } from 'uuidv7';
 import { Admission } from './admission.js';
 import { checkArguments } from './arguments.js';
@@ -739,8 +739,8 @@ class BatonRuntime implements Runtime, ContextHost {
       call.holdsSlot = false;
       this.#admission.release(call);
       this.#pump();
-      // A freed slot takes the next call that waits in a shared store, if some may wait.
-      if (this.#workMayWait) void this.#claimWork();
+      // Freed slots take the next calls that wait in a shared store, a batch at a time.
+      if (this.#workMayWait && this.#claimRoom() >= this.#limits.concurrency / 2) void this.#claimWork();
     }
   }
 
@@ -866,44 +866,68 @@ class BatonRuntime implements Runtime, ContextHost {
     if (record.detached)
       this.#writer.add('events', this.#stamp({ type: 'backgrounded', reason, afterMs: 0 }, record, 2));
     const budgetMs = tool.execution.inlineBudgetMs ?? this.#inlineBudgetMs;
-    return this.#writer
-      .record(record)
-      .then(
-        () =>
-          record.detached
-            ? this.#backgroundedReply(record, tool, reason, budgetMs)
-            : this.#remoteReply(record, tool, budgetMs),
-        persistenceFailed(record.callId),
-      );
+    const written = this.#writer.record(record);
+    if (record.detached) {
+      const reply = this.#backgroundedReply(record, tool, reason, budgetMs);
+      return written.then(() => reply, persistenceFailed(record.callId));
+    }
+    return this.#remoteReply(record, tool, budgetMs, written);
   }
 
   /**
-   * Waits in the store for the first thing the caller must hear: `backgrounded`, or the end. An
-   * auto call that no worker has claimed when its budget passes is detached here, as a runtime
+   * Waits in the store for the first thing the caller must hear: that the call was detached
+   * (`backgrounded`), or its end. It listens before the call is stored, so nothing a worker stores
+   * can come before it, and it reads the record only when the store tells of the call's events.
+   * An auto call that no worker has claimed when its budget passes is detached here, as a runtime
    * detaches a call that waits in its queue.
    */
-  async #remoteReply(record: CallRecord, tool: AnyTool, budgetMs: number): Promise<CallReply> {
-    const answered$ = this.followCall(record.callId).pipe(
-      filter((event) => event.type === 'backgrounded' || isTerminalStatus(event.type as CallStatus)),
+  async #remoteReply(
+    record: CallRecord,
+    tool: AnyTool,
+    budgetMs: number,
+    written: Promise<void>,
+  ): Promise<CallReply> {
+    const { callId } = record;
+    const unstored = new Subject<void>();
+    const told$ = merge(
+      this.#storedElsewhere((notice) => notice.callIds.includes(callId)),
+      this.#ticks(),
     );
+    const answered = firstValueFrom(
+      followStore(
+        told$,
+        async () => {
+          const stored = await this.#store.getCall(callId);
+          return stored && (stored.detached || isTerminalStatus(stored.status)) ? [stored] : [];
+        },
+        () => 1,
+        0,
+        false,
+      ).pipe(takeUntil(unstored)),
+    );
+    answered.catch(() => {});
+    try {
+      await written;
+    } catch (error) {
+      unstored.next();
+      return persistenceFailed(callId)(error);
+    }
     let budget: unknown;
     if (record.mode === 'auto') {
-      budget = this.#arm(
-        () => {
-          budget = undefined;
-          void this.#detachUnclaimed(record.callId);
-        },
-        budgetMs - (this.#clock.now() - record.createdAt),
-      );
+      const fire = () => {
+        budget = undefined;
+        void this.#detachUnclaimed(callId);
+      };
+      budget = this.#arm(fire, budgetMs - (this.#clock.now() - record.createdAt));
     }
-    const event = await firstValueFrom(answered$).finally(() => {
+    const answer = await answered.finally(() => {
       if (budget === undefined) return;
       this.#clock.clearTimeout(budget);
       this.#timers--;
     });
-    if (event.type === 'backgrounded') return this.#backgroundedReply(record, tool, event.reason, budgetMs);
-    const ended = await this.#store.getCall(record.callId);
-    return ended ? this.#replyOf(ended) : persistenceFailed(record.callId)(new Error('the call is missing'));
+    return isTerminalStatus(answer.status)
+      ? this.#replyOf(answer)
+      : this.#backgroundedReply(record, tool, 'budget', budgetMs);
   }
 
   /**
@@ -914,8 +938,8 @@ class BatonRuntime implements Runtime, ContextHost {
   async #detachUnclaimed(callId: string): Promise<void> {
     const [unclaimed] = await this.#store.claimQueued(this.instanceId, 1, callId);
     if (!unclaimed) return;
-    const lastSeq = (await this.#store.listEvents(callId)).at(-1)?.seq ?? 0;
-    const { ownerId: _, ...released } = unclaimed;
+    const { lastSeq } = unclaimed;
+    const { ownerId: _, ...released } = unclaimed.record;
     const record: CallRecord = { ...released, detached: true };
     const afterMs = this.#clock.now() - record.createdAt;
     this.#writer.add(
@@ -954,6 +978,14 @@ class BatonRuntime implements Runtime, ContextHost {
     else call.budgetTimer = this.#arm(fire, remaining);
   }
 
+  /**
+   * How many more calls a worker may take: a slot for each, and as many again waiting here, so
+   * that freed slots start the next call at once and claims go in batches, not one per call.
+   */
+  #claimRoom(): number {
+    return 2 * this.#limits.concurrency - this.#admission.running - this.#admission.waiting;
+  }
+
   /** A worker takes the unowned calls it has room for, until there are none or it is full. */
   #claimWork(): Promise<void> {
     if (this.#claiming) {
@@ -964,18 +996,21 @@ class BatonRuntime implements Runtime, ContextHost {
       do {
         this.#claimAgain = false;
         for (;;) {
-          const room = this.#limits.concurrency - this.#admission.running - this.#admission.waiting;
+          const room = this.#claimRoom();
           if (room <= 0 || this.#closed) break;
           const asked = Math.min(room, CLAIM_BATCH_MAX);
           const claimed = await this.#store.claimQueued(this.instanceId, asked);
-          await Promise.all(claimed.map((record) => this.#adopt(record, true)));
+          await Promise.all(claimed.map((call) => this.#adopt(call, true)));
           this.#workMayWait = claimed.length === asked;
           if (!this.#workMayWait) break;
         }
       } while (this.#claimAgain && !this.#closed);
-    })().finally(() => {
-      this.#claiming = undefined;
-    });
+    })()
+      // A claim that fails (the database is away) is tried again at the next poll or notice.
+      .catch(() => {})
+      .finally(() => {
+        this.#claiming = undefined;
+      });
     return this.#claiming;
   }
 
@@ -983,14 +1018,13 @@ class BatonRuntime implements Runtime, ContextHost {
    * A call another process submitted, now owned here: it runs (`run`), or it is held here to be
    * cancelled or rejected. Its budget counts from when it was made, as everywhere.
    */
-  async #adopt(claimed: CallRecord, run: boolean): Promise<LiveCall | undefined> {
+  async #adopt({ record: claimed, lastSeq }: ClaimedCall, run: boolean): Promise<LiveCall | undefined> {
     const tool = this.tools.get(claimed.toolName);
     const validated = tool ? await tool.validateInput(claimed.args) : undefined;
     if (!tool || !validated?.ok) {
       await this.#recover(claimed);
       return this.#live.get(claimed.callId);
     }
-    const lastSeq = (await this.#store.listEvents(claimed.callId)).at(-1)?.seq ?? 0;
     const record: CallRecord = { ...claimed, ownerId: this.instanceId };
     const call = new LiveCall({
       inspect: this.#inspect,
@@ -1022,7 +1056,7 @@ class BatonRuntime implements Runtime, ContextHost {
     if (unowned) {
       if (control.action === 'approve') {
         // Approved, it goes back to the workers: no owner, and the notice of a queued call.
-        const { ownerId: _, ...released } = unowned;
+        const { ownerId: _, ...released } = unowned.record;
         await this.#writer.record({ ...released, approval: 'approved' });
         return true;
       }

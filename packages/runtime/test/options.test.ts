@@ -16,4 +16,10 @@ describe('runtime options', () => {
     );
     expect(registerInstance).not.toHaveBeenCalled();
   });
+
+  it.each(['client', 'worker'] as const)('refuses role %s on a store that processes do not share', (role) => {
+    expect(() => createRuntime({ store: memoryStore(), role })).toThrow(
+      `createRuntime: role '${role}' needs a store that processes share (such as PostgreSQL)`,
+    );
+  });
 });

@@ -11,6 +11,7 @@ import {
   type CallControl,
   type CallFilter,
   type CallPage,
+  type ClaimedCall,
   DEFAULT_PAGE_SIZE,
   type NotificationFilter,
   type SessionEvent,
@@ -547,19 +548,21 @@ export class PostgresStore implements Store {
     });
   }
 
-  async claimQueued(ownerId: string, limit: number, callId?: string): Promise<CallRecord[]> {
+  async claimQueued(ownerId: string, limit: number, callId?: string): Promise<ClaimedCall[]> {
     const only =
       callId === undefined ? "AND (record->>'approval') IS DISTINCT FROM 'pending'" : 'AND call_id = $3';
     // SKIP LOCKED: workers that claim at once each take different calls, without waiting.
-    const rows = await this.#query<CallRow>(
+    const rows = await this.#query<CallRow & { last_seq: number }>(
       `UPDATE calls SET owner_id = $1 WHERE position IN (
-         SELECT position FROM calls
-         WHERE owner_id IS NULL AND status = 'queued' ${only}
+         SELECT position FROM calls WHERE owner_id IS NULL AND status = 'queued' ${only}
          ORDER BY position LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING position, record, owner_id`,
+       RETURNING position, record, owner_id,
+         (SELECT coalesce(max(seq), 0) FROM events WHERE events.call_id = calls.call_id) AS last_seq`,
       callId === undefined ? [ownerId, limit] : [ownerId, limit, callId],
     );
-    return rows.sort((a, b) => a.position - b.position).map(recordOf);
+    return rows
+      .sort((a, b) => a.position - b.position)
+      .map((row) => ({ record: recordOf(row), lastSeq: row.last_seq }));
   }
 
   listen(listener: (notice: StoreNotice) => void): () => void {

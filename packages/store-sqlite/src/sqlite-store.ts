@@ -12,6 +12,7 @@ import type {
 import {
   type CallFilter,
   type CallPage,
+  type ClaimedCall,
   DEFAULT_PAGE_SIZE,
   type NotificationFilter,
   type SessionEvent,
@@ -376,19 +377,23 @@ export class SqliteStore implements Store {
       .immediate();
   }
 
-  async claimQueued(ownerId: string, limit: number, callId?: string): Promise<CallRecord[]> {
+  async claimQueued(ownerId: string, limit: number, callId?: string): Promise<ClaimedCall[]> {
     const only =
       callId === undefined ? "AND json_extract(record, '$.approval') IS NOT 'pending'" : 'AND call_id = ?';
     const rows = this.#db
       .prepare(
         `UPDATE calls SET owner_id = ? WHERE position IN (
-           SELECT position FROM calls
-           WHERE owner_id IS NULL AND status = 'queued' ${only}
+           SELECT position FROM calls WHERE owner_id IS NULL AND status = 'queued' ${only}
            ORDER BY position LIMIT ?)
-         RETURNING position, record, owner_id`,
+         RETURNING position, record, owner_id,
+           (SELECT coalesce(max(seq), 0) FROM events WHERE events.call_id = calls.call_id) AS last_seq`,
       )
-      .all(ownerId, ...(callId === undefined ? [] : [callId]), limit) as CallRow[];
-    return rows.sort((a, b) => a.position - b.position).map(recordOf);
+      .all(ownerId, ...(callId === undefined ? [] : [callId]), limit) as Array<
+      CallRow & { last_seq: number }
+    >;
+    return rows
+      .sort((a, b) => a.position - b.position)
+      .map((row) => ({ record: recordOf(row), lastSeq: row.last_seq }));
   }
 
   async close(): Promise<void> {

@@ -4,6 +4,7 @@ export {
   type CallControl,
   type CallFilter,
   type CallPage,
+  type ClaimedCall,
   DEFAULT_PAGE_SIZE,
   type NotificationFilter,
   type SessionEvent,

@@ -12,6 +12,7 @@ import {
 import {
   type CallFilter,
   type CallPage,
+  type ClaimedCall,
   DEFAULT_PAGE_SIZE,
   type NotificationFilter,
   type SessionEvent,
@@ -234,8 +235,8 @@ export class MemoryStore implements Store {
     return claimed;
   }
 
-  async claimQueued(ownerId: string, limit: number, callId?: string): Promise<CallRecord[]> {
-    const claimed: CallRecord[] = [];
+  async claimQueued(ownerId: string, limit: number, callId?: string): Promise<ClaimedCall[]> {
+    const claimed: ClaimedCall[] = [];
     const candidates = callId === undefined ? this.#calls.values() : [this.#calls.get(callId)];
     for (const stored of candidates) {
       if (claimed.length >= limit) break;
@@ -244,7 +245,10 @@ export class MemoryStore implements Store {
       if (record.ownerId !== undefined || record.status !== 'queued') continue;
       if (callId === undefined && record.approval === 'pending') continue;
       stored.record = { ...record, ownerId };
-      claimed.push({ ...stored.record });
+      claimed.push({
+        record: { ...stored.record },
+        lastSeq: this.#events.get(record.callId)?.at(-1)?.seq ?? 0,
+      });
     }
     return claimed;
   }

@@ -33,6 +33,12 @@ export interface StoreWrite {
   writer?: string;
 }
 
+/** A call a worker claimed, with the `seq` of its last stored event (its next event follows it). */
+export interface ClaimedCall {
+  record: CallRecord;
+  lastSeq: number;
+}
+
 /** What a store shared by processes tells each of them about the others' commits. */
 export type StoreNotice =
   /** Events of these calls were stored. */
@@ -139,7 +145,7 @@ export interface Store {
    * not those waiting for approval; or, with `callId`, that call (to act on it, even if it waits
    * for approval). Each is given to one claimer.
    */
-  claimQueued(ownerId: string, limit: number, callId?: string): Promise<CallRecord[]>;
+  claimQueued(ownerId: string, limit: number, callId?: string): Promise<ClaimedCall[]>;
 
   /**
    * Stores that several processes share: hears what the others commit (and this one). Runtimes

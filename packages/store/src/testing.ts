@@ -4,7 +4,7 @@
  */
 import type { CallEvent, CallRecord, Notification, RuntimeInstance, Schedule } from '@baton/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from './store.js';
+import type { ClaimedCall, Store } from './store.js';
 
 export function makeCallRecord(overrides: Partial<CallRecord> & Pick<CallRecord, 'callId'>): CallRecord {
   return {
@@ -337,16 +337,18 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
           makeCallRecord({ callId: 'q4' }),
         ],
       });
+      await store.write({ events: [statusEvent('q2', 1), statusEvent('q2', 2)] });
       const first = await store.claimQueued('w1', 2);
-      expect(first.map((call) => [call.callId, call.ownerId])).toEqual([
-        ['q1', 'w1'],
-        ['q2', 'w1'],
+      expect(first.map(({ record, lastSeq }) => [record.callId, record.ownerId, lastSeq])).toEqual([
+        ['q1', 'w1', 0],
+        ['q2', 'w1', 2],
       ]);
-      expect((await store.claimQueued('w2', 1, 'q4')).map((call) => call.callId)).toEqual(['q4']);
+      const ids = (claimed: ClaimedCall[] | undefined) => (claimed ?? []).map(({ record }) => record.callId);
+      expect(ids(await store.claimQueued('w2', 1, 'q4'))).toEqual(['q4']);
       expect(await store.claimQueued('w3', 5, 'q1')).toEqual([]);
-      expect((await store.claimQueued('w3', 1, 'approval')).map((call) => call.callId)).toEqual(['approval']);
+      expect(ids(await store.claimQueued('w3', 1, 'approval'))).toEqual(['approval']);
       const [a, b] = await Promise.all([store.claimQueued('w4', 10), store.claimQueued('w5', 10)]);
-      expect([...(a ?? []), ...(b ?? [])].map((call) => call.callId)).toEqual(['q3']);
+      expect([...ids(a), ...ids(b)]).toEqual(['q3']);
       expect((await store.getCall('q2'))?.ownerId).toBe('w1');
       expect((await store.getCall('owned'))?.ownerId).toBe('someone');
     });
