@@ -16,6 +16,7 @@ const Limits = z.strictObject({
 const FileConfig = z.strictObject({
   host: z.string().min(1),
   port: z.number().int().min(0).max(65_535),
+  /** A SQLite file, or a `postgres://` URL. */
   store: z.string().min(1),
   inlineBudgetMs: z.number().int().positive(),
   limits: Limits.partial(),

@@ -1,18 +1,26 @@
-/** `npm start`: the reference server on the embedded SQLite store. */
+/** `npm start`: the reference server, on the embedded SQLite store unless told of a PostgreSQL. */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createRuntime } from '@baton/runtime';
+import type { Store } from '@baton/store';
+import { postgresStore } from '@baton/store-postgres';
 import { sqliteStore } from '@baton/store-sqlite';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { demoTools } from './demo-tools.js';
 
+/** `postgres://…` is a PostgreSQL server (the server then takes clients' calls too); anything else, a SQLite file. */
+function openStore(location: string): Store {
+  if (/^postgres(ql)?:\/\//.test(location)) return postgresStore({ connectionString: location });
+  mkdirSync(dirname(location), { recursive: true });
+  return sqliteStore({ path: location });
+}
+
 try {
   const config = loadConfig(process.env);
-  mkdirSync(dirname(config.storePath), { recursive: true });
   const runtime = createRuntime({
     tools: demoTools,
-    store: sqliteStore({ path: config.storePath }),
+    store: openStore(config.storePath),
     inlineBudgetMs: config.inlineBudgetMs,
     limits: config.limits,
   });
@@ -32,7 +40,7 @@ try {
       `  inspector:  ${address}/inspector/`,
       `  metrics:    ${address}/metrics`,
       `  health:     ${address}/healthz`,
-      `  store:      ${config.storePath}`,
+      `  store:      ${config.storePath.replace(/\/\/[^@/]*@/, '//***@')}`,
       `  access:     ${access}`,
       '',
     ].join('\n'),

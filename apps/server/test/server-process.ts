@@ -7,6 +7,8 @@ export const MAIN = join(import.meta.dirname, '..', 'dist', 'main.js');
 
 export interface ServerProcess {
   address: string;
+  /** What it printed when it started. */
+  banner: string;
   child: ChildProcessByStdio<null, Readable, null>;
   /** SIGTERM, and the exit code. */
   stop(): Promise<number | null>;
@@ -21,17 +23,17 @@ export async function startServer(env: Record<string, string>, cwd?: string): Pr
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   let address = '';
+  const banner: string[] = [];
   for await (const line of createInterface({ input: child.stdout })) {
-    const match = /listening on (\S+)/.exec(line);
-    if (match?.[1]) {
-      address = match[1];
-      break;
-    }
+    banner.push(line);
+    address ||= /listening on (\S+)/.exec(line)?.[1] ?? '';
+    if (address && line.includes('access:')) break;
   }
   if (!address) throw new Error(`the server exited with ${await exited} before it listened`);
   child.stdout.resume();
   return {
     address,
+    banner: banner.join('\n'),
     child,
     stop() {
       child.kill('SIGTERM');

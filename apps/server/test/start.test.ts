@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { throwawayPostgres } from '@baton/store-postgres/testing';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startServer } from './server-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-server-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -35,6 +37,25 @@ describe('the built server, as `npm start` runs it', () => {
     const exited = new Promise((resolve) => child.on('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+  });
+
+  it('runs on PostgreSQL when BATON_STORE is a postgres:// URL, and hides its password when it says so', async () => {
+    const postgres = await throwawayPostgres();
+    try {
+      const url = postgres.url.replace('postgres://baton@', 'postgres://baton:secret@');
+      const server = await startServer({ BATON_STORE: url }, dir);
+      const call = await fetch(`${server.address}/v1/calls`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'echo', args: { text: 'on postgres' }, sessionId: 's', callId: 'pg-1' }),
+      });
+      expect(await call.json()).toMatchObject({ status: 'succeeded', output: { text: 'on postgres' } });
+      expect(server.banner).toContain('store:      postgres://***@127.0.0.1');
+      expect(server.banner).not.toContain('secret');
+      expect(await server.stop()).toBe(0);
+    } finally {
+      await postgres.stop();
+    }
   });
 
   it('stops at once on a bad configuration, naming the field', async () => {
