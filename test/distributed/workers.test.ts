@@ -28,6 +28,8 @@ interface Worker {
   lines: string[];
   /** Resolves when the worker prints this line. */
   printed(line: string): Promise<void>;
+  /** Resolves once the worker has printed `count` lines that end with `suffix`. */
+  printedCount(suffix: string, count: number): Promise<void>;
   exited: Promise<number | null>;
 }
 
@@ -50,6 +52,7 @@ async function startWorker(name: string, schema: string): Promise<Worker> {
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const lines: string[] = [];
   const waiting = new Map<string, () => void>();
+  const counted: Array<{ suffix: string; left: number; done: () => void }> = [];
   let ready!: (instanceId: string) => void;
   const instanceId = new Promise<string>((resolve) => {
     ready = resolve;
@@ -58,6 +61,9 @@ async function startWorker(name: string, schema: string): Promise<Worker> {
     if (line.startsWith('ready ')) return ready(line.slice(6));
     lines.push(line);
     waiting.get(line)?.();
+    for (const counter of counted) {
+      if (line.endsWith(counter.suffix) && --counter.left === 0) counter.done();
+    }
   });
   const worker: Worker = {
     name,
@@ -67,6 +73,12 @@ async function startWorker(name: string, schema: string): Promise<Worker> {
     exited,
     printed: (line) =>
       lines.includes(line) ? Promise.resolve() : new Promise((resolve) => waiting.set(line, resolve)),
+    printedCount: (suffix, count) =>
+      new Promise((done) => {
+        const left = count - lines.filter((line) => line.endsWith(suffix)).length;
+        if (left <= 0) done();
+        else counted.push({ suffix, left, done });
+      }),
   };
   workers.push(worker);
   return worker;
@@ -103,6 +115,28 @@ async function query<T extends pg.QueryResultRow>(schema: string, sql: string, p
 }
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled', 'timed_out'];
+
+/** The calls of a schema by status and owner: what a test that waits too long reports. */
+async function progressOf(schema: string, phase: string): Promise<string> {
+  const rows = await query<{ status: string; owner: string | null; n: number }>(
+    schema,
+    'SELECT status, owner_id AS owner, count(*)::int AS n FROM calls GROUP BY status, owner_id ORDER BY n DESC',
+  );
+  return `${phase}: ${JSON.stringify(rows)}`;
+}
+
+/** A guard on a wait for real processes: past `ms` it fails, saying where things stand. */
+async function within<T>(work: Promise<T>, ms: number, report: () => Promise<string>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => void report().then((text) => reject(new Error(`still ${text}`)), reject), ms);
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 describe('a client process and worker processes on one PostgreSQL', () => {
   it('replies inline when a worker is fast, `backgrounded` at the budget when it is slow, and brings the end back', async () => {
@@ -186,20 +220,18 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     });
     const replies = Promise.all(requests.map((request) => submitter.call(request)));
 
-    // Mid-way: once the doomed worker has started its 150th call.
-    await new Promise<void>((resolve) => {
-      const check = () => {
-        if (doomed.lines.filter((line) => line.endsWith(' started 1')).length >= 150) resolve();
-        else setImmediate(check);
-      };
-      check();
-    });
+    // Mid-way: once the doomed worker has started its 100th call.
+    await doomed.printedCount(' started 1', 100);
     doomed.child.kill('SIGKILL');
     await doomed.exited;
 
-    const answered = await replies;
+    const answered = await within(replies, 120_000, () => progressOf(schema, 'waiting for the replies'));
     expect(answered).toHaveLength(2_000);
-    const records = await Promise.all(answered.map((reply) => ended(submitter, reply.callId)));
+    const records = await within(
+      Promise.all(answered.map((reply) => ended(submitter, reply.callId))),
+      120_000,
+      () => progressOf(schema, 'waiting for the ends'),
+    );
     expect(records.every((record) => isTerminalStatus(record.status))).toBe(true);
 
     // Exactly once: one terminal event per call, and one notification per call that was backgrounded.

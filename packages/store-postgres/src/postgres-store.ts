@@ -13,11 +13,14 @@ import {
   type CallPage,
   type ClaimedCall,
   DEFAULT_PAGE_SIZE,
+  type InstanceRow,
+  instanceOfRow,
   type NotificationFilter,
   type SessionEvent,
   type Store,
   type StoreNotice,
   type StoreWrite,
+  scheduleAfterFiring,
 } from '@baton/store';
 import pg from 'pg';
 import { MIGRATIONS } from './migrations.js';
@@ -466,9 +469,7 @@ export class PostgresStore implements Store {
       );
       const schedule = rows[0]?.schedule;
       if (!schedule) return false;
-      const claimed: Schedule = { ...schedule, enabled: next.enabled, firings: schedule.firings + 1 };
-      if (next.nextAt === undefined) delete claimed.nextAt;
-      else claimed.nextAt = next.nextAt;
+      const claimed = scheduleAfterFiring(schedule, next);
       await client.query('UPDATE schedules SET enabled = $2, next_at = $3, schedule = $4 WHERE id = $1', [
         scheduleId,
         claimed.enabled,
@@ -511,22 +512,7 @@ export class PostgresStore implements Store {
   }
 
   async listInstances(): Promise<RuntimeInstance[]> {
-    const rows = await this.#query<{
-      id: string;
-      host: string;
-      pid: number;
-      started_at: number;
-      heartbeat_at: number;
-      lease_ms: number;
-    }>('SELECT * FROM instances');
-    return rows.map((row) => ({
-      id: row.id,
-      host: row.host,
-      pid: row.pid,
-      startedAt: row.started_at,
-      heartbeatAt: row.heartbeat_at,
-      leaseMs: row.lease_ms,
-    }));
+    return (await this.#query<InstanceRow>('SELECT * FROM instances')).map(instanceOfRow);
   }
 
   async removeInstance(instanceId: string): Promise<void> {

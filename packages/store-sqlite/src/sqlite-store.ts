@@ -14,10 +14,13 @@ import {
   type CallPage,
   type ClaimedCall,
   DEFAULT_PAGE_SIZE,
+  type InstanceRow,
+  instanceOfRow,
   type NotificationFilter,
   type SessionEvent,
   type Store,
   type StoreWrite,
+  scheduleAfterFiring,
 } from '@baton/store';
 import Database from 'better-sqlite3';
 import { MIGRATIONS } from './migrations.js';
@@ -41,14 +44,6 @@ type NotificationRow = {
   notification: string;
   status: Notification['status'];
   acknowledged_at: number | null;
-};
-type InstanceRow = {
-  id: string;
-  host: string;
-  pid: number;
-  started_at: number;
-  heartbeat_at: number;
-  lease_ms: number;
 };
 
 function recordOf(row: CallRow): CallRecord {
@@ -295,10 +290,7 @@ export class SqliteStore implements Store {
           .prepare('SELECT schedule FROM schedules WHERE id = ? AND enabled = 1 AND next_at = ?')
           .get(scheduleId, dueAt) as { schedule: string } | undefined;
         if (!row) return false;
-        const schedule = JSON.parse(row.schedule) as Schedule;
-        const claimed: Schedule = { ...schedule, enabled: next.enabled, firings: schedule.firings + 1 };
-        if (next.nextAt === undefined) delete claimed.nextAt;
-        else claimed.nextAt = next.nextAt;
+        const claimed = scheduleAfterFiring(JSON.parse(row.schedule) as Schedule, next);
         this.#upsertSchedule.run(
           scheduleId,
           claimed.sessionId,
@@ -346,14 +338,7 @@ export class SqliteStore implements Store {
   }
 
   async listInstances(): Promise<RuntimeInstance[]> {
-    return (this.#db.prepare('SELECT * FROM instances').all() as InstanceRow[]).map((row) => ({
-      id: row.id,
-      host: row.host,
-      pid: row.pid,
-      startedAt: row.started_at,
-      heartbeatAt: row.heartbeat_at,
-      leaseMs: row.lease_ms,
-    }));
+    return (this.#db.prepare('SELECT * FROM instances').all() as InstanceRow[]).map(instanceOfRow);
   }
 
   async removeInstance(instanceId: string): Promise<void> {

@@ -9,6 +9,7 @@ import {
   type Schedule,
   type StepResult,
 } from '@baton/contracts';
+import { scheduleAfterFiring } from './rows.js';
 import {
   type CallFilter,
   type CallPage,
@@ -196,10 +197,7 @@ export class MemoryStore implements Store {
   ): Promise<boolean> {
     const schedule = this.#schedules.get(scheduleId);
     if (!schedule?.enabled || schedule.nextAt !== dueAt) return false;
-    const claimed: Schedule = { ...schedule, enabled: next.enabled, firings: schedule.firings + 1 };
-    if (next.nextAt === undefined) delete claimed.nextAt;
-    else claimed.nextAt = next.nextAt;
-    this.#schedules.set(scheduleId, claimed);
+    this.#schedules.set(scheduleId, scheduleAfterFiring(schedule, next));
     return true;
   }
 
