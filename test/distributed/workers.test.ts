@@ -206,7 +206,7 @@ describe('a client process and worker processes on one PostgreSQL', () => {
   });
 
   it('ends each of 2,000 calls exactly once while a worker is SIGKILLed mid-way; the dead worker’s idempotent calls re-run elsewhere', {
-    timeout: 180_000,
+    timeout: 300_000,
   }, async () => {
     const schema = `scale_${process.pid}_${schemas++}`;
     const [doomed] = await Promise.all(['w1', 'w2', 'w3'].map((name) => startWorker(name, schema)));
