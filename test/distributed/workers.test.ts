@@ -30,6 +30,8 @@ interface Worker {
   printed(line: string): Promise<void>;
   /** Resolves once the worker has printed `count` lines that end with `suffix`. */
   printedCount(suffix: string, count: number): Promise<void>;
+  /** Resolves once the worker runs at least `count` calls at once (started, not ended). */
+  running(count: number): Promise<void>;
   exited: Promise<number | null>;
 }
 
@@ -44,15 +46,17 @@ afterEach(async () => {
   }
 });
 
-async function startWorker(name: string, schema: string): Promise<Worker> {
+async function startWorker(name: string, schema: string, env: Record<string, string> = {}): Promise<Worker> {
   const child = spawn(process.execPath, [join(import.meta.dirname, 'worker.mjs')], {
-    env: { ...process.env, BATON_PG_URL: server.url, BATON_PG_SCHEMA: schema, WORKER_NAME: name },
+    env: { ...process.env, BATON_PG_URL: server.url, BATON_PG_SCHEMA: schema, WORKER_NAME: name, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const lines: string[] = [];
   const waiting = new Map<string, () => void>();
   const counted: Array<{ suffix: string; left: number; done: () => void }> = [];
+  const runningNow = new Set<string>();
+  const runningAtLeast: Array<{ count: number; done: () => void }> = [];
   let ready!: (instanceId: string) => void;
   const instanceId = new Promise<string>((resolve) => {
     ready = resolve;
@@ -64,6 +68,10 @@ async function startWorker(name: string, schema: string): Promise<Worker> {
     for (const counter of counted) {
       if (line.endsWith(counter.suffix) && --counter.left === 0) counter.done();
     }
+    const [callId = '', type] = line.split(' ');
+    if (type === 'started') runningNow.add(callId);
+    else if (TERMINAL.includes(type ?? '')) runningNow.delete(callId);
+    for (const waiter of runningAtLeast) if (runningNow.size >= waiter.count) waiter.done();
   });
   const worker: Worker = {
     name,
@@ -73,6 +81,7 @@ async function startWorker(name: string, schema: string): Promise<Worker> {
     exited,
     printed: (line) =>
       lines.includes(line) ? Promise.resolve() : new Promise((resolve) => waiting.set(line, resolve)),
+    running: (count) => new Promise((done) => runningAtLeast.push({ count, done })),
     printedCount: (suffix, count) =>
       new Promise((done) => {
         const left = count - lines.filter((line) => line.endsWith(suffix)).length;
@@ -190,6 +199,33 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     expect(await submitter.notifications.list({ sessionId: 's' })).toMatchObject([{ callId: reply.callId }]);
   });
 
+  it('gives the calls a closing worker claimed and did not start back to the other workers', async () => {
+    const schema = `closing_${process.pid}_${schemas++}`;
+    const closing = await startWorker('closing', schema, { CONCURRENCY: '1' });
+    const submitter = client(schema);
+    const replies = await Promise.all(
+      [1, 2].map((n) =>
+        submitter.call({ name: 'sleepy', args: { ms: 60_000 }, sessionId: 's', callId: `c${n}` }),
+      ),
+    );
+    expect(replies.map((reply) => reply.status)).toEqual(['backgrounded', 'backgrounded']);
+    // One runs; the other waits in the closing worker's queue (it claims twice its concurrency).
+    await closing.printedCount(' started 1', 1);
+    const running = closing.lines.some((line) => line === 'c1 started 1') ? 'c1' : 'c2';
+    const waiting = running === 'c1' ? 'c2' : 'c1';
+    expect((await submitter.get(waiting))?.ownerId).toBe(closing.instanceId);
+    closing.child.kill('SIGTERM');
+    expect(await closing.exited).toBe(0);
+    expect(await submitter.get(running)).toMatchObject({ status: 'cancelled' });
+    expect(await submitter.get(waiting)).toMatchObject({ status: 'queued', attempt: 0 });
+    expect((await submitter.get(waiting))?.ownerId).toBeUndefined();
+
+    const next = await startWorker('next', schema);
+    await next.printed(`${waiting} started 1`);
+    expect(await submitter.cancel(waiting)).toBe(true);
+    expect(await ended(submitter, waiting)).toMatchObject({ status: 'cancelled', ownerId: next.instanceId });
+  });
+
   it('conflates progress before it crosses the database; state changes never are', async () => {
     const schema = `progress_${process.pid}_${schemas++}`;
     await startWorker('w1', schema);
@@ -220,8 +256,8 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     });
     const replies = Promise.all(requests.map((request) => submitter.call(request)));
 
-    // Mid-way: once the doomed worker has started its 100th call.
-    await doomed.printedCount(' started 1', 100);
+    // Mid-way: while the doomed worker runs at least 20 calls.
+    await doomed.running(20);
     doomed.child.kill('SIGKILL');
     await doomed.exited;
 
@@ -232,7 +268,10 @@ describe('a client process and worker processes on one PostgreSQL', () => {
       120_000,
       () => progressOf(schema, 'waiting for the ends'),
     );
-    expect(records.every((record) => isTerminalStatus(record.status))).toBe(true);
+    const unfinished = records.filter((record) => !isTerminalStatus(record.status));
+    expect(
+      unfinished.map(({ callId, status, ownerId, attempt }) => ({ callId, status, ownerId, attempt })),
+    ).toEqual([]);
 
     // Exactly once: one terminal event per call, and one notification per call that was backgrounded.
     const ends = await query<{ call_id: string; n: number }>(

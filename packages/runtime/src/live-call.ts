@@ -66,6 +66,10 @@ export class LiveCall {
   executing = false;
   /** The call holds one of the admission's running slots. */
   holdsSlot = false;
+  /** Claimed from a shared store (another process submitted it): a closing worker gives it back if it has not started. */
+  adopted = false;
+  /** Another instance owns the call now: this copy does nothing more. */
+  dropped = false;
   batch: CallBatch | undefined;
   budgetTimer: unknown;
   timeoutTimer: unknown;

@@ -324,7 +324,35 @@ class BatonRuntime implements Runtime, ContextHost {
   async #beat(): Promise<void> {
     const now = this.#clock.now();
     if (await this.#store.heartbeat(this.instanceId, now)) return;
-    if (!this.#closed) await this.#store.registerInstance(thisInstance(this.instanceId, now, this.#leaseMs));
+    if (this.#closed) return;
+    await this.#store.registerInstance(thisInstance(this.instanceId, now, this.#leaseMs));
+    // The calls another instance took while this one was away stop here.
+    for (const call of [...this.#live.values()]) {
+      const stored = await this.#store.getCall(call.record.callId);
+      if (stored?.ownerId !== undefined && stored.ownerId !== this.instanceId) this.#drop(call);
+    }
+  }
+
+  /**
+   * This instance no longer owns the call (another claimed it, and may be running it): its
+   * execution is aborted, its slot freed, and it writes nothing more. A caller here hears that it
+   * continues in the background, which it does, elsewhere.
+   */
+  #drop(call: LiveCall): void {
+    call.dropped = true;
+    this.#disarm(call);
+    const { record } = call;
+    if (this.#live.get(record.callId) === call) this.#live.delete(record.callId);
+    if (call.executing) call.abort(new BatonError('interrupted', INTERRUPTED_MESSAGE));
+    if (record.detached) this.#countBackground(record.sessionId, -1);
+    call.answer(this.#replyOf(record));
+    if (call.holdsSlot) {
+      call.holdsSlot = false;
+      this.#admission.release(call);
+      this.#pump();
+    } else {
+      this.#admission.withdraw(call);
+    }
   }
 
   #control({ callId, action, reason }: CallControl): Promise<boolean> {
@@ -583,7 +611,7 @@ class BatonRuntime implements Runtime, ContextHost {
     call.record.attempt++;
     call.stepsOfAttempt = undefined;
     this.#emit(call, { type: 'started', attempt: call.record.attempt });
-    this.#writer.record(call.record);
+    this.#save(call);
     if (call.timeoutMs !== undefined) {
       call.timeoutTimer = this.#arm(() => {
         call.timeoutTimer = undefined;
@@ -620,6 +648,7 @@ class BatonRuntime implements Runtime, ContextHost {
   /** Step 4: the tool returned. A result that arrives after cancel or timeout changes nothing. */
   #settle(call: LiveCall, outcome: Outcome): void {
     call.executing = false;
+    if (call.dropped) return;
     if (isTerminalStatus(call.record.status)) return;
     if (!outcome.ok && this.#retries(call, outcome)) {
       this.#retryLater(call, outcome.error);
@@ -676,6 +705,7 @@ class BatonRuntime implements Runtime, ContextHost {
    * owns every transition; this is the only place the runtime reacts to one.
    */
   #drive(call: LiveCall, event: Ending | { type: 'START' | 'BUDGET' }): void {
+    if (call.dropped) return;
     const before = call.record.status;
     const wasDetached = call.record.detached;
     const { value: status, detached } = call.send(MACHINE_EVENTS[event.type]);
@@ -684,7 +714,7 @@ class BatonRuntime implements Runtime, ContextHost {
     // An event that changed nothing writes nothing (a detach has written through #answerBackgrounded).
     if (status === before) return;
     if (isTerminalStatus(status)) this.#end(call, status, event as Ending);
-    else this.#writer.record(call.record);
+    else this.#save(call);
   }
 
   /** Step 5: the call reached a terminal state: its caller gets the reply, or its session a notification. */
@@ -1000,7 +1030,8 @@ class BatonRuntime implements Runtime, ContextHost {
           if (room <= 0 || this.#closed) break;
           const asked = Math.min(room, CLAIM_BATCH_MAX);
           const claimed = await this.#store.claimQueued(this.instanceId, asked);
-          await Promise.all(claimed.map((call) => this.#adopt(call, true)));
+          // One after another: they join the queue in the order they were submitted.
+          for (const call of claimed) await this.#adopt(call, true);
           this.#workMayWait = claimed.length === asked;
           if (!this.#workMayWait) break;
         }
@@ -1019,6 +1050,8 @@ class BatonRuntime implements Runtime, ContextHost {
    * cancelled or rejected. Its budget counts from when it was made, as everywhere.
    */
   async #adopt({ record: claimed, lastSeq }: ClaimedCall, run: boolean): Promise<LiveCall | undefined> {
+    const stale = this.#live.get(claimed.callId);
+    if (stale) this.#drop(stale);
     const tool = this.tools.get(claimed.toolName);
     const validated = tool ? await tool.validateInput(claimed.args) : undefined;
     if (!tool || !validated?.ok) {
@@ -1036,6 +1069,7 @@ class BatonRuntime implements Runtime, ContextHost {
       maxAttempts: this.#retryPolicy(tool)?.maxAttempts ?? 1,
       lastSeq,
     });
+    call.adopted = true;
     this.#live.set(record.callId, call);
     if (record.detached) this.#countBackground(record.sessionId, 1);
     this.#writer.record(record);
@@ -1044,6 +1078,24 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#admission.enqueue(call);
     this.#pump();
     return call;
+  }
+
+  /**
+   * A worker that closes gives the calls it claimed and has not started back to the store, with no
+   * owner, for another worker to claim; they lose nothing. (Calls it runs end `cancelled`, as in
+   * one process.)
+   */
+  #releaseWaiting(): void {
+    for (const call of [...this.#live.values()]) {
+      const { record } = call;
+      if (!call.adopted || call.holdsSlot || record.status !== 'queued') continue;
+      this.#disarm(call);
+      this.#admission.withdraw(call);
+      this.#live.delete(record.callId);
+      if (record.detached) this.#countBackground(record.sessionId, -1);
+      const { ownerId: _, ...released } = record;
+      this.#writer.record(released);
+    }
   }
 
   /**
@@ -1090,7 +1142,7 @@ class BatonRuntime implements Runtime, ContextHost {
     // On a shared store, what crosses the database is conflated: the latest progress per interval.
     if (this.#progressIntervalMs !== undefined && call.progressTimer !== undefined) return;
     this.#emit(call, { type: 'progress', progress: call.record.progress });
-    this.#writer.record(call.record);
+    this.#save(call);
     if (this.#progressIntervalMs === undefined) return;
     const sent = call.record.progress;
     call.progressTimer = this.#arm(() => {
@@ -1106,7 +1158,7 @@ class BatonRuntime implements Runtime, ContextHost {
    */
   async waitFor<T>(call: LiveCall, key: string, options: { timeoutMs?: number }): Promise<T> {
     call.record.waitingFor = key;
-    this.#writer.record(call.record);
+    this.#save(call);
     let timer: unknown;
     let onAbort: (() => void) | undefined;
     try {
@@ -1145,7 +1197,7 @@ class BatonRuntime implements Runtime, ContextHost {
       if (onAbort) call.signal.removeEventListener('abort', onAbort);
       if (call.record.waitingFor === key && !isTerminalStatus(call.record.status)) {
         delete call.record.waitingFor;
-        this.#writer.record(call.record);
+        this.#save(call);
       }
     }
   }
@@ -1177,14 +1229,14 @@ class BatonRuntime implements Runtime, ContextHost {
     if (isTerminalStatus(call.record.status)) return;
     call.record.statusText = text;
     this.#emit(call, { type: 'status', text });
-    this.#writer.record(call.record);
+    this.#save(call);
   }
 
   log(call: LiveCall, stream: Parameters<ContextHost['log']>[1], chunk: string): void {
     if (isTerminalStatus(call.record.status)) return;
     call.appendLog(stream, chunk);
     this.#emit(call, { type: 'log', stream, chunk });
-    this.#writer.record(call.record);
+    this.#save(call);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1201,7 +1253,7 @@ class BatonRuntime implements Runtime, ContextHost {
         ...(reason ? { reason } : {}),
       });
     this.#drive(call, { type: 'CANCEL', reason });
-    await this.#writer.record(call.record).catch(() => {});
+    await this.#save(call).catch(() => {});
     return true;
   }
 
@@ -1229,7 +1281,7 @@ class BatonRuntime implements Runtime, ContextHost {
         ? false
         : this.#controlRemote({ type: 'control', callId, action: 'approve' });
     call.record.approval = 'approved';
-    const written = this.#writer.record(call.record);
+    const written = this.#save(call);
     this.#admission.enqueue(call);
     this.#pump();
     await written.catch(() => {});
@@ -1249,7 +1301,7 @@ class BatonRuntime implements Runtime, ContextHost {
       type: 'REJECT',
       outcome: { ok: false, error: { code: 'approval_rejected', message }, output: { error: message } },
     });
-    await this.#writer.record(call.record).catch(() => {});
+    await this.#save(call).catch(() => {});
     return true;
   }
 
@@ -1295,6 +1347,7 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#housekeeping.clear();
     this.#scheduleRunner.close();
     await this.ready.catch(() => {});
+    this.#releaseWaiting();
     await Promise.all([...this.#live.keys()].map((callId) => this.cancel(callId, CLOSED_REASON)));
     await Promise.allSettled([...this.#lookups.values()]);
     await this.#claiming;
@@ -1336,6 +1389,9 @@ class BatonRuntime implements Runtime, ContextHost {
    * runs again (same call id, next attempt); any other ends `failed` with `interrupted`.
    */
   async #recover(orphan: CallRecord): Promise<void> {
+    // A copy this instance still holds from before it lost the call is stale now.
+    const stale = this.#live.get(orphan.callId);
+    if (stale) this.#drop(stale);
     const tool = this.tools.get(orphan.toolName);
     const lastSeq = (await this.#store.listEvents(orphan.callId)).at(-1)?.seq ?? 0;
     if (tool && orphan.approval === 'pending') {
@@ -1462,7 +1518,13 @@ class BatonRuntime implements Runtime, ContextHost {
    * in place: copying it with spreads cost more than the rest of an event's life.
    */
   #emit(call: LiveCall, input: CallEventInput): void {
+    if (call.dropped) return;
     this.#writer.add('events', this.#stamp(input, call.record, call.nextSeq()));
+  }
+
+  /** Queues the call's record; a call this process no longer owns writes nothing. */
+  #save(call: LiveCall): Promise<void> {
+    return call.dropped ? Promise.resolve() : this.#writer.record(call.record);
   }
 
   #stamp(input: CallEventInput, record: CallRecord, seq: number): CallEvent {

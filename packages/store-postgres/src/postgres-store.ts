@@ -145,7 +145,6 @@ function columnsOf(batch: StoreWrite) {
             events.map((event) => event.sessionId),
             events.map((event) => JSON.stringify(event)),
           ],
-    sessions: [...new Set(events.map((event) => event.sessionId))],
     notifications:
       notifications.length === 0
         ? undefined
@@ -197,11 +196,25 @@ function columnsOf(batch: StoreWrite) {
 }
 
 /**
- * Fencing: a row of a call is written only while the writer owns the call (or nobody does). A
- * worker whose calls were taken over after its lease lapsed writes nothing for them any more.
+ * Fencing. A call's record is replaced only while the call is unfinished, by the instance that owns
+ * it (or by anyone while no one does), and never with an earlier attempt. The call's other rows
+ * (events, notifications, artifacts, steps) are written only with an accepted record from the same
+ * batch or, without one, under the same rule. So a worker whose calls were taken over after its
+ * lease lapsed writes nothing for them any more, and a call ends once, whoever tries to end it.
  */
-const OWNED_BY_WRITER = (callId: string, writer: string) =>
-  `NOT EXISTS (SELECT 1 FROM calls owner WHERE owner.call_id = ${callId} AND owner.owner_id <> ${writer})`;
+const WRITABLE = (callId: string, writer: string, accepted: string) =>
+  `(${callId} = ANY(${accepted}) OR NOT EXISTS (
+     SELECT 1 FROM calls owner WHERE owner.call_id = ${callId}
+       AND (owner.owner_id <> ${writer} OR (${writer}::text IS NOT NULL AND owner.ended_at IS NOT NULL))))`;
+
+/** Drops the rows (parallel columns) whose call is in `rejected`; undefined when none is left. */
+function withoutCalls(columns: unknown[][] | undefined, callIdColumn: number, rejected: ReadonlySet<string>) {
+  if (!columns || rejected.size === 0) return columns;
+  const callIds = columns[callIdColumn] as string[];
+  const keep = callIds.map((callId) => !rejected.has(callId));
+  if (!keep.includes(true)) return undefined;
+  return columns.map((column) => column.filter((_, i) => keep[i]));
+}
 
 /** Payloads of NOTIFY are limited to 8,000 bytes: the ids of a batch go in slices. */
 const IDS_PER_NOTICE = 60;
@@ -213,8 +226,9 @@ const WRITES = {
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::jsonb[])
     ON CONFLICT (call_id) DO UPDATE SET
       status = excluded.status, owner_id = excluded.owner_id, ended_at = excluded.ended_at, record = excluded.record
-    WHERE ($8::text IS NULL OR calls.owner_id IS NULL OR calls.owner_id = $8)
-      AND (calls.record->>'attempt')::int <= (excluded.record->>'attempt')::int`,
+    WHERE ($8::text IS NULL OR ((calls.owner_id IS NULL OR calls.owner_id = $8) AND calls.ended_at IS NULL))
+      AND (calls.record->>'attempt')::int <= (excluded.record->>'attempt')::int
+    RETURNING call_id`,
   // Writers of one session take turns (an advisory lock per session, taken in one order), so the
   // positions of a session's events grow in the order they commit and a reader never skips one.
   sessionLocks: `
@@ -224,21 +238,21 @@ const WRITES = {
     INSERT INTO events (call_id, seq, session_id, event)
     SELECT c, s, sess, e FROM unnest($1::text[], $2::int[], $3::text[], $4::jsonb[])
       WITH ORDINALITY AS t(c, s, sess, e, n)
-    WHERE ${OWNED_BY_WRITER('t.c', '$5')} ORDER BY n`,
+    WHERE ${WRITABLE('t.c', '$5', '$6')} ORDER BY n`,
   notifications: `
     INSERT INTO notifications (id, call_id, session_id, status, created_at, acknowledged_at, notification)
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::jsonb[])
       AS t(id, c, sess, status, created_at, acknowledged_at, notification)
-    WHERE ${OWNED_BY_WRITER('t.c', '$8')}`,
+    WHERE ${WRITABLE('t.c', '$8', '$9')}`,
   artifacts: `
     INSERT INTO artifacts (call_id, name, content)
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS t(c, name, content)
-    WHERE ${OWNED_BY_WRITER('t.c', '$4')}
+    WHERE ${WRITABLE('t.c', '$4', '$5')}
     ON CONFLICT (call_id, name) DO UPDATE SET content = excluded.content`,
   steps: `
     INSERT INTO steps (call_id, step_id, value)
     SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS t(c, step_id, value)
-    WHERE ${OWNED_BY_WRITER('t.c', '$4')}
+    WHERE ${WRITABLE('t.c', '$4', '$5')}
     ON CONFLICT (call_id, step_id) DO UPDATE SET value = excluded.value`,
   schedules: `
     INSERT INTO schedules (id, session_id, enabled, next_at, schedule)
@@ -325,14 +339,24 @@ export class PostgresStore implements Store {
     const notices = noticesOf(batch);
     await this.#ready;
     await this.#transaction(async (client) => {
-      if (columns.calls) await client.query(WRITES.calls, [...columns.calls, writer]);
-      if (columns.events) {
-        await client.query(WRITES.sessionLocks, [columns.sessions]);
-        await client.query(WRITES.events, [...columns.events, writer]);
+      const accepted: string[] = [];
+      if (columns.calls) {
+        const { rows } = await client.query<{ call_id: string }>(WRITES.calls, [...columns.calls, writer]);
+        accepted.push(...rows.map((row) => row.call_id));
       }
-      if (columns.notifications) await client.query(WRITES.notifications, [...columns.notifications, writer]);
-      if (columns.artifacts) await client.query(WRITES.artifacts, [...columns.artifacts, writer]);
-      if (columns.steps) await client.query(WRITES.steps, [...columns.steps, writer]);
+      const acceptedSet = new Set(accepted);
+      const rejected = new Set(((columns.calls?.[0] ?? []) as string[]).filter((id) => !acceptedSet.has(id)));
+      const events = withoutCalls(columns.events, 0, rejected);
+      if (events) {
+        await client.query(WRITES.sessionLocks, [[...new Set(events[2] as string[])]]);
+        await client.query(WRITES.events, [...events, writer, accepted]);
+      }
+      const notifications = withoutCalls(columns.notifications, 1, rejected);
+      if (notifications) await client.query(WRITES.notifications, [...notifications, writer, accepted]);
+      const artifacts = withoutCalls(columns.artifacts, 0, rejected);
+      if (artifacts) await client.query(WRITES.artifacts, [...artifacts, writer, accepted]);
+      const steps = withoutCalls(columns.steps, 0, rejected);
+      if (steps) await client.query(WRITES.steps, [...steps, writer, accepted]);
       if (columns.schedules) await client.query(WRITES.schedules, columns.schedules);
       if (columns.resolutions) await client.query(WRITES.resolutions, columns.resolutions);
       // Delivered when the transaction commits, and only then: a listener can read what it hears of.

@@ -98,6 +98,36 @@ describe('PostgreSQL under concurrency', () => {
       writer: 'w2',
     });
     expect(await store.getCall('c')).toMatchObject({ attempt: 2, status: 'queued' });
+
+    // A call ends once: after its end, no write changes it, its owner's included.
+    const ended = (seq: number, by: string): CallEvent => ({
+      type: 'succeeded',
+      callId: 'c',
+      sessionId: 's',
+      toolName: 't',
+      seq,
+      at: seq,
+      output: by,
+    });
+    const end = (seq: number, by: string) =>
+      store.write({
+        calls: [
+          makeCallRecord({
+            callId: 'c',
+            ownerId: 'w2',
+            attempt: 2,
+            status: 'succeeded',
+            endedAt: seq,
+            output: by,
+          }),
+        ],
+        events: [ended(seq, by)],
+        writer: 'w2',
+      });
+    await end(3, 'first');
+    await end(4, 'second');
+    expect(await store.getCall('c')).toMatchObject({ status: 'succeeded', output: 'first' });
+    expect((await store.listEvents('c')).map((event) => event.seq)).toEqual([1, 3]);
     await store.close();
   });
 
