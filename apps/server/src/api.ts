@@ -157,7 +157,7 @@ export const API = {
   ackNotification: endpoint({
     method: 'POST',
     url: '/v1/notifications/:id/ack',
-    summary: 'Acknowledges a notification once',
+    summary: "Acknowledges a notification once (with tenants, one of the tenant's queued notifications)",
     params: IdParams,
     response: { description: '{ acknowledged: boolean }' },
   }),

@@ -207,9 +207,13 @@ export function buildApp({ runtime, tokens = {} }: AppOptions): FastifyInstance 
   });
 
   route(API.ackNotification, async ({ params, scope, reply }) => {
-    // Notification ids are the runtime's own: a tenant acknowledges only those of its sessions.
-    const mine = await runtime.notifications.list({ sessionPrefix: scope.prefix });
-    if (!mine.some((notification) => notification.id === params.id)) return notFound(reply, 'notification');
+    // Notification ids are the runtime's own: with tenants, one acknowledges only the queued
+    // notifications of its own sessions (a short list), and any other id is unknown to it.
+    if (scope.prefix !== '') {
+      const queued = await runtime.notifications.list({ sessionPrefix: scope.prefix, status: 'queued' });
+      if (!queued.some((notification) => notification.id === params.id))
+        return notFound(reply, 'notification');
+    }
     return { acknowledged: await runtime.notifications.ack(params.id) };
   });
 
