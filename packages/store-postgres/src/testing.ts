@@ -46,8 +46,11 @@ export async function throwawayPostgres(): Promise<ThrowawayPostgres> {
   }
   const run = (program: string, args: string[]) =>
     asRoot
-      ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, program), ...args], { stdio: 'pipe' })
-      : execFileSync(join(bin, program), args, { stdio: 'pipe' });
+      ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, program), ...args], {
+          stdio: 'pipe',
+          cwd: dir,
+        })
+      : execFileSync(join(bin, program), args, { stdio: 'pipe', cwd: dir });
   const data = join(dir, 'data');
   run('initdb', ['-D', data, '-U', 'baton', '-A', 'trust', '-E', 'UTF8', '--no-sync']);
   const port = await freePort();
