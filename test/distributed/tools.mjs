@@ -40,7 +40,8 @@ export const distributedTools = [
     name: 'chatty',
     description: 'Reports progress a thousand times, then answers',
     input: z.object({}),
-    execution: { mode: 'auto', idempotent: true },
+    // A budget no loaded machine reaches: the call's state changes do not depend on timing.
+    execution: { mode: 'auto', idempotent: true, inlineBudgetMs: 60_000 },
     async execute(_, ctx) {
       for (let step = 1; step <= 1_000; step++) ctx.progress({ current: step, total: 1_000 });
       await sleep(50);
