@@ -46,10 +46,13 @@ export {
   type FormattedCall,
   type ResultFormatter,
 } from './formatter.js';
+export { idProblem } from './ids.js';
 export {
   DEFAULT_INLINE_BUDGET_MS,
   DEFAULT_MAX_ARGS_BYTES,
+  DEFAULT_MAX_ARGS_DEPTH,
   INTERNAL_ERROR_MESSAGE,
+  MAX_ID_CHARS,
   TOOL_NAME_PATTERN,
 } from './limits.js';
 export {

@@ -11,3 +11,9 @@ export const DEFAULT_INLINE_BUDGET_MS = 300;
 
 /** Seed 002: what the model is told when a tool fails in a way it should not see the details of. */
 export const INTERNAL_ERROR_MESSAGE = 'An internal error occurred while executing the tool';
+
+/** Arguments nested deeper than this (objects and arrays) are refused with `invalid_arguments`. */
+export const DEFAULT_MAX_ARGS_DEPTH = 64;
+
+/** The longest id Baton takes: call, session and message ids, and tool names in requests. */
+export const MAX_ID_CHARS = 128;

@@ -1,8 +1,17 @@
-import type { CallIssue } from '@baton/contracts';
+import { type CallIssue, idProblem } from '@baton/contracts';
+import { unstorableText } from './storable.js';
 
 export type CheckedArguments =
   | { ok: true; args: Record<string, unknown> }
-  | { ok: false; issues: CallIssue[]; tooLarge: boolean };
+  /** `storable`: whether the refused arguments can still be kept on the refusal's record. */
+  | { ok: false; issues: CallIssue[]; storable: boolean };
+
+/** The limits on a call's arguments as JSON. */
+export interface ArgumentLimits {
+  maxBytes: number;
+  /** Objects and arrays nested deeper than this are refused. */
+  maxDepth: number;
+}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -13,32 +22,105 @@ function withoutProtoKeys(json: string): Record<string, unknown> {
   return JSON.parse(json, (key, value) => (key === '__proto__' ? undefined : value));
 }
 
+function joinPath(path: string, key: string | number): string {
+  return path === '' ? String(key) : `${path}.${key}`;
+}
+
 /**
- * What every call's arguments must be before their schema is asked: a JSON object, no larger than
- * the limit. Omitted arguments are `{}` (models send nothing for tools without parameters).
+ * The first thing in the arguments that no store can keep: nesting past the limit, or a key or a
+ * string with a NUL or a lone surrogate. The walk stops at the limit, so a value nested 10,000
+ * deep costs no more than one nested `maxDepth` deep.
  */
-export function checkArguments(args: unknown, maxBytes: number): CheckedArguments {
+function unstorableIssue(
+  value: unknown,
+  maxDepth: number,
+  path: string,
+  depth: number,
+): CallIssue | undefined {
+  if (typeof value === 'string') {
+    const why = unstorableText(value);
+    return why === undefined ? undefined : { path, message: `the string ${why}` };
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (depth >= maxDepth) {
+    return { path, message: `arguments are nested more than ${maxDepth} levels deep (the limit)` };
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const issue = unstorableIssue(value[i], maxDepth, joinPath(path, i), depth + 1);
+      if (issue) return issue;
+    }
+    return undefined;
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const keyWhy = unstorableText(key);
+    if (keyWhy !== undefined) return { path, message: `a key ${keyWhy}` };
+    const issue = unstorableIssue(
+      (value as Record<string, unknown>)[key],
+      maxDepth,
+      joinPath(path, key),
+      depth + 1,
+    );
+    if (issue) return issue;
+  }
+  return undefined;
+}
+
+/**
+ * What every call's arguments must be before their schema is asked: a JSON object, no larger and
+ * no deeper than the limits, whose text every store can keep. Omitted arguments are `{}` (models
+ * send nothing for tools without parameters). A call refused here never runs, so arguments that
+ * a store would refuse cannot fail a write that other calls share.
+ */
+export function checkArguments(args: unknown, limits: ArgumentLimits): CheckedArguments {
   if (args === undefined) return { ok: true, args: {} };
   if (!isPlainObject(args)) {
     const kind = args === null ? 'null' : Array.isArray(args) ? 'an array' : `a ${typeof args}`;
     return {
       ok: false,
       issues: [{ path: '', message: `arguments must be a JSON object, not ${kind}` }],
-      tooLarge: false,
+      storable: typeof args !== 'string' || unstorableText(args) === undefined,
     };
   }
+  // The depth first: JSON.stringify of a value nested thousands deep may overflow the stack.
+  const unstorable = unstorableIssue(args, limits.maxDepth, '', 0);
+  if (unstorable) return { ok: false, issues: [unstorable], storable: false };
   let json: string;
   try {
     json = JSON.stringify(args);
   } catch (cause) {
     const message = `arguments must be JSON: ${(cause as Error).message}`;
-    return { ok: false, issues: [{ path: '', message }], tooLarge: false };
+    return { ok: false, issues: [{ path: '', message }], storable: false };
   }
   // UTF-8 takes at most 3 bytes per UTF-16 unit, so the exact count is needed only near the limit.
-  const bytes = json.length * 3 > maxBytes ? Buffer.byteLength(json) : json.length;
-  if (bytes > maxBytes) {
-    const message = `arguments are ${bytes} bytes, more than the limit of ${maxBytes} bytes`;
-    return { ok: false, issues: [{ path: '', message }], tooLarge: true };
+  const bytes = json.length * 3 > limits.maxBytes ? Buffer.byteLength(json) : json.length;
+  if (bytes > limits.maxBytes) {
+    const message = `arguments are ${bytes} bytes, more than the limit of ${limits.maxBytes} bytes`;
+    return { ok: false, issues: [{ path: '', message }], storable: false };
   }
   return { ok: true, args: json.includes('"__proto__"') ? withoutProtoKeys(json) : args };
+}
+
+/** Each id of a request that breaks the id rule (`idProblem`): the name, the session, and the call and message ids when given. */
+export function requestIdIssues(request: {
+  name?: unknown;
+  sessionId?: unknown;
+  callId?: unknown;
+  messageId?: unknown;
+}): CallIssue[] {
+  const issues: CallIssue[] = [];
+  const check = (path: string, value: unknown, optional: boolean) => {
+    if (optional && value === undefined) return;
+    const problem = idProblem(value);
+    if (problem !== undefined) issues.push({ path, message: problem });
+  };
+  if (typeof request !== 'object' || request === null) {
+    return [{ path: '', message: 'a call must be an object with a `name` and a `sessionId`' }];
+  }
+  check('name', request.name, false);
+  check('sessionId', request.sessionId, false);
+  check('callId', request.callId, true);
+  check('messageId', request.messageId, true);
+  return issues;
 }

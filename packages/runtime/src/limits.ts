@@ -47,21 +47,30 @@ export function approvalRejectedMessage(reason: string): string {
 
 /** The key of an external event of a call: the same every time for the same call and name. */
 export function eventKey(callId: string, name: string): string {
-  return `baton-event:${encodeURIComponent(callId)}:${encodeURIComponent(name)}`;
+  // encodeURIComponent throws on a lone surrogate: the name is made well-formed first.
+  return `baton-event:${encodeURIComponent(callId)}:${encodeURIComponent(name.toWellFormed())}`;
 }
 
 /** The call an event key belongs to, or undefined for a string that is not an event key. */
 export function callOfEventKey(key: string): string | undefined {
   const [prefix, callId, name, ...rest] = key.split(':');
-  return prefix === 'baton-event' && callId && name !== undefined && rest.length === 0
-    ? decodeURIComponent(callId)
-    : undefined;
+  if (prefix !== 'baton-event' || !callId || name === undefined || rest.length > 0) return undefined;
+  try {
+    return decodeURIComponent(callId);
+  } catch {
+    // A malformed escape (`%E0%A4%A`) is not a key this runtime made.
+    return undefined;
+  }
 }
 
 export const EVENT_TIMEOUT_MESSAGE = 'the external event did not come in time';
 export const EVENT_CANCELLED_MESSAGE = 'the wait for the external event was cancelled';
 
 export const INTERRUPTED_MESSAGE = 'The process running the tool call stopped before the call finished';
+
+/** A call's end that the store refused is written again after this, doubling up to the maximum. */
+export const END_REWRITE_INITIAL_MS = 100;
+export const END_REWRITE_MAX_MS = 5_000;
 
 export function persistenceFailedMessage(cause: unknown): string {
   return `The call could not be saved: ${cause instanceof Error ? cause.message : String(cause)}`;

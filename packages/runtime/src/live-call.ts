@@ -70,6 +70,8 @@ export class LiveCall {
   adopted = false;
   /** Another instance owns the call now: this copy does nothing more. */
   dropped = false;
+  /** How many times the store refused this call's end (see the runtime's #storeEndAgain). */
+  refusedEnds = 0;
   batch: CallBatch | undefined;
   budgetTimer: unknown;
   timeoutTimer: unknown;

@@ -32,6 +32,8 @@ export interface RuntimeOptions {
   timeoutMs?: number;
   /** Arguments larger than this (as JSON) are refused. Default 1 MiB. */
   maxArgsBytes?: number;
+  /** Arguments nested deeper than this (objects and arrays) are refused. Default 64. */
+  maxArgsDepth?: number;
   /** Seed 004: a longer output is cut for the model (the record keeps it whole). Default 32,000. */
   maxOutputChars?: number;
   /** Shapes background replies; a tool's own formatter wins over it. Default: seed 001's shapes. */

@@ -10,7 +10,8 @@ import {
   type RecordedError,
   type ToolImage,
 } from '@baton/contracts';
-import { connectionRequiredMessage } from './limits.js';
+import { connectionRequiredMessage, persistenceFailedMessage } from './limits.js';
+import { storableText, storableValue } from './storable.js';
 
 /** How one run of a tool ended, before the call machine decides what it means. */
 export type Outcome =
@@ -21,10 +22,15 @@ export type Outcome =
 type Failure = Extract<Outcome, { ok: false }>;
 
 function internalError(cause: unknown, why?: string): Failure {
+  const message = storableText(cause instanceof Error ? String(cause.message) : String(cause));
   const details =
     cause instanceof Error
-      ? { name: cause.name, message: why ? `${why}: ${cause.message}` : cause.message, stack: cause.stack }
-      : { message: why ? `${why}: ${String(cause)}` : String(cause) };
+      ? {
+          name: storableText(String(cause.name)),
+          message: why ? `${why}: ${message}` : message,
+          ...(cause.stack !== undefined ? { stack: storableText(String(cause.stack)) } : {}),
+        }
+      : { message: why ? `${why}: ${message}` : message };
   return {
     ok: false,
     error: { code: 'internal_error', message: INTERNAL_ERROR_MESSAGE, details },
@@ -44,17 +50,15 @@ const VISIBLE_BATON_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
 
 export function thrownOutcome(thrown: unknown): Failure {
   if (isBatonError(thrown) && VISIBLE_BATON_CODES.has(thrown.code)) {
-    return {
-      ok: false,
-      error: { code: thrown.code, message: thrown.message },
-      output: { error: thrown.message },
-    };
+    const message = storableText(thrown.message);
+    return { ok: false, error: { code: thrown.code, message }, output: { error: message } };
   }
   if (isToolError(thrown)) {
+    const message = storableText(String(thrown.message));
     return {
       ok: false,
-      error: { code: 'tool_error', message: thrown.message },
-      output: { error: thrown.message },
+      error: { code: 'tool_error', message },
+      output: { error: message },
       retryable: thrown.retryable === true,
     };
   }
@@ -65,7 +69,26 @@ function describeIssues(issues: readonly CallIssue[]): string {
   return issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join('; ');
 }
 
-/** What a tool returned, checked against its output schema when it has one. */
+/**
+ * A tool's value as every store keeps it (see storable.ts); a value that is not JSON (a cycle, a
+ * BigInt) cannot be kept at all, and fails its own call with `persistence_failed`, naming why.
+ */
+function storableOutcome(outcome: Outcome): Outcome {
+  if (!outcome.ok) return outcome;
+  try {
+    const value = storableValue(outcome.value);
+    const rawOutput = outcome.rawOutput === undefined ? undefined : storableText(outcome.rawOutput);
+    if (value === outcome.value && rawOutput === outcome.rawOutput) return outcome;
+    return { ...outcome, value, ...(rawOutput !== undefined ? { rawOutput } : {}) };
+  } catch (cause) {
+    const message = persistenceFailedMessage(
+      new Error(`the tool's result is not JSON: ${storableText(String((cause as Error)?.message ?? cause))}`),
+    );
+    return { ok: false, error: { code: 'persistence_failed', message }, output: { error: message } };
+  }
+}
+
+/** What a tool returned, checked against its output schema when it has one, as the store will keep it. */
 export function returnedOutcome(tool: AnyTool, returned: unknown): Outcome | Promise<Outcome> {
   if (isConnectionRequired(returned)) {
     const message = connectionRequiredMessage(returned.provider);
@@ -83,11 +106,11 @@ export function returnedOutcome(tool: AnyTool, returned: unknown): Outcome | Pro
         ...(returned.rawOutput !== undefined ? { rawOutput: returned.rawOutput } : {}),
       }
     : { ok: true, value: returned };
-  if (!tool.validateOutput) return outcome;
+  if (!tool.validateOutput) return storableOutcome(outcome);
   const checked = tool.validateOutput(outcome.value);
   const decide = (result: Awaited<typeof checked>): Outcome =>
     result.ok
-      ? { ...outcome, value: result.value }
+      ? storableOutcome({ ...outcome, value: result.value })
       : internalError(
           new Error(describeIssues(result.issues)),
           `tool "${tool.name}" returned a value its output schema refuses`,

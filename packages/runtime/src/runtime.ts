@@ -10,6 +10,7 @@ import {
   checkRetryPolicy,
   DEFAULT_INLINE_BUDGET_MS,
   DEFAULT_MAX_ARGS_BYTES,
+  DEFAULT_MAX_ARGS_DEPTH,
   defaultResultFormatter,
   type EventOutcome,
   type ExecutionMode,
@@ -37,7 +38,7 @@ import {
 import { EMPTY, filter, firstValueFrom, merge, Observable, Subject, takeUntil } from 'rxjs';
 import { uuidv7 } from 'uuidv7';
 import { Admission } from './admission.js';
-import { checkArguments } from './arguments.js';
+import { type ArgumentLimits, checkArguments, requestIdIssues } from './arguments.js';
 import { type Clock, systemClock, unref } from './clock.js';
 import { followStore } from './follow.js';
 import {
@@ -66,6 +67,8 @@ import {
   DEFAULT_SCHEDULES_PER_SESSION,
   duplicateStepIdMessage,
   EMPTY_STEP_ID_MESSAGE,
+  END_REWRITE_INITIAL_MS,
+  END_REWRITE_MAX_MS,
   EVENT_CANCELLED_MESSAGE,
   EVENT_TIMEOUT_MESSAGE,
   eventKey,
@@ -100,7 +103,8 @@ import {
   spawnBackgroundTool,
   startRun,
 } from './spawn-background.js';
-import { WriteBatcher } from './write-batcher.js';
+import { storableText, storableValue } from './storable.js';
+import { type RefusedWrite, type Rows, WriteBatcher } from './write-batcher.js';
 
 /** The machine's events carry no data: one shared object each serves every call. */
 const MACHINE_EVENTS: { readonly [T in CallMachineEvent['type']]: Readonly<{ type: T }> } = {
@@ -132,7 +136,7 @@ class BatonRuntime implements Runtime, ContextHost {
   readonly #inlineBudgetMs: number;
   readonly #defaultMode: ExecutionMode;
   readonly #timeoutMs: number | undefined;
-  readonly #maxArgsBytes: number;
+  readonly #argumentLimits: ArgumentLimits;
   readonly #maxOutputChars: number;
   readonly #leaseMs: number;
   readonly #maxAttempts: number;
@@ -143,7 +147,7 @@ class BatonRuntime implements Runtime, ContextHost {
   readonly #admission: Admission;
   readonly #live = new Map<string, LiveCall>();
   /** Ended calls whose terminal record is not written yet: `get()` must not go back in time. */
-  readonly #ending = new Map<string, CallRecord>();
+  readonly #ending = new Map<string, LiveCall>();
   /** Calls waiting in `ctx.waitFor`, by event key: how to hand each its outcome. */
   readonly #waiters = new Map<string, (outcome: EventOutcome | { timedOut: true }) => void>();
   /** Live calls whose caller was answered `backgrounded`, per session. */
@@ -186,7 +190,10 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#inspect = options.inspect;
     this.#defaultMode = options.defaultMode ?? 'inline';
     this.#timeoutMs = positive('timeoutMs', options.timeoutMs);
-    this.#maxArgsBytes = positive('maxArgsBytes', options.maxArgsBytes) ?? DEFAULT_MAX_ARGS_BYTES;
+    this.#argumentLimits = {
+      maxBytes: positive('maxArgsBytes', options.maxArgsBytes) ?? DEFAULT_MAX_ARGS_BYTES,
+      maxDepth: positive('maxArgsDepth', options.maxArgsDepth) ?? DEFAULT_MAX_ARGS_DEPTH,
+    };
     this.#maxOutputChars = positive('maxOutputChars', options.maxOutputChars) ?? DEFAULT_MAX_OUTPUT_CHARS;
     const limits = options.limits ?? {};
     this.#limits = {
@@ -217,7 +224,7 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#scheduleRunner = new ScheduleRunner({
       clock: this.#clock,
       store: this.#store,
-      save: (schedule) => this.#writer.add('schedules', schedule),
+      save: (schedule) => this.#writer.write('schedules', schedule),
       fire: (schedule) => startRun({ start }, schedule),
       perSession: this.#limits.schedulesPerSession,
     });
@@ -242,7 +249,7 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#writer = new WriteBatcher({
       store: this.#store,
       publish: (event) => this.#bus.publish(event),
-      failed: (records, error) => this.#writeFailed(records, error),
+      failed: (refused) => this.#writeFailed(refused),
       after: registered,
       writer: this.instanceId,
     });
@@ -383,16 +390,15 @@ class BatonRuntime implements Runtime, ContextHost {
       sessionId: options.sessionId,
       ...(options.messageId !== undefined ? { messageId: options.messageId } : {}),
     }));
-    for (const request of batchRequests) {
-      const refused = this.#checkRequest(request);
-      if (refused) return refused;
-    }
+    // Each request with ids that cannot be kept gets its own refusal; the others go on.
+    const refused = await Promise.all(batchRequests.map((request) => this.#checkRequest(request)));
     const createdAt = this.#clock.now();
     const batch: CallBatch = { continueOnFailure: options.continueOnFailure ?? true, calls: [] };
     // Known ids answer with their call; the others are admitted in the order of the requests.
     const existing = await Promise.all(
-      batchRequests.map((request) =>
-        request.callId === undefined ? undefined : this.#existing(request.callId),
+      batchRequests.map(
+        (request, i) =>
+          refused[i] ?? (request.callId === undefined ? undefined : this.#existing(request.callId)),
       ),
     );
     return Promise.all(
@@ -402,14 +408,21 @@ class BatonRuntime implements Runtime, ContextHost {
     );
   }
 
-  #checkRequest(request: CallRequest): Promise<never> | undefined {
+  /**
+   * Before anything is kept: a request whose ids could not be stored, or found again, is answered
+   * `invalid_arguments` and leaves no record (there is nothing it could be filed under).
+   */
+  #checkRequest(request: CallRequest): Promise<CallReply> | undefined {
     if (this.#closed) return Promise.reject(new BatonError('closed', 'the runtime is closed'));
-    if (typeof request?.name !== 'string' || typeof request.sessionId !== 'string') {
-      return Promise.reject(
-        new BatonError('invalid_arguments', 'a call needs a string `name` and `sessionId`'),
-      );
-    }
-    return undefined;
+    const issues = requestIdIssues(request);
+    if (issues.length === 0) return undefined;
+    const message = `Invalid tool call: ${issues.map((issue) => `${issue.path} ${issue.message}`).join('; ')}`;
+    return Promise.resolve({
+      callId: typeof request?.callId === 'string' ? request.callId : '',
+      status: 'failed',
+      output: { error: message },
+      error: { code: 'invalid_arguments', message, issues },
+    });
   }
 
   /** The reply of a call this runtime holds: live, or ended and not yet written. */
@@ -417,7 +430,7 @@ class BatonRuntime implements Runtime, ContextHost {
     const live = this.#live.get(callId);
     if (live) return live.reply;
     const ended = this.#ending.get(callId);
-    return ended && Promise.resolve(this.#replyOf(ended));
+    return ended && Promise.resolve(this.#replyOf(ended.record));
   }
 
   /** The reply of a call made before with this id (the model's own id makes a retry harmless). */
@@ -449,14 +462,16 @@ class BatonRuntime implements Runtime, ContextHost {
     if (known) return known;
     const refuse = (args: unknown, error: CallError) =>
       this.#refuse(request, callId, createdAt, args, error, batch);
+    const checked = checkArguments(request.args, this.#argumentLimits);
+    // Refused arguments are kept on the refusal's record only when every store can keep them.
+    const refusedArgs = checked.ok || checked.storable ? request.args : undefined;
     const tool = this.tools.get(request.name);
     if (!tool) {
       const message = toolNotFoundMessage(request.name, this.tools.names());
-      return refuse(request.args, { code: 'tool_not_found', message });
+      return refuse(refusedArgs, { code: 'tool_not_found', message });
     }
-    const checked = checkArguments(request.args, this.#maxArgsBytes);
     if (!checked.ok) {
-      return refuse(checked.tooLarge ? undefined : request.args, {
+      return refuse(refusedArgs, {
         code: 'invalid_arguments',
         message: invalidArgumentsMessage(tool.name, checked.issues),
         issues: checked.issues,
@@ -478,7 +493,17 @@ class BatonRuntime implements Runtime, ContextHost {
         const failure = thrownOutcome(thrown);
         return this.#refuse(request, callId, createdAt, checked.args, failure.error, batch);
       };
-      const admitPrepared = (prepared: unknown): Promise<CallReply> => {
+      const admitPrepared = (given: unknown): Promise<CallReply> => {
+        // The prepared value is kept on the record: one no store can keep fails this call alone.
+        let prepared: unknown;
+        try {
+          prepared = storableValue(given);
+        } catch (cause) {
+          const message = persistenceFailedMessage(
+            new Error(`the value prepare() returned is not JSON: ${(cause as Error).message}`),
+          );
+          return refuse(undefined, { code: 'persistence_failed', message });
+        }
         const needs = tool.execution.needsApproval;
         const admit = (awaitingApproval: boolean) =>
           this.#admit(
@@ -759,9 +784,9 @@ class BatonRuntime implements Runtime, ContextHost {
       this.#countBackground(record.sessionId, -1);
     }
     const written = this.#writer.record(record);
-    this.#ending.set(record.callId, record);
-    const forget = () => this.#ending.delete(record.callId);
-    written.then(forget, forget);
+    this.#ending.set(record.callId, call);
+    // A refused end stays here: #writeFailed stores it again, and the caller hears persistence_failed.
+    written.then(() => this.#ending.delete(record.callId), ignoreRefusal);
     call.answer(written.then(() => this.#replyOf(record), persistenceFailed(record.callId)));
     // The batch's waiting calls are cancelled before the slot this call frees can go to one of them.
     if (call.batch && (status === 'failed' || status === 'timed_out')) this.#failBatch(call.batch, record);
@@ -1138,7 +1163,7 @@ class BatonRuntime implements Runtime, ContextHost {
 
   progress(call: LiveCall, progress: Parameters<ContextHost['progress']>[1]): void {
     if (isTerminalStatus(call.record.status)) return;
-    call.record.progress = { ...progress };
+    call.record.progress = storableValue({ ...progress });
     // On a shared store, what crosses the database is conflated: the latest progress per interval.
     if (this.#progressIntervalMs !== undefined && call.progressTimer !== undefined) return;
     this.#emit(call, { type: 'progress', progress: call.record.progress });
@@ -1203,10 +1228,12 @@ class BatonRuntime implements Runtime, ContextHost {
   }
 
   /** Seed 003: a step runs once per call; its result is stored before the tool goes on. */
-  async step<T>(call: LiveCall, stepId: string, run: () => T | Promise<T>): Promise<T> {
-    if (typeof stepId !== 'string' || stepId.trim() === '') {
+  async step<T>(call: LiveCall, givenStepId: string, run: () => T | Promise<T>): Promise<T> {
+    if (typeof givenStepId !== 'string' || givenStepId.trim() === '') {
       throw new BatonError('durable_effect_empty_step_id', EMPTY_STEP_ID_MESSAGE);
     }
+    // Escaped the same way on every attempt, so a recovered call finds its steps again.
+    const stepId = storableText(givenStepId);
     call.stepsOfAttempt ??= new Set();
     if (call.stepsOfAttempt.has(stepId)) {
       throw new BatonError('durable_effect_duplicate_step_id', duplicateStepIdMessage(stepId));
@@ -1219,21 +1246,24 @@ class BatonRuntime implements Runtime, ContextHost {
       : Promise.resolve(new Map());
     const finished = await call.finishedSteps;
     if (finished.has(stepId)) return finished.get(stepId) as T;
-    const value = await run();
+    // A value no store can keep as it is is kept, and returned, as every store keeps it.
+    const value = storableValue(await run());
     finished.set(stepId, value);
-    await this.#writer.add('steps', { callId: call.record.callId, stepId, value });
+    await this.#writer.write('steps', { callId: call.record.callId, stepId, value });
     return value;
   }
 
-  status(call: LiveCall, text: string): void {
+  status(call: LiveCall, given: string): void {
     if (isTerminalStatus(call.record.status)) return;
+    const text = storableText(given);
     call.record.statusText = text;
     this.#emit(call, { type: 'status', text });
     this.#save(call);
   }
 
-  log(call: LiveCall, stream: Parameters<ContextHost['log']>[1], chunk: string): void {
+  log(call: LiveCall, stream: Parameters<ContextHost['log']>[1], given: string): void {
     if (isTerminalStatus(call.record.status)) return;
+    const chunk = storableText(given);
     call.appendLog(stream, chunk);
     this.#emit(call, { type: 'log', stream, chunk });
     this.#save(call);
@@ -1264,7 +1294,7 @@ class BatonRuntime implements Runtime, ContextHost {
   }
 
   async get(callId: string): Promise<CallRecord | undefined> {
-    const record = this.#live.get(callId)?.record ?? this.#ending.get(callId);
+    const record = (this.#live.get(callId) ?? this.#ending.get(callId))?.record;
     return record ? { ...record } : this.#store.getCall(callId);
   }
 
@@ -1309,12 +1339,13 @@ class BatonRuntime implements Runtime, ContextHost {
     return eventKey(callId, name);
   }
 
-  async resolveEvent(key: string, outcome: EventOutcome): Promise<void> {
-    const callId = callOfEventKey(key);
+  async resolveEvent(key: string, given: EventOutcome): Promise<void> {
+    const callId = typeof key === 'string' ? callOfEventKey(key) : undefined;
     if (callId === undefined)
       throw new BatonError('invalid_arguments', `${JSON.stringify(key)} is not an event key`);
+    const outcome = storableValue(given);
     // Stored first: a call that waits after a restart, or between attempts, still gets it.
-    await this.#writer.add('resolutions', { key, callId, outcome, at: this.#clock.now() });
+    await this.#writer.write('resolutions', { key, callId, outcome, at: this.#clock.now() });
     this.#waiters.get(key)?.(outcome);
   }
 
@@ -1364,18 +1395,72 @@ class BatonRuntime implements Runtime, ContextHost {
   // Durability: a write that fails, and the calls of instances that are gone
   // ---------------------------------------------------------------------------------------------
 
-  /** Seed 000: when the state of a call cannot be saved, its execution is aborted and it ends `persistence_failed`. */
-  #writeFailed(records: readonly CallRecord[], error: unknown): void {
-    const message = persistenceFailedMessage(error);
-    for (const { callId } of records) {
+  /**
+   * Seed 000: when the state of a call cannot be saved, its execution is aborted and it ends
+   * `persistence_failed`. Only the calls whose own rows the store refused are touched (the writer
+   * keeps the others of their batch). A refused schedule is told to whoever saved it.
+   */
+  #writeFailed(refused: readonly RefusedWrite[]): void {
+    for (const { callId, error, rows } of refused) {
+      if (callId === undefined) continue;
       const call = this.#live.get(callId);
-      if (!call) continue;
-      // A call still queued never ran: it is refused; one that runs has failed.
-      this.#drive(call, {
-        type: call.record.status === 'queued' ? 'REJECT' : 'FAIL',
-        outcome: { ok: false, error: { code: 'persistence_failed', message }, output: { error: message } },
-      });
+      if (call) {
+        const message = persistenceFailedMessage(error);
+        // A call still queued never ran: it is refused; one that runs has failed.
+        this.#drive(call, {
+          type: call.record.status === 'queued' ? 'REJECT' : 'FAIL',
+          outcome: { ok: false, error: { code: 'persistence_failed', message }, output: { error: message } },
+        });
+        continue;
+      }
+      const ended = this.#ending.get(callId);
+      if (ended) this.#storeEndAgain(ended, error, rows);
     }
+  }
+
+  /**
+   * The store refused the end of a call. The first time, the end becomes a `persistence_failed`
+   * failure that keeps nothing the run produced (its output may be what the store refuses), with
+   * its event and, for a detached call, its notification. Each later refusal (the store is down,
+   * the disk full) writes it again after a backoff, until it lands; a runtime that closes first
+   * leaves the call unfinished in the store, and the next one recovers it as `interrupted`. So a
+   * call is never left `backgrounded` with no end.
+   */
+  #storeEndAgain(call: LiveCall, error: unknown, refusedRows: Rows): void {
+    const refusals = ++call.refusedEnds;
+    const { callId } = call.record;
+    const forget = () => this.#ending.delete(callId);
+    if (refusals > 1) {
+      // The reduced end was refused too: the same rows, again, later.
+      const delayMs = Math.min(END_REWRITE_INITIAL_MS * 2 ** (refusals - 2), END_REWRITE_MAX_MS);
+      this.#later(delayMs, () => this.#writer.rewrite(refusedRows).then(forget, ignoreRefusal));
+      return;
+    }
+    const record = call.record;
+    const message = persistenceFailedMessage(error);
+    record.status = 'failed';
+    record.error = { code: 'persistence_failed', message };
+    record.output = { error: message };
+    delete record.result;
+    delete record.rawOutput;
+    delete record.images;
+    this.#emit(call, { type: 'failed', error: modelVisible(record.error) });
+    if (record.detached) {
+      // The notification of the end was refused with the rest of it.
+      this.#notify(call, 'failed');
+      this.#keepArtifacts(call, 'failed');
+    }
+    this.#writer.record(record).then(forget, ignoreRefusal);
+  }
+
+  /** Runs once after `ms`, unless the runtime closes first. */
+  #later(ms: number, task: () => void): void {
+    const handle = this.#clock.setTimeout(() => {
+      this.#housekeeping.delete(handle);
+      if (!this.#closed) task();
+    }, ms);
+    unref(handle);
+    this.#housekeeping.add(handle);
   }
 
   async #recoverOrphans(): Promise<void> {
@@ -1599,6 +1684,9 @@ function modelVisible(error: RecordedError): CallError {
   const { details: _details, ...visible } = error;
   return visible;
 }
+
+/** A write's refusal is handled by #writeFailed; whoever also waits on it needs do nothing more. */
+function ignoreRefusal(): void {}
 
 function persistenceFailed(callId: string): (cause: unknown) => CallReply {
   return (cause) => ({

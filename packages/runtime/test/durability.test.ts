@@ -299,6 +299,37 @@ describe('a store whose writes fail', () => {
     expect(runs).toHaveLength(1);
   });
 
+  it('writes the end of a background call again until it lands, never leaving it backgrounded', async () => {
+    const store = new FaultyStore();
+    const { tool, runs } = gatedTool('slow', { mode: 'background' });
+    const { runtime, clock } = testRuntime([tool], { store });
+    await runtime.ready;
+    const reply = await runtime.call({ name: 'slow', sessionId: 's' });
+    expect(reply.status).toBe('backgrounded');
+    store.failing = true;
+    runs[0]?.resolve('done');
+    await settle();
+    expect((await store.getCall(reply.callId))?.status).toBe('backgrounded');
+    // The disk is full for a while: each try fails, each after a longer wait.
+    for (const ms of [100, 200, 400]) {
+      clock.increment(ms);
+      await settle();
+    }
+    expect((await store.getCall(reply.callId))?.status).toBe('backgrounded');
+    store.failing = false;
+    clock.increment(800);
+    await settle();
+    expect(await store.getCall(reply.callId)).toMatchObject({
+      status: 'failed',
+      error: { code: 'persistence_failed', message: 'The call could not be saved: disk I/O error' },
+    });
+    const notifications = await store.listNotifications({ sessionId: 's' });
+    expect(notifications.map((notification) => [notification.callId, notification.outcome])).toEqual([
+      [reply.callId, 'failed'],
+    ]);
+    expect(runtime.stats().active).toBe(0);
+  });
+
   it('gives persistence_failed for an inline reply, and takes calls again once the store recovers', async () => {
     const store = new FaultyStore();
     const echo = defineTool({ name: 'echo', description: 'e', input: z.object({}), execute: () => 'ok' });
