@@ -1,4 +1,4 @@
-import { CALL_STATUSES } from '@baton/contracts';
+import { CALL_STATUSES, idProblem } from '@baton/contracts';
 import { z } from 'zod';
 
 /**
@@ -21,7 +21,11 @@ export interface Endpoint<
   response: { description: string; contentType?: 'application/json' | 'text/event-stream' | 'text/plain' };
 }
 
-const id = z.string().min(1).max(200);
+/** Every id follows the one rule of `idProblem`: at most 128 characters, well-formed, no control characters. */
+const id = z.string().superRefine((value, context) => {
+  const problem = idProblem(value);
+  if (problem !== undefined) context.addIssue({ code: 'custom', message: `the id ${problem}` });
+});
 const IdParams = z.object({ id });
 const StreamQuery = z.object({
   after: z.coerce
@@ -62,7 +66,7 @@ export const API = {
     url: '/v1/calls',
     summary: 'Runs a tool call: the reply comes inline, or `backgrounded` at the inline budget',
     body: z.object({
-      name: z.string().min(1).describe('The tool'),
+      name: id.describe('The tool'),
       args: z.unknown().optional().describe('The arguments; omitted means {}'),
       sessionId: id.describe('The conversation the call belongs to'),
       callId: id.optional().describe('Idempotency key: the same id twice is the same call'),

@@ -48,13 +48,31 @@ function notFound(reply: FastifyReply, what = 'call') {
  * OpenAPI and MCP. Each tenant sees only its own calls. Bodies over 1 MiB get 413.
  */
 export function buildApp({ runtime, tokens = {} }: AppOptions): FastifyInstance {
-  const app = Fastify({ bodyLimit: 1024 * 1024, forceCloseConnections: true });
+  // Any id the API takes (128 characters, each up to 9 when percent-encoded) fits in a path
+  // parameter, so that a long id is answered by its schema (400), not by the router (414).
+  const app = Fastify({
+    bodyLimit: 1024 * 1024,
+    forceCloseConnections: true,
+    routerOptions: { maxParamLength: 2048 },
+    // What the router refuses before any route runs answers in the API's one error format too.
+    frameworkErrors: (error, _request, reply) => {
+      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+        return fail(reply, 414, 'uri_too_long', 'a part of the path is longer than any id can be');
+      }
+      if (error.code === 'FST_ERR_BAD_URL') {
+        return fail(reply, 400, 'invalid_request', 'the URL is not valid: it has a malformed %-escape');
+      }
+      app.log.error(error);
+      return fail(reply, 500, 'internal_error', 'the server failed to answer');
+    },
+  });
   const tenancy = new Tenancy(tokens);
   const scopes = new WeakMap<FastifyRequest, TenantScope>();
 
   // A POST that carries nothing (cancel, approve, ack) may still say it is JSON.
-  // Fastify's own parser otherwise: it refuses __proto__ and constructor.prototype keys.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  // Fastify's own parser otherwise: it drops __proto__ and constructor.prototype keys, as the
+  // runtime does with the arguments, rather than calling such a body "not valid JSON".
+  const parseJson = app.getDefaultJsonParser('remove', 'remove');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') done(null, undefined);
     else parseJson(request, body.toString(), done);

@@ -1,12 +1,13 @@
 /** `npm start`: the reference server, on the embedded SQLite store unless told of a PostgreSQL. */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { MAX_ID_CHARS } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
 import type { Store } from '@baton/store';
 import { postgresStore } from '@baton/store-postgres';
 import { sqliteStore } from '@baton/store-sqlite';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, redactedLocation } from './config.js';
 import { demoTools } from './demo-tools.js';
 
 /** `postgres://…` is a PostgreSQL server (the server then takes clients' calls too); anything else, a SQLite file. */
@@ -23,6 +24,9 @@ try {
     store: openStore(config.storePath),
     inlineBudgetMs: config.inlineBudgetMs,
     limits: config.limits,
+    // Callers' ids are kept under their tenant's prefix (`tenant/`): room for the longest one.
+    maxIdChars:
+      MAX_ID_CHARS + Math.max(0, ...Object.values(config.tokens).map((tenant) => tenant.length + 1)),
   });
   await runtime.ready;
   const app = buildApp({ runtime, tokens: config.tokens });
@@ -40,7 +44,7 @@ try {
       `  inspector:  ${address}/inspector/`,
       `  metrics:    ${address}/metrics`,
       `  health:     ${address}/healthz`,
-      `  store:      ${config.storePath.replace(/\/\/[^@/]*@/, '//***@')}`,
+      `  store:      ${redactedLocation(config.storePath)}`,
       `  access:     ${access}`,
       '',
     ].join('\n'),

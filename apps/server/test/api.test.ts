@@ -128,3 +128,69 @@ describe('the HTTP API', () => {
     expect(reply.statusCode).toBe(413);
   });
 });
+
+describe('ids, odd URLs and odd bodies get the API error format', () => {
+  const errorOf = (reply: { json(): { error: { code: string; message: string } } }) => reply.json().error;
+
+  it('takes any id of up to 128 characters everywhere, and refuses a longer one with 400, never 414', async () => {
+    const longest = 'é'.repeat(128);
+    const created = await post('/v1/calls', {
+      name: 'echo',
+      args: { text: 'x' },
+      sessionId: longest,
+      callId: longest,
+    });
+    expect(created.json()).toMatchObject({ callId: longest, status: 'succeeded' });
+    const path = `/v1/calls/${encodeURIComponent(longest)}`;
+    expect((await app.inject(path)).json()).toMatchObject({ callId: longest, sessionId: longest });
+    expect((await post(`${path}/cancel`)).json()).toEqual({ cancelled: false });
+
+    const tooLong = 'x'.repeat(129);
+    const refused = await post('/v1/calls', { name: 'echo', sessionId: 's', callId: tooLong });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error.issues).toEqual([
+      { path: 'callId', message: 'the id is 129 characters long, more than the limit of 128' },
+    ]);
+    for (const url of [
+      `/v1/calls/${tooLong}`,
+      `/v1/calls/${tooLong}/events`,
+      `/v1/notifications/${tooLong}/ack`,
+    ]) {
+      const reply = await app.inject({ method: url.endsWith('ack') ? 'POST' : 'GET', url });
+      expect([reply.statusCode, errorOf(reply).code]).toEqual([400, 'invalid_request']);
+    }
+  });
+
+  it('answers a path part longer than any id with 414 and a malformed %-escape with 400, in the API format', async () => {
+    const long = await app.inject(`/v1/calls/${'x'.repeat(5_000)}`);
+    expect([long.statusCode, errorOf(long)]).toEqual([
+      414,
+      { code: 'uri_too_long', message: 'a part of the path is longer than any id can be' },
+    ]);
+    const malformed = await app.inject('/v1/calls/%E0%A4%A');
+    expect([malformed.statusCode, errorOf(malformed).code]).toEqual([400, 'invalid_request']);
+  });
+
+  it('refuses ids with a NUL or a lone surrogate, and drops __proto__ keys instead of calling the body "not valid JSON"', async () => {
+    const nul = await app.inject('/v1/calls/a%00b');
+    expect([nul.statusCode, errorOf(nul).code]).toEqual([400, 'invalid_request']);
+    const lone = await post('/v1/calls', { name: 'echo', sessionId: '\uD800', args: { text: 'x' } });
+    expect(lone.statusCode).toBe(400);
+    const proto = await app.inject({
+      method: 'POST',
+      url: '/v1/calls',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"name":"echo","sessionId":"s","args":{"text":"x","__proto__":{"polluted":true}}}',
+    });
+    expect(proto.json()).toMatchObject({ status: 'succeeded', output: { text: 'x' } });
+    expect(({} as { polluted?: boolean }).polluted).toBeUndefined();
+  });
+
+  it('answers arguments no store can keep with invalid_arguments, naming where', async () => {
+    const reply = await post('/v1/calls', { name: 'echo', sessionId: 's', args: { text: 'a\u0000b' } });
+    expect(reply.json()).toMatchObject({
+      status: 'failed',
+      error: { code: 'invalid_arguments', issues: [{ path: 'text' }] },
+    });
+  });
+});

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, redactedLocation } from '../src/config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -66,5 +66,21 @@ describe('the server configuration', () => {
     expect(loadConfig({ BATON_HOST: '0.0.0.0', BATON_TOKENS: 'acme:a-token-of-16-chars' }, dir).host).toBe(
       '0.0.0.0',
     );
+  });
+});
+
+describe('the store location as the banner shows it', () => {
+  it.each([
+    ['postgres://baton:s3cret@db:5432/baton', 'postgres://***@db:5432/baton'],
+    ['postgres://db/baton?user=baton&password=s3cret', 'postgres://db/baton?user=baton&password=***'],
+    [
+      'postgresql://u@db/b?sslkey=/k.pem&sslpassword=s3cret',
+      'postgresql://***@db/b?sslkey=***&sslpassword=***',
+    ],
+    ['./.baton/baton.db', './.baton/baton.db'],
+    ['postgres://bad url with s3cret', 'postgres://***'],
+  ])('shows %s as %s', (location, shown) => {
+    expect(redactedLocation(location)).toBe(shown);
+    expect(redactedLocation(location)).not.toContain('s3cret');
   });
 });

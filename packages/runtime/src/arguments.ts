@@ -103,16 +103,14 @@ export function checkArguments(args: unknown, limits: ArgumentLimits): CheckedAr
 }
 
 /** Each id of a request that breaks the id rule (`idProblem`): the name, the session, and the call and message ids when given. */
-export function requestIdIssues(request: {
-  name?: unknown;
-  sessionId?: unknown;
-  callId?: unknown;
-  messageId?: unknown;
-}): CallIssue[] {
+export function requestIdIssues(
+  request: { name?: unknown; sessionId?: unknown; callId?: unknown; messageId?: unknown },
+  maxChars: number,
+): CallIssue[] {
   const issues: CallIssue[] = [];
   const check = (path: string, value: unknown, optional: boolean) => {
     if (optional && value === undefined) return;
-    const problem = idProblem(value);
+    const problem = idProblem(value, maxChars);
     if (problem !== undefined) issues.push({ path, message: problem });
   };
   if (typeof request !== 'object' || request === null) {

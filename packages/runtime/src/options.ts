@@ -34,6 +34,11 @@ export interface RuntimeOptions {
   maxArgsBytes?: number;
   /** Arguments nested deeper than this (objects and arrays) are refused. Default 64. */
   maxArgsDepth?: number;
+  /**
+   * The longest call, session and message id, and tool name, a call may carry. Default 128. A host
+   * that keeps its callers' ids under a prefix of its own (the server's tenants) adds the prefix.
+   */
+  maxIdChars?: number;
   /** Seed 004: a longer output is cut for the model (the record keeps it whole). Default 32,000. */
   maxOutputChars?: number;
   /** Shapes background replies; a tool's own formatter wins over it. Default: seed 001's shapes. */
