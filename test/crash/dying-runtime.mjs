@@ -18,6 +18,7 @@ runtime.events$.subscribe((event) => {
   if (event.type === 'backgrounded') say({ backgrounded: event.callId });
 });
 await runtime.ready;
+say({ pid: process.pid });
 for (let n = 0; n < Number(perTool); n++) {
   for (const name of TOOL_NAMES) void runtime.call({ name, args: { n }, sessionId: `session-${n % 3}` });
 }

@@ -134,6 +134,11 @@ export interface RuntimeInstance {
   id: string;
   host: string;
   pid: number;
+  /**
+   * A random id of the process, new at each start: a process that reuses a dead one's PID (PID 1
+   * in a restarted container) is never mistaken for it. Empty for rows written before it existed.
+   */
+  boot: string;
   startedAt: number;
   heartbeatAt: number;
   /** Past `heartbeatAt + leaseMs` the instance is gone and its calls are recovered. */

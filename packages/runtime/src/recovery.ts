@@ -1,5 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { AnyTool, RuntimeInstance } from '@baton/contracts';
+
+/**
+ * This process's boot id: one for every runtime in the process, even from two copies of this
+ * package (so kept on `globalThis`), and new in every process.
+ */
+const BOOT_KEY = Symbol.for('baton.boot');
+const bootHolder = globalThis as { [BOOT_KEY]?: string };
+bootHolder[BOOT_KEY] ??= randomUUID();
+const processBoot: string = bootHolder[BOOT_KEY];
 
 /** Signal 0 checks that a process exists without touching it; EPERM means it exists as someone else's. */
 function processExists(pid: number): boolean {
@@ -12,8 +22,19 @@ function processExists(pid: number): boolean {
 }
 
 /**
+ * Whether an instance's process is gone for sure, seen from this host: one with this process's
+ * PID but another boot id was a process before this one (a restarted container's PID 1); one with
+ * another PID is gone when no process has that PID. Elsewhere only its lease can tell.
+ */
+function processGone(instance: RuntimeInstance, host: string): boolean {
+  if (instance.host !== host) return false;
+  if (instance.pid === process.pid) return instance.boot !== processBoot;
+  return !processExists(instance.pid);
+}
+
+/**
  * The instances whose calls are orphans: those whose heartbeat is older than their lease, and at
- * once those whose process no longer exists on this host.
+ * once those whose process is gone from this host.
  */
 export function goneInstances(instances: readonly RuntimeInstance[], selfId: string, now: number): string[] {
   const host = hostname();
@@ -21,14 +42,21 @@ export function goneInstances(instances: readonly RuntimeInstance[], selfId: str
     .filter(
       (instance) =>
         instance.id !== selfId &&
-        (instance.heartbeatAt + instance.leaseMs < now ||
-          (instance.host === host && !processExists(instance.pid))),
+        (instance.heartbeatAt + instance.leaseMs < now || processGone(instance, host)),
     )
     .map((instance) => instance.id);
 }
 
 export function thisInstance(id: string, now: number, leaseMs: number): RuntimeInstance {
-  return { id, host: hostname(), pid: process.pid, startedAt: now, heartbeatAt: now, leaseMs };
+  return {
+    id,
+    host: hostname(),
+    pid: process.pid,
+    boot: processBoot,
+    startedAt: now,
+    heartbeatAt: now,
+    leaseMs,
+  };
 }
 
 /** Stands in for a tool that is no longer registered, so that its orphaned call can still be ended. */

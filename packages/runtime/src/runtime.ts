@@ -16,6 +16,7 @@ import {
   type ExecutionMode,
   type FormattedCall,
   isTerminalStatus,
+  MAX_ID_CHARS,
   type Notification,
   type RecordedError,
   type ResultFormatter,
@@ -137,6 +138,7 @@ class BatonRuntime implements Runtime, ContextHost {
   readonly #defaultMode: ExecutionMode;
   readonly #timeoutMs: number | undefined;
   readonly #argumentLimits: ArgumentLimits;
+  readonly #maxIdChars: number;
   readonly #maxOutputChars: number;
   readonly #leaseMs: number;
   readonly #maxAttempts: number;
@@ -190,6 +192,7 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#inspect = options.inspect;
     this.#defaultMode = options.defaultMode ?? 'inline';
     this.#timeoutMs = positive('timeoutMs', options.timeoutMs);
+    this.#maxIdChars = positive('maxIdChars', options.maxIdChars) ?? MAX_ID_CHARS;
     this.#argumentLimits = {
       maxBytes: positive('maxArgsBytes', options.maxArgsBytes) ?? DEFAULT_MAX_ARGS_BYTES,
       maxDepth: positive('maxArgsDepth', options.maxArgsDepth) ?? DEFAULT_MAX_ARGS_DEPTH,
@@ -263,9 +266,14 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#every(this.#leaseMs / 3, () => this.#beat());
     if (ttl) this.#every(Math.min(ttl, 60_000), () => this.#store.deleteEndedBefore(this.#clock.now() - ttl));
     if (works && this.#store.listen) {
-      // A safety net under the store's notices, and the way lapsed leases are found.
+      // A safety net under the store's notices.
       this.#every(this.#pollMs, () => this.#claimWork());
-      this.#every(Math.min(this.#pollMs, this.#leaseMs / 2), () => this.#recoverOrphans());
+    }
+    // Lapsed leases are looked for while running, on every store: an instance that dies after this
+    // one started (or that looked alive at its start) is recovered without waiting for a restart.
+    if (works) {
+      const every = this.#store.listen ? Math.min(this.#pollMs, this.#leaseMs / 2) : this.#leaseMs / 2;
+      this.#every(every, () => this.#recoverOrphans());
     }
     this.events$ = this.#bus.events$;
     this.notifications = {
@@ -414,7 +422,7 @@ class BatonRuntime implements Runtime, ContextHost {
    */
   #checkRequest(request: CallRequest): Promise<CallReply> | undefined {
     if (this.#closed) return Promise.reject(new BatonError('closed', 'the runtime is closed'));
-    const issues = requestIdIssues(request);
+    const issues = requestIdIssues(request, this.#maxIdChars);
     if (issues.length === 0) return undefined;
     const message = `Invalid tool call: ${issues.map((issue) => `${issue.path} ${issue.message}`).join('; ')}`;
     return Promise.resolve({

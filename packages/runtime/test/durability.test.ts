@@ -209,7 +209,46 @@ describe('recovery of the calls of a runtime that is gone', () => {
     await settle();
     expect((await runtime.get('stale_call'))?.error?.code).toBe('interrupted');
     expect((await runtime.get('live_call'))?.status).toBe('inline');
+    // The live one stops beating after this runtime started: it is recovered while it runs.
+    clock.increment(6_000);
+    await settle();
+    expect((await runtime.get('live_call'))?.error?.code).toBe('interrupted');
     await runtime.close();
+  });
+
+  it('takes an instance with this process id but another boot for a process before this one, and recovers it at once', async () => {
+    const store = memoryStore();
+    const clock = new SimulatedClock();
+    clock.set(100_000);
+    // A restarted container: the dead process was PID 1 too, and its lease has not lapsed.
+    await orphans(
+      store,
+      [orphan('before_restart', 'unsafe', 'inline', { ownerId: 'before' })],
+      makeInstance({
+        id: 'before',
+        host: hostname(),
+        pid: process.pid,
+        boot: 'an-earlier-boot',
+        heartbeatAt: 99_000,
+      }),
+    );
+    const sibling = createRuntime({ tools, store, clock });
+    await sibling.ready;
+    const [siblingInstance] = (await store.listInstances()).filter(({ id }) => id === sibling.instanceId);
+    expect(siblingInstance?.pid).toBe(process.pid);
+    await orphans(
+      store,
+      [orphan('sibling_call', 'unsafe', 'inline', { ownerId: sibling.instanceId })],
+      siblingInstance,
+    );
+    const runtime = createRuntime({ tools, store, clock });
+    await runtime.ready;
+    await settle();
+    expect((await runtime.get('before_restart'))?.error?.code).toBe('interrupted');
+    // Another runtime of this same process (same PID, same boot) is alive.
+    expect((await store.getCall('sibling_call'))?.status).toBe('inline');
+    await runtime.close();
+    await sibling.close();
   });
 
   it('keeps its own heartbeat while open, and leaves nothing to recover when closed cleanly', async () => {

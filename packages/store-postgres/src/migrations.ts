@@ -87,4 +87,8 @@ export const MIGRATIONS: readonly string[] = [
   -- workers claim the calls no one owns yet, oldest first
   CREATE INDEX calls_unclaimed ON calls (position) WHERE owner_id IS NULL AND status = 'queued';
   `,
+  `
+  -- each process's random boot id: a new process with a dead one's PID is not taken for it
+  ALTER TABLE instances ADD COLUMN boot TEXT NOT NULL DEFAULT '';
+  `,
 ];

@@ -521,9 +521,18 @@ export class PostgresStore implements Store {
 
   async registerInstance(instance: RuntimeInstance): Promise<void> {
     await this.#query(
-      `INSERT INTO instances (id, host, pid, started_at, heartbeat_at, lease_ms) VALUES ($1, $2, $3, $4, $5, $6)
+      `INSERT INTO instances (id, host, pid, boot, started_at, heartbeat_at, lease_ms)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, lease_ms = excluded.lease_ms`,
-      [instance.id, instance.host, instance.pid, instance.startedAt, instance.heartbeatAt, instance.leaseMs],
+      [
+        instance.id,
+        instance.host,
+        instance.pid,
+        instance.boot,
+        instance.startedAt,
+        instance.heartbeatAt,
+        instance.leaseMs,
+      ],
     );
   }
 

@@ -77,7 +77,15 @@ describe('PostgreSQL under concurrency', () => {
       events: [progressEvent('c', 1, 's')],
       writer: 'w1',
     });
-    await store.registerInstance({ id: 'w1', host: 'h', pid: 1, startedAt: 0, heartbeatAt: 0, leaseMs: 1 });
+    await store.registerInstance({
+      id: 'w1',
+      host: 'h',
+      pid: 1,
+      boot: 'b',
+      startedAt: 0,
+      heartbeatAt: 0,
+      leaseMs: 1,
+    });
     await store.claimCalls(['w1'], 'w2');
     await store.write({
       calls: [makeCallRecord({ callId: 'c', ownerId: 'w1', status: 'succeeded', endedAt: 5 })],

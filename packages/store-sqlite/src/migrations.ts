@@ -95,4 +95,8 @@ export const MIGRATIONS: readonly string[] = [
   DROP TABLE events;
   ALTER TABLE events_in_order RENAME TO events;
   `,
+  `
+  -- each process's random boot id: a new process with a dead one's PID is not taken for it
+  ALTER TABLE instances ADD COLUMN boot TEXT NOT NULL DEFAULT '';
+  `,
 ];

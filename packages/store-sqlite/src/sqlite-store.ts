@@ -325,8 +325,8 @@ export class SqliteStore implements Store {
   async registerInstance(instance: RuntimeInstance): Promise<void> {
     this.#db
       .prepare(`
-        INSERT INTO instances (id, host, pid, started_at, heartbeat_at, lease_ms)
-        VALUES (@id, @host, @pid, @startedAt, @heartbeatAt, @leaseMs)
+        INSERT INTO instances (id, host, pid, boot, started_at, heartbeat_at, lease_ms)
+        VALUES (@id, @host, @pid, @boot, @startedAt, @heartbeatAt, @leaseMs)
         ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, lease_ms = excluded.lease_ms`)
       .run(instance);
   }

@@ -5,6 +5,7 @@ export interface InstanceRow {
   id: string;
   host: string;
   pid: number;
+  boot: string;
   started_at: number;
   heartbeat_at: number;
   lease_ms: number;
@@ -15,6 +16,7 @@ export function instanceOfRow(row: InstanceRow): RuntimeInstance {
     id: row.id,
     host: row.host,
     pid: row.pid,
+    boot: row.boot,
     startedAt: row.started_at,
     heartbeatAt: row.heartbeat_at,
     leaseMs: row.lease_ms,

@@ -41,7 +41,15 @@ export function makeNotification(
 export function makeInstance(
   overrides: Partial<RuntimeInstance> & Pick<RuntimeInstance, 'id'>,
 ): RuntimeInstance {
-  return { host: 'host-1', pid: 1234, startedAt: 1_000, heartbeatAt: 1_000, leaseMs: 5_000, ...overrides };
+  return {
+    host: 'host-1',
+    pid: 1234,
+    boot: 'boot-1',
+    startedAt: 1_000,
+    heartbeatAt: 1_000,
+    leaseMs: 5_000,
+    ...overrides,
+  };
 }
 
 export function makeSchedule(overrides: Partial<Schedule> & Pick<Schedule, 'id'>): Schedule {
