@@ -12,11 +12,14 @@ import { runtimeMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { resumeAfter, streamEvents } from './sse.js';
 import { Tenancy, type TenantScope } from './tenancy.js';
+import { type WebSafetyOptions, webSafetyHook } from './web-safety.js';
 
 export interface AppOptions {
   runtime: Runtime;
   /** Bearer token -> tenant. Without tokens every request is one anonymous tenant. */
   tokens?: Record<string, string>;
+  /** Which hosts and origins browsers may reach the server by (see web-safety.ts). */
+  webSafety?: WebSafetyOptions;
 }
 
 /** What a part of a request is once its schema parsed it (the route runs only when all parts did). */
@@ -47,7 +50,7 @@ function notFound(reply: FastifyReply, what = 'call') {
  * The reference server's HTTP API over a runtime: REST, Server-Sent Events, Prometheus metrics,
  * OpenAPI and MCP. Each tenant sees only its own calls. Bodies over 1 MiB get 413.
  */
-export function buildApp({ runtime, tokens = {} }: AppOptions): FastifyInstance {
+export function buildApp({ runtime, tokens = {}, webSafety = {} }: AppOptions): FastifyInstance {
   // Any id the API takes (128 characters, each up to 9 when percent-encoded) fits in a path
   // parameter, so that a long id is answered by its schema (400), not by the router (414).
   const app = Fastify({
@@ -77,6 +80,7 @@ export function buildApp({ runtime, tokens = {} }: AppOptions): FastifyInstance 
     if (body === '') done(null, undefined);
     else parseJson(request, body.toString(), done);
   });
+  app.addHook('onRequest', webSafetyHook({ ...webSafety, authenticated: tenancy.authenticated }));
   app.addHook('onRequest', async (request, reply) => {
     if (PUBLIC.has(request.routeOptions.url ?? '')) return;
     const scope = tenancy.scopeOf(request.headers.authorization);

@@ -22,7 +22,18 @@ const FileConfig = z.strictObject({
   limits: Limits.partial(),
   /** Bearer token -> tenant. */
   tokens: z.record(z.string().min(16, 'a token needs at least 16 characters'), z.string().regex(TENANT_NAME)),
+  /** Host names browsers may reach the server by (DNS rebinding); see web-safety.ts. */
+  allowedHosts: z.array(z.string().min(1)),
+  /** Origins besides the server's own whose pages may change state. */
+  allowedOrigins: z.array(z.url()),
 });
+
+const commaList = z.string().transform((list) =>
+  list
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean),
+);
 
 /** Environment variables win over the file. `BATON_TOKENS` is `tenant:token,tenant:token`. */
 const EnvConfig = z.object({
@@ -30,6 +41,8 @@ const EnvConfig = z.object({
   BATON_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
   BATON_STORE: z.string().min(1).optional(),
   BATON_INLINE_BUDGET_MS: z.coerce.number().int().positive().optional(),
+  BATON_ALLOWED_HOSTS: commaList.optional(),
+  BATON_ALLOWED_ORIGINS: commaList.pipe(z.array(z.url())).optional(),
   BATON_TOKENS: z
     .string()
     .transform((list, ctx) => {
@@ -59,6 +72,9 @@ export interface ServerConfig {
   limits: Partial<z.infer<typeof Limits>>;
   /** Bearer token -> tenant; empty when the server has one anonymous tenant. */
   tokens: Record<string, string>;
+  /** Set only when configured: the server's defaults are in web-safety.ts. */
+  allowedHosts?: string[];
+  allowedOrigins?: string[];
 }
 
 export class ConfigError extends Error {
@@ -110,6 +126,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
     limits: file.limits ?? {},
     tokens: fromEnv.BATON_TOKENS ?? file.tokens ?? {},
   };
+  const allowedHosts = fromEnv.BATON_ALLOWED_HOSTS ?? file.allowedHosts;
+  if (allowedHosts) config.allowedHosts = allowedHosts;
+  const allowedOrigins = fromEnv.BATON_ALLOWED_ORIGINS ?? file.allowedOrigins;
+  if (allowedOrigins) config.allowedOrigins = allowedOrigins;
   if (Object.keys(config.tokens).length === 0 && !isLoopback(config.host)) {
     throw new ConfigError(
       `bad configuration: host: ${config.host} is not a loopback address; without tokens the server has no authentication and listens on loopback only`,

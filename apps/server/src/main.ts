@@ -9,6 +9,7 @@ import { sqliteStore } from '@baton/store-sqlite';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, redactedLocation } from './config.js';
 import { demoTools } from './demo-tools.js';
+import { LOOPBACK_HOSTS } from './web-safety.js';
 
 /** `postgres://…` is a PostgreSQL server (the server then takes clients' calls too); anything else, a SQLite file. */
 function openStore(location: string): Store {
@@ -29,7 +30,18 @@ try {
       MAX_ID_CHARS + Math.max(0, ...Object.values(config.tokens).map((tenant) => tenant.length + 1)),
   });
   await runtime.ready;
-  const app = buildApp({ runtime, tokens: config.tokens });
+  const authenticated = Object.keys(config.tokens).length > 0;
+  const app = buildApp({
+    runtime,
+    tokens: config.tokens,
+    webSafety: {
+      // Without tokens, the loopback names and the one the server was told to listen on.
+      allowedHosts:
+        config.allowedHosts ??
+        (authenticated ? undefined : [...LOOPBACK_HOSTS, config.host.replace(/^\[|\]$/g, '')]),
+      ...(config.allowedOrigins ? { allowedOrigins: config.allowedOrigins } : {}),
+    },
+  });
   const address = await app.listen({ host: config.host, port: config.port });
   const tenants = new Set(Object.values(config.tokens));
   const access =

@@ -156,7 +156,11 @@ describe('ids, odd URLs and odd bodies get the API error format', () => {
       `/v1/calls/${tooLong}/events`,
       `/v1/notifications/${tooLong}/ack`,
     ]) {
-      const reply = await app.inject({ method: url.endsWith('ack') ? 'POST' : 'GET', url });
+      const reply = await app.inject({
+        method: url.endsWith('ack') ? 'POST' : 'GET',
+        url,
+        headers: { 'content-type': 'application/json' },
+      });
       expect([reply.statusCode, errorOf(reply).code]).toEqual([400, 'invalid_request']);
     }
   });

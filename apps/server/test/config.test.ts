@@ -84,3 +84,22 @@ describe('the store location as the banner shows it', () => {
     expect(redactedLocation(location)).not.toContain('s3cret');
   });
 });
+
+describe('the hosts and origins browsers may use', () => {
+  it('reads them from the file and from comma lists in the environment, which win', () => {
+    const file = withFile({ allowedHosts: ['baton.local'], allowedOrigins: ['https://a.example.com'] });
+    expect(loadConfig({ BATON_CONFIG: file })).toMatchObject({
+      allowedHosts: ['baton.local'],
+      allowedOrigins: ['https://a.example.com'],
+    });
+    expect(
+      loadConfig({
+        BATON_CONFIG: file,
+        BATON_ALLOWED_HOSTS: 'x.local, y.local',
+        BATON_ALLOWED_ORIGINS: 'https://b.example.com',
+      }),
+    ).toMatchObject({ allowedHosts: ['x.local', 'y.local'], allowedOrigins: ['https://b.example.com'] });
+    expect(loadConfig({}, dir).allowedHosts).toBeUndefined();
+    expect(() => loadConfig({ BATON_ALLOWED_ORIGINS: 'not a url' })).toThrow(/BATON_ALLOWED_ORIGINS/);
+  });
+});

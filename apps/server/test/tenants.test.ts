@@ -22,8 +22,15 @@ afterEach(async () => {
   await runtime.close();
 });
 
+/** A request as a tenant's client sends it: its token, and JSON for every POST (the server wants it). */
 const as = (token: string | undefined, options: InjectOptions) =>
-  app.inject({ ...options, headers: token ? { authorization: `Bearer ${token}` } : {} });
+  app.inject({
+    ...options,
+    headers: {
+      ...(options.method === 'POST' ? { 'content-type': 'application/json' } : {}),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+  });
 
 describe('tenants', () => {
   it('refuses a request without a known token with 401, but answers /healthz', async () => {

@@ -31,8 +31,9 @@ export async function getJson<T>(path: string): Promise<T> {
   return answer<T>(await fetch(path, { headers: headers() }));
 }
 
+/** Every POST says it is JSON, with a body or without: the server refuses any other (see web-safety.ts). */
 export async function postJson<T>(path: string, body?: object): Promise<T> {
-  const init: RequestInit = { method: 'POST', headers: headers(body !== undefined) };
+  const init: RequestInit = { method: 'POST', headers: headers(true) };
   if (body !== undefined) init.body = JSON.stringify(body);
   return answer<T>(await fetch(path, init));
 }

@@ -1,0 +1,90 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * What a browser may do to a server it can reach. A server on loopback with no tokens is open to
+ * any page the user visits: a page can POST to it (a form needs no CORS), and a page whose name
+ * was made to point at 127.0.0.1 (DNS rebinding) can read from it too. So:
+ * - the Host header must name this server (on by default without tokens, or when hosts are given);
+ * - a POST must say it is JSON (a form cannot, and a cross-origin script must ask first);
+ * - a request that changes state and says it comes from another site (`Origin`,
+ *   `Sec-Fetch-Site`) is refused. The inspector, served from the server itself, is same-origin.
+ */
+export interface WebSafetyOptions {
+  /**
+   * Host names (no port) that requests may name. Default without tokens: `localhost`,
+   * `127.0.0.1` and `::1`; with tokens, any (a token is what a browser cannot forge).
+   */
+  allowedHosts?: readonly string[];
+  /** Origins besides the server's own that may change state (`https://app.example.com`). */
+  allowedOrigins?: readonly string[];
+}
+
+export const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '::1'];
+
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** The host name of a Host header, without its port (`[::1]:8787` is `::1`). */
+function hostName(header: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(header);
+  if (bracketed) return (bracketed[1] as string).toLowerCase();
+  return header.replace(/:\d+$/, '').toLowerCase();
+}
+
+export type WebSafetyRefusal = { status: number; code: string; message: string };
+
+/** Why a request is refused, or undefined when it may go on. */
+export function webSafetyRefusal(
+  request: Pick<FastifyRequest, 'method' | 'headers'>,
+  options: { allowedHosts: ReadonlySet<string> | undefined; allowedOrigins: ReadonlySet<string> },
+): WebSafetyRefusal | undefined {
+  const host = request.headers.host ?? '';
+  if (options.allowedHosts && !options.allowedHosts.has(hostName(host))) {
+    return {
+      status: 403,
+      code: 'forbidden_host',
+      message: `the Host header ${JSON.stringify(host)} names none of this server's hosts`,
+    };
+  }
+  if (!STATE_CHANGING.has(request.method)) return undefined;
+  const origin = request.headers.origin;
+  if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}`) {
+    if (!options.allowedOrigins.has(origin)) {
+      return {
+        status: 403,
+        code: 'cross_site_request',
+        message: `requests from ${origin} may not change anything here`,
+      };
+    }
+  } else if (origin === undefined && request.headers['sec-fetch-site'] === 'cross-site') {
+    return {
+      status: 403,
+      code: 'cross_site_request',
+      message: 'requests from another site may not change anything here',
+    };
+  }
+  if (request.method === 'POST') {
+    const type = request.headers['content-type'] ?? '';
+    if (!/^application\/json\s*(;|$)/i.test(type)) {
+      return {
+        status: 415,
+        code: 'unsupported_media_type',
+        message: `a POST must be application/json, not ${type === '' ? 'without a content type' : type}`,
+      };
+    }
+  }
+  return undefined;
+}
+
+/** A Fastify `onRequest` hook that answers refused requests in the API's error format. */
+export function webSafetyHook(options: WebSafetyOptions & { authenticated: boolean }) {
+  const hosts = options.allowedHosts ?? (options.authenticated ? undefined : LOOPBACK_HOSTS);
+  const settings = {
+    allowedHosts: hosts && new Set(hosts.map((host) => host.toLowerCase())),
+    allowedOrigins: new Set(options.allowedOrigins ?? []),
+  };
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const refusal = webSafetyRefusal(request, settings);
+    if (!refusal) return;
+    return reply.code(refusal.status).send({ error: { code: refusal.code, message: refusal.message } });
+  };
+}

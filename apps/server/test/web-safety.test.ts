@@ -1,0 +1,126 @@
+import { createRuntime, type Runtime } from '@baton/runtime';
+import { SimulatedClock } from '@baton/runtime/testing';
+import type { FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type AppOptions, buildApp } from '../src/app.js';
+import { demoTools } from '../src/demo-tools.js';
+
+const open: Array<{ app: FastifyInstance; runtime: Runtime }> = [];
+afterEach(async () => {
+  for (const { app, runtime } of open.splice(0)) {
+    await app.close();
+    await runtime.close();
+  }
+});
+
+async function server(options: Omit<AppOptions, 'runtime'> = {}) {
+  const runtime = createRuntime({ tools: demoTools, clock: new SimulatedClock() });
+  await runtime.ready;
+  const app = buildApp({ runtime, ...options });
+  open.push({ app, runtime });
+  return { app, runtime };
+}
+
+const json = { 'content-type': 'application/json' };
+
+/** A call to `deploy`, which waits for approval: the thing a hostile page would most like to approve. */
+async function pendingDeploy(app: FastifyInstance, headers: Record<string, string> = {}) {
+  const reply = await app.inject({
+    method: 'POST',
+    url: '/v1/calls',
+    headers: { ...json, ...headers },
+    payload: { name: 'deploy', args: { env: 'production' }, sessionId: 's', callId: 'd1' },
+  });
+  expect(reply.json()).toMatchObject({ status: 'backgrounded', output: { status: 'awaiting_approval' } });
+}
+
+describe('a server on loopback without tokens, as a browser reaches it', () => {
+  it('refuses a Host that is not its own (DNS rebinding), on the API and on MCP', async () => {
+    const { app } = await server();
+    for (const url of ['/v1/calls', '/mcp', '/healthz']) {
+      const reply = await app.inject({ url, headers: { host: 'evil.example.com' } });
+      expect([reply.statusCode, reply.json().error.code]).toEqual([403, 'forbidden_host']);
+    }
+    for (const host of ['localhost:8787', '127.0.0.1:8787', '[::1]:8787', 'LOCALHOST']) {
+      expect((await app.inject({ url: '/v1/calls', headers: { host } })).statusCode).toBe(200);
+    }
+  });
+
+  it('refuses a cross-site approval, by its Origin or by Sec-Fetch-Site, and the call still waits', async () => {
+    const { app, runtime } = await server();
+    await pendingDeploy(app);
+    const attempts = [
+      { origin: 'https://evil.example.com' },
+      { origin: 'http://localhost:3000' },
+      { 'sec-fetch-site': 'cross-site' },
+    ];
+    for (const headers of attempts) {
+      const reply = await app.inject({
+        method: 'POST',
+        url: '/v1/calls/d1/approve',
+        headers: { ...json, ...headers },
+      });
+      expect([reply.statusCode, reply.json().error.code]).toEqual([403, 'cross_site_request']);
+    }
+    expect((await runtime.get('d1'))?.approval).toBe('pending');
+  });
+
+  it('refuses a POST that is not JSON, as a plain HTML form sends it, even with no body', async () => {
+    const { app, runtime } = await server();
+    await pendingDeploy(app);
+    for (const type of [
+      'application/x-www-form-urlencoded',
+      'text/plain',
+      'multipart/form-data; boundary=x',
+    ]) {
+      const reply = await app.inject({
+        method: 'POST',
+        url: '/v1/calls/d1/approve',
+        headers: { 'content-type': type },
+        payload: '',
+      });
+      expect([reply.statusCode, reply.json().error.code]).toEqual([415, 'unsupported_media_type']);
+    }
+    const bare = await app.inject({ method: 'POST', url: '/v1/calls/d1/approve' });
+    expect(bare.json().error).toEqual({
+      code: 'unsupported_media_type',
+      message: 'a POST must be application/json, not without a content type',
+    });
+    expect((await runtime.get('d1'))?.approval).toBe('pending');
+  });
+
+  it('lets its own pages (same origin, as the inspector) and allowed origins change state', async () => {
+    const { app } = await server({ webSafety: { allowedOrigins: ['https://console.example.com'] } });
+    await pendingDeploy(app, { origin: 'http://localhost:80', 'sec-fetch-site': 'same-origin' });
+    const approved = await app.inject({
+      method: 'POST',
+      url: '/v1/calls/d1/approve',
+      headers: {
+        ...json,
+        host: 'localhost:80',
+        origin: 'http://localhost:80',
+        'sec-fetch-site': 'same-origin',
+      },
+    });
+    expect(approved.json()).toEqual({ approved: true });
+    const cancel = await app.inject({
+      method: 'POST',
+      url: '/v1/calls/d1/cancel',
+      headers: { ...json, origin: 'https://console.example.com', 'sec-fetch-site': 'cross-site' },
+    });
+    expect(cancel.statusCode).toBe(200);
+  });
+});
+
+describe('a server with tokens', () => {
+  it('takes any Host (a browser cannot send the token), unless hosts are given', async () => {
+    const tokens = { 'token-of-sixteen-chars': 'acme' };
+    const auth = { authorization: 'Bearer token-of-sixteen-chars', host: 'baton.internal:8787' };
+    const { app } = await server({ tokens });
+    expect((await app.inject({ url: '/v1/calls', headers: auth })).statusCode).toBe(200);
+    const { app: pinned } = await server({ tokens, webSafety: { allowedHosts: ['baton.example.com'] } });
+    expect((await pinned.inject({ url: '/v1/calls', headers: auth })).statusCode).toBe(403);
+    const named = { ...auth, host: 'baton.example.com' };
+    expect((await pinned.inject({ url: '/v1/calls', headers: named })).statusCode).toBe(200);
+  });
+});
