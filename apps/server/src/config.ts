@@ -10,6 +10,8 @@ const Limits = z.strictObject({
   maxQueued: z.number().int().positive(),
   backgroundPerSession: z.number().int().positive(),
   backgroundPerWorker: z.number().int().positive(),
+  runningPerSession: z.number().int().positive(),
+  runningPerTenant: z.number().int().positive(),
 });
 
 /** `baton.config.json` (or the file `BATON_CONFIG` names): every field optional, none unknown. */

@@ -9,6 +9,7 @@ import { sqliteStore } from '@baton/store-sqlite';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, redactedLocation } from './config.js';
 import { demoTools } from './demo-tools.js';
+import { tenantOfId } from './tenancy.js';
 import { LOOPBACK_HOSTS } from './web-safety.js';
 
 /** `postgres://…` is a PostgreSQL server (the server then takes clients' calls too); anything else, a SQLite file. */
@@ -20,7 +21,10 @@ function openStore(location: string): Store {
 
 try {
   const config = loadConfig(process.env);
+  const authenticated = Object.keys(config.tokens).length > 0;
   const runtime = createRuntime({
+    // One tenant that floods the server with slow calls leaves slots to the others.
+    ...(authenticated ? { tenantOf: tenantOfId } : {}),
     tools: demoTools,
     store: openStore(config.storePath),
     inlineBudgetMs: config.inlineBudgetMs,
@@ -30,7 +34,6 @@ try {
       MAX_ID_CHARS + Math.max(0, ...Object.values(config.tokens).map((tenant) => tenant.length + 1)),
   });
   await runtime.ready;
-  const authenticated = Object.keys(config.tokens).length > 0;
   const app = buildApp({
     runtime,
     tokens: config.tokens,

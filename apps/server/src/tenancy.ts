@@ -42,6 +42,12 @@ export class TenantScope {
   }
 }
 
+/** The tenant of an id the runtime keeps (`tenant/…`), for the runtime's per-tenant limits. */
+export function tenantOfId(id: string): string {
+  const slash = id.indexOf('/');
+  return slash === -1 ? '' : id.slice(0, slash);
+}
+
 /** Bearer tokens to tenants. Without tokens every request is the one anonymous tenant. */
 export class Tenancy {
   readonly #byToken: Map<string, TenantScope>;

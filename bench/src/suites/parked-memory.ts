@@ -24,6 +24,8 @@ export async function parkedMemory(config: BenchConfig): Promise<Row[]> {
         concurrency: config.parked,
         backgroundPerSession: config.parked,
         backgroundPerWorker: config.parked,
+        // Every parked call runs (and waits) in the one session it measures.
+        runningPerSession: config.parked,
       },
     });
     await runtime.ready;

@@ -5,6 +5,16 @@ interface SessionLane {
   waiting: Map<string, LiveCall>;
   running: number;
   runningExclusive: boolean;
+  /** The tenant the session belongs to, when the runtime knows tenants. */
+  tenant: string | undefined;
+}
+
+/** How many slots one session, and one tenant, may hold at once; `tenantOf` names a session's tenant. */
+export interface FairShare {
+  concurrency: number;
+  runningPerSession: number;
+  runningPerTenant: number;
+  tenantOf: ((sessionId: string) => string) | undefined;
 }
 
 /**
@@ -12,9 +22,16 @@ interface SessionLane {
  * the queue does not starve the others. Within a session calls start in order, and an `exclusive`
  * call is a barrier: it starts alone, when nothing else of its session runs, and nothing of its
  * session that came after it starts before it has ended.
+ *
+ * Turns alone do not help once slow calls hold every slot: so no session, and no tenant, may hold
+ * more than its share of the slots, and a newcomer finds one free.
  */
 export class Admission {
   readonly #concurrency: number;
+  readonly #runningPerSession: number;
+  readonly #runningPerTenant: number;
+  readonly #tenantOf: FairShare['tenantOf'];
+  readonly #runningPerTenantNow = new Map<string, number>();
   /** Sessions with waiting calls, in turn order: the next to be served first. */
   readonly #turns = new Map<string, SessionLane>();
   readonly #lanes = new Map<string, SessionLane>();
@@ -22,8 +39,11 @@ export class Admission {
   #running = 0;
   #waiting = 0;
 
-  constructor(concurrency: number) {
-    this.#concurrency = concurrency;
+  constructor(share: FairShare) {
+    this.#concurrency = share.concurrency;
+    this.#runningPerSession = share.runningPerSession;
+    this.#runningPerTenant = share.runningPerTenant;
+    this.#tenantOf = share.tenantOf;
   }
 
   get running(): number {
@@ -58,6 +78,9 @@ export class Admission {
       lane.waiting.delete(call.record.callId);
       this.#waiting--;
       lane.running++;
+      if (lane.tenant !== undefined) {
+        this.#runningPerTenantNow.set(lane.tenant, (this.#runningPerTenantNow.get(lane.tenant) ?? 0) + 1);
+      }
       if (call.tool.execution.concurrency === 'exclusive') lane.runningExclusive = true;
       this.#running++;
       this.#runningPerTool.set(call.tool.name, (this.#runningPerTool.get(call.tool.name) ?? 0) + 1);
@@ -74,6 +97,11 @@ export class Admission {
     const lane = this.#lanes.get(call.record.sessionId);
     if (!lane) return;
     lane.running--;
+    if (lane.tenant !== undefined) {
+      const running = (this.#runningPerTenantNow.get(lane.tenant) ?? 1) - 1;
+      if (running === 0) this.#runningPerTenantNow.delete(lane.tenant);
+      else this.#runningPerTenantNow.set(lane.tenant, running);
+    }
     if (call.tool.execution.concurrency === 'exclusive') lane.runningExclusive = false;
     this.#running--;
     const perTool = (this.#runningPerTool.get(call.tool.name) ?? 1) - 1;
@@ -83,7 +111,13 @@ export class Admission {
   }
 
   #startable(lane: SessionLane): LiveCall | undefined {
-    if (lane.runningExclusive) return undefined;
+    if (lane.runningExclusive || lane.running >= this.#runningPerSession) return undefined;
+    if (
+      lane.tenant !== undefined &&
+      (this.#runningPerTenantNow.get(lane.tenant) ?? 0) >= this.#runningPerTenant
+    ) {
+      return undefined;
+    }
     for (const call of lane.waiting.values()) {
       if (call.tool.execution.concurrency === 'exclusive') {
         // Only the oldest waiting call may be an exclusive one that starts, and only alone.
@@ -104,7 +138,7 @@ export class Admission {
   #lane(sessionId: string): SessionLane {
     let lane = this.#lanes.get(sessionId);
     if (!lane) {
-      lane = { waiting: new Map(), running: 0, runningExclusive: false };
+      lane = { waiting: new Map(), running: 0, runningExclusive: false, tenant: this.#tenantOf?.(sessionId) };
       this.#lanes.set(sessionId, lane);
     }
     return lane;

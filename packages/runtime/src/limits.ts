@@ -79,6 +79,14 @@ export function persistenceFailedMessage(cause: unknown): string {
 /** Calls running at once in one runtime. */
 export const DEFAULT_CONCURRENCY = 64;
 
+/**
+ * The slots one session (or one tenant) may hold by default: all but a quarter, so that one that
+ * floods with slow calls always leaves some to the others. Small pools are left whole.
+ */
+export function fairShareOf(concurrency: number): number {
+  return concurrency - Math.floor(concurrency / 4);
+}
+
 /** Calls waiting for a slot; past it a call is refused with `limit_exceeded`. */
 export const DEFAULT_MAX_QUEUED = 10_000;
 

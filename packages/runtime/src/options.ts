@@ -32,6 +32,11 @@ export interface RuntimeOptions {
   timeoutMs?: number;
   /** Arguments larger than this (as JSON) are refused. Default 1 MiB. */
   maxArgsBytes?: number;
+  /**
+   * The tenant a session belongs to, for `limits.runningPerTenant` (the server keeps a tenant's
+   * sessions under `tenant/`). Default: no tenants.
+   */
+  tenantOf?: (sessionId: string) => string;
   /** Arguments nested deeper than this (objects and arrays) are refused. Default 64. */
   maxArgsDepth?: number;
   /**
@@ -98,6 +103,13 @@ export interface RuntimeLimits {
   backgroundPerWorker?: number;
   /** Seed 002: active schedules per session. Default 10. */
   schedulesPerSession?: number;
+  /**
+   * Calls of one session running at once, of every mode; past it they wait their turn. Default:
+   * `concurrency` less a quarter of it (48 of 64), so a session that floods leaves slots to others.
+   */
+  runningPerSession?: number;
+  /** Calls of one tenant (see `tenantOf`) running at once, of every mode. Default as `runningPerSession`. */
+  runningPerTenant?: number;
 }
 
 export type BatchRequest = Omit<CallRequest, 'sessionId'>;

@@ -73,6 +73,7 @@ import {
   EVENT_CANCELLED_MESSAGE,
   EVENT_TIMEOUT_MESSAGE,
   eventKey,
+  fairShareOf,
   INTERRUPTED_MESSAGE,
   notificationBody,
   notificationTitle,
@@ -209,7 +210,13 @@ class BatonRuntime implements Runtime, ContextHost {
         positive('limits.backgroundPerWorker', limits.backgroundPerWorker) ?? DEFAULT_BACKGROUND_PER_WORKER,
       schedulesPerSession:
         positive('limits.schedulesPerSession', limits.schedulesPerSession) ?? DEFAULT_SCHEDULES_PER_SESSION,
+      runningPerSession: 0,
+      runningPerTenant: 0,
     };
+    const fairShare = fairShareOf(this.#limits.concurrency);
+    this.#limits.runningPerSession =
+      positive('limits.runningPerSession', limits.runningPerSession) ?? fairShare;
+    this.#limits.runningPerTenant = positive('limits.runningPerTenant', limits.runningPerTenant) ?? fairShare;
     const ttl = options.retention && positive('retention.endedTtlMs', options.retention.endedTtlMs);
     this.#role = options.role ?? 'both';
     if (this.#role !== 'both' && !this.#store.listen) {
@@ -222,7 +229,12 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#progressIntervalMs = this.#store.listen
       ? (positive('progressIntervalMs', options.progressIntervalMs) ?? DEFAULT_PROGRESS_INTERVAL_MS)
       : undefined;
-    this.#admission = new Admission(this.#limits.concurrency);
+    this.#admission = new Admission({
+      concurrency: this.#limits.concurrency,
+      runningPerSession: this.#limits.runningPerSession,
+      runningPerTenant: this.#limits.runningPerTenant,
+      tenantOf: options.tenantOf,
+    });
     const start = (request: RunRequest) => this.call(request);
     this.#scheduleRunner = new ScheduleRunner({
       clock: this.#clock,

@@ -367,3 +367,53 @@ describe('what the model sees of a long output (seed 004)', () => {
     expect((await runtime.call({ name: 'medium', sessionId: 's' })).output).toBe('y'.repeat(32_000));
   });
 });
+
+describe('fair shares of the slots', () => {
+  const echo = defineTool({ name: 'echo', description: 'e', input: z.object({}), execute: () => 'at once' });
+
+  it('leaves a quarter of the slots when one session floods them with slow calls, so another answers at once', async () => {
+    const slow = gatedTool('slow');
+    const { runtime } = testRuntime([slow.tool, echo]);
+    const flood = Array.from({ length: 200 }, () => runtime.call({ name: 'slow', sessionId: 'flood' }));
+    await settle();
+    expect(runtime.stats()).toMatchObject({ running: 48, queued: 152 });
+    expect(await runtime.call({ name: 'echo', sessionId: 'other' })).toMatchObject({
+      status: 'succeeded',
+      output: 'at once',
+    });
+    for (const run of slow.runs) run.resolve('done');
+    await settle();
+    expect(slow.runs.length).toBeGreaterThan(48);
+    for (let i = 0; i < 10 && runtime.stats().active > 0; i++) {
+      for (const run of slow.runs) run.resolve('done');
+      await settle();
+    }
+    expect((await Promise.all(flood)).every((reply) => reply.status === 'succeeded')).toBe(true);
+  });
+
+  it('caps a tenant across its sessions, so another tenant answers within its budget', async () => {
+    const slow = gatedTool('slow', { mode: 'auto' });
+    const { runtime } = testRuntime([slow.tool, echo], {
+      tenantOf: (sessionId) => sessionId.slice(0, sessionId.indexOf('/')),
+      limits: { concurrency: 8, runningPerSession: 8, runningPerTenant: 6 },
+    });
+    for (let i = 0; i < 40; i++) void runtime.call({ name: 'slow', sessionId: `a/s${i % 4}` });
+    await settle();
+    expect(runtime.stats()).toMatchObject({ running: 6, queued: 34 });
+    expect((await runtime.call({ name: 'echo', sessionId: 'b/s0' })).status).toBe('succeeded');
+    // Without tenants, the same sessions take every slot.
+    const untenanted = testRuntime([slow.tool], { limits: { concurrency: 8, runningPerSession: 8 } }).runtime;
+    for (let i = 0; i < 40; i++) void untenanted.call({ name: 'slow', sessionId: `a/s${i % 4}` });
+    await settle();
+    expect(untenanted.stats()).toMatchObject({ running: 8 });
+  });
+
+  it('leaves small pools whole: one session may use both of two slots', async () => {
+    const slow = gatedTool('slow');
+    const { runtime } = testRuntime([slow.tool], { limits: { concurrency: 2 } });
+    void runtime.call({ name: 'slow', sessionId: 's' });
+    void runtime.call({ name: 'slow', sessionId: 's' });
+    await settle();
+    expect(runtime.stats()).toMatchObject({ running: 2 });
+  });
+});
