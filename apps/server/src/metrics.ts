@@ -5,6 +5,9 @@ import { endOf } from './call-end.js';
 
 type LiveState = 'queued' | 'inline' | 'backgrounded';
 
+/** The `tool` label of calls to names no tool has (refused with `tool_not_found`). */
+export const UNREGISTERED_TOOL = '(unregistered)';
+
 /** The state a live call is in after an event, from the state it was in. */
 function nextState(state: LiveState | undefined, event: CallEvent): LiveState | undefined {
   switch (event.type) {
@@ -62,7 +65,9 @@ export function runtimeMetrics(runtime: Runtime): Registry {
   runtime.events$.subscribe((event) => {
     const end = endOf(event);
     if (end) {
-      const labels = { status: end, tool: event.toolName };
+      // Only registered names become labels: a caller who asks for 2,000 made-up tools makes one series.
+      const tool = runtime.tools.has(event.toolName) ? event.toolName : UNREGISTERED_TOOL;
+      const labels = { status: end, tool };
       ended.inc(labels);
       const started = live.get(event.callId);
       if (started) duration.observe(labels, (event.at - started.queuedAt) / 1_000);

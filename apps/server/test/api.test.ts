@@ -198,3 +198,16 @@ describe('ids, odd URLs and odd bodies get the API error format', () => {
     });
   });
 });
+
+describe('metrics', () => {
+  it('label calls by registered tool names only: made-up names are one series, whatever their number', async () => {
+    await post('/v1/calls', { name: 'echo', args: { text: 'x' }, sessionId: 's' });
+    for (let i = 0; i < 300; i++)
+      await post('/v1/calls', { name: `made_up_${i}_${'x'.repeat(100)}`, sessionId: 's' });
+    const metrics = (await app.inject('/metrics')).body;
+    expect(metrics).toContain('baton_calls_ended_total{status="failed",tool="(unregistered)"} 300');
+    expect(metrics).toContain('baton_calls_ended_total{status="succeeded",tool="echo"} 1');
+    expect(metrics).not.toContain('made_up_');
+    expect(metrics.length).toBeLessThan(10_000);
+  });
+});
