@@ -82,7 +82,11 @@ export const API = {
       sessionId: id.optional(),
       status: z.enum(CALL_STATUSES).optional(),
       tool: z.string().optional(),
-      cursor: z.string().optional().describe('The nextCursor of the previous page'),
+      cursor: z
+        .string()
+        .regex(/^\d{1,15}$/, 'not a cursor a page gave')
+        .optional()
+        .describe('The nextCursor of the previous page'),
       limit: z.coerce.number().int().min(1).max(1_000).optional(),
     }),
     response: { description: '{ calls, nextCursor? }' },

@@ -1,4 +1,10 @@
-import { toAnthropicTool, toGeminiFunctionDeclaration, toMcpTool, toOpenAITool } from '@baton/contracts';
+import {
+  isBatonError,
+  toAnthropicTool,
+  toGeminiFunctionDeclaration,
+  toMcpTool,
+  toOpenAITool,
+} from '@baton/contracts';
 import { inspectorAssetsDir } from '@baton/inspector';
 import { callMachine, machineGraph } from '@baton/machine';
 import type { Runtime } from '@baton/runtime';
@@ -96,6 +102,10 @@ export function buildApp({ runtime, tokens = {}, webSafety = {} }: AppOptions): 
     fail(reply, 404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`),
   );
   app.setErrorHandler((error: { statusCode?: number; message: string }, _request, reply) => {
+    // The runtime and the stores refuse bad input with a BatonError: the caller's mistake, a 400.
+    if (isBatonError(error) && error.code === 'invalid_arguments') {
+      return fail(reply, 400, 'invalid_request', error.message);
+    }
     const status = error.statusCode ?? 500;
     if (status === 413) return fail(reply, 413, 'payload_too_large', 'the body is larger than 1 MiB');
     if (status < 500) return fail(reply, status, 'invalid_request', error.message);

@@ -211,3 +211,13 @@ describe('metrics', () => {
     expect(metrics.length).toBeLessThan(10_000);
   });
 });
+
+describe('paging', () => {
+  it('refuses a cursor no page gave with 400, on every store alike', async () => {
+    for (const cursor of ['abc', '1e309', '-1']) {
+      const reply = await app.inject(`/v1/calls?cursor=${cursor}`);
+      expect([reply.statusCode, reply.json().error.code]).toEqual([400, 'invalid_request']);
+    }
+    expect((await app.inject('/v1/calls?cursor=12')).statusCode).toBe(200);
+  });
+});

@@ -12,6 +12,7 @@ import {
   type CallFilter,
   type CallPage,
   type ClaimedCall,
+  cursorPosition,
   DEFAULT_PAGE_SIZE,
   type InstanceRow,
   instanceOfRow,
@@ -381,7 +382,7 @@ export class PostgresStore implements Store {
     const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
     const statuses = typeof filter.status === 'string' ? [filter.status] : filter.status;
     const { where, params, next } = whereOf([
-      filter.cursor === undefined ? undefined : ['position < ?', Number(filter.cursor)],
+      filter.cursor === undefined ? undefined : ['position < ?', cursorPosition(filter.cursor)],
       ...sessionConditions(filter),
       filter.toolName === undefined ? undefined : ['tool_name = ?', filter.toolName],
       statuses === undefined ? undefined : ['status = ANY(?)', statuses],

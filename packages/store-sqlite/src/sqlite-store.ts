@@ -13,6 +13,7 @@ import {
   type CallFilter,
   type CallPage,
   type ClaimedCall,
+  cursorPosition,
   DEFAULT_PAGE_SIZE,
   type InstanceRow,
   instanceOfRow,
@@ -179,7 +180,7 @@ export class SqliteStore implements Store {
     const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
     const statuses = typeof filter.status === 'string' ? [filter.status] : filter.status;
     const { where, params } = whereOf([
-      filter.cursor === undefined ? undefined : ['position < ?', Number(filter.cursor)],
+      filter.cursor === undefined ? undefined : ['position < ?', cursorPosition(filter.cursor)],
       filter.sessionId === undefined ? undefined : ['session_id = ?', filter.sessionId],
       sessionPrefixOf(filter),
       filter.toolName === undefined ? undefined : ['tool_name = ?', filter.toolName],

@@ -1,6 +1,6 @@
 /** `@baton/store`: the Store contract and the in-memory store. The conformance suite is in `@baton/store/testing`. */
 export { MemoryStore, memoryStore } from './memory-store.js';
-export { type InstanceRow, instanceOfRow, scheduleAfterFiring } from './rows.js';
+export { cursorPosition, type InstanceRow, instanceOfRow, scheduleAfterFiring } from './rows.js';
 export {
   type CallControl,
   type CallFilter,

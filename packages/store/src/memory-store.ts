@@ -9,7 +9,7 @@ import {
   type Schedule,
   type StepResult,
 } from '@baton/contracts';
-import { scheduleAfterFiring } from './rows.js';
+import { cursorPosition, scheduleAfterFiring } from './rows.js';
 import {
   type CallFilter,
   type CallPage,
@@ -118,7 +118,7 @@ export class MemoryStore implements Store {
 
   async listCalls(filter: CallFilter = {}): Promise<CallPage> {
     const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
-    const before = filter.cursor === undefined ? Number.POSITIVE_INFINITY : Number(filter.cursor);
+    const before = cursorPosition(filter.cursor) ?? Number.POSITIVE_INFINITY;
     const matchesStatus = statusFilter(filter.status);
     const matching = [...this.#calls.values()]
       .filter(

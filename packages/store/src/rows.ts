@@ -1,4 +1,4 @@
-import type { RuntimeInstance, Schedule } from '@baton/contracts';
+import { BatonError, type RuntimeInstance, type Schedule } from '@baton/contracts';
 
 /** A runtime instance as SQL adapters keep it, one column per field. */
 export interface InstanceRow {
@@ -32,4 +32,21 @@ export function scheduleAfterFiring(
   if (next.nextAt === undefined) delete claimed.nextAt;
   else claimed.nextAt = next.nextAt;
   return claimed;
+}
+
+/**
+ * The store position a `listCalls` cursor stands for. Cursors are the positions the stores give
+ * out (whole numbers); anything else is refused with `invalid_arguments` the same way on every
+ * store, rather than read as NaN (an empty page) or as Infinity (every call).
+ */
+export function cursorPosition(cursor: string | undefined): number | undefined {
+  if (cursor === undefined) return undefined;
+  const position = /^\d{1,15}$/.test(cursor) ? Number(cursor) : Number.NaN;
+  if (!Number.isSafeInteger(position)) {
+    throw new BatonError(
+      'invalid_arguments',
+      `the cursor ${JSON.stringify(cursor.slice(0, 40))} is not one a page of calls gave`,
+    );
+  }
+  return position;
 }

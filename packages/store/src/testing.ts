@@ -142,6 +142,13 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await ids({ sessionPrefix: 'S' })).toEqual([]);
     });
 
+    it.each(['abc', '1e309', '-1', '1.5', '', '99999999999999999999'])(
+      'refuses the cursor %j with invalid_arguments, as no page gave it',
+      async (cursor) => {
+        await expect(store.listCalls({ cursor })).rejects.toMatchObject({ code: 'invalid_arguments' });
+      },
+    );
+
     it('pages through every call once with the cursor', async () => {
       const calls = Array.from({ length: 25 }, (_, i) => makeCallRecord({ callId: `c${i}`, createdAt: i }));
       await store.write({ calls });
