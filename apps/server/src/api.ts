@@ -155,10 +155,18 @@ export const API = {
   listNotifications: endpoint({
     method: 'GET',
     url: '/v1/notifications',
-    summary: 'Notifications of backgrounded calls that ended, oldest first',
+    summary: 'Notifications of backgrounded calls that ended, oldest first, a page at a time',
     query: z.object({
       sessionId: id.optional(),
       status: z.enum(['queued', 'acknowledged']).optional(),
+      limit: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(1_000)
+        .default(100)
+        .describe('At most this many (default 100)'),
+      after: id.optional().describe('The id of the last notification of the previous page'),
     }),
     response: { description: 'A list of notifications' },
   }),

@@ -232,6 +232,8 @@ export function buildApp({ runtime, tokens = {}, webSafety = {} }: AppOptions): 
   route(API.listNotifications, async ({ query, scope }) => {
     const notifications = await runtime.notifications.list({
       sessionPrefix: scope.prefix,
+      limit: query.limit,
+      ...(query.after !== undefined ? { after: query.after } : {}),
       ...(query.sessionId !== undefined ? { sessionId: scope.inside(query.sessionId) } : {}),
       ...(query.status !== undefined ? { status: query.status } : {}),
     });
@@ -240,11 +242,14 @@ export function buildApp({ runtime, tokens = {}, webSafety = {} }: AppOptions): 
 
   route(API.ackNotification, async ({ params, scope, reply }) => {
     // Notification ids are the runtime's own: with tenants, one acknowledges only the queued
-    // notifications of its own sessions (a short list), and any other id is unknown to it.
+    // notifications of its own sessions, and any other id is unknown to it.
     if (scope.prefix !== '') {
-      const queued = await runtime.notifications.list({ sessionPrefix: scope.prefix, status: 'queued' });
-      if (!queued.some((notification) => notification.id === params.id))
-        return notFound(reply, 'notification');
+      const own = await runtime.notifications.list({
+        id: params.id,
+        sessionPrefix: scope.prefix,
+        status: 'queued',
+      });
+      if (own.length === 0) return notFound(reply, 'notification');
     }
     return { acknowledged: await runtime.notifications.ack(params.id) };
   });

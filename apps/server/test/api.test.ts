@@ -1,7 +1,9 @@
+import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { SimulatedClock } from '@baton/runtime/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { buildApp } from '../src/app.js';
 import { demoTools } from '../src/demo-tools.js';
 
@@ -219,5 +221,42 @@ describe('paging', () => {
       expect([reply.statusCode, reply.json().error.code]).toEqual([400, 'invalid_request']);
     }
     expect((await app.inject('/v1/calls?cursor=12')).statusCode).toBe(200);
+  });
+});
+
+describe('notifications', () => {
+  it('are listed a page at a time: 100 by default, then after the last one seen', async () => {
+    const quick = defineTool({
+      name: 'quick',
+      description: 'q',
+      input: z.object({}),
+      execution: { mode: 'background' },
+      execute: () => 'done',
+    });
+    const own = createRuntime({
+      tools: [quick],
+      clock: new SimulatedClock(),
+      limits: { backgroundPerSession: 1_000, backgroundPerWorker: 1_000 },
+    });
+    const server = buildApp({ runtime: own });
+    // A notification's event is published once the notification is stored.
+    let stored = 0;
+    const allStored = new Promise<void>((resolve) =>
+      own.events$.subscribe((event) => event.type === 'notification' && ++stored === 150 && resolve()),
+    );
+    for (let i = 0; i < 150; i++) await own.call({ name: 'quick', sessionId: 's' });
+    await allStored;
+    const first = (await server.inject('/v1/notifications')).json() as Array<{ id: string }>;
+    expect(first).toHaveLength(100);
+    const rest = (
+      await server.inject(`/v1/notifications?after=${first[99]?.id}&limit=1000`)
+    ).json() as Array<{
+      id: string;
+    }>;
+    expect(rest).toHaveLength(50);
+    expect(new Set([...first, ...rest].map((n) => n.id)).size).toBe(150);
+    expect((await server.inject('/v1/notifications?limit=1001')).statusCode).toBe(400);
+    await server.close();
+    await own.close();
   });
 });

@@ -418,9 +418,17 @@ export class PostgresStore implements Store {
     const { where, params } = whereOf([
       ...sessionConditions(filter),
       filter.status === undefined ? undefined : ['status = ?', filter.status],
+      filter.id === undefined ? undefined : ['id = ?', filter.id],
+      filter.after === undefined
+        ? undefined
+        : [
+            '(created_at, position) > (SELECT created_at, position FROM notifications WHERE id = ?)',
+            filter.after,
+          ],
     ]);
+    const limit = filter.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(filter.limit))}`;
     const rows = await this.#query<NotificationRow>(
-      `SELECT notification, status, acknowledged_at FROM notifications ${where} ORDER BY created_at, position`,
+      `SELECT notification, status, acknowledged_at FROM notifications ${where} ORDER BY created_at, position${limit}`,
       params,
     );
     return rows.map(notificationOf);

@@ -217,8 +217,13 @@ export class SqliteStore implements Store {
       filter.sessionId === undefined ? undefined : ['session_id = ?', filter.sessionId],
       sessionPrefixOf(filter),
       filter.status === undefined ? undefined : ['status = ?', filter.status],
+      filter.id === undefined ? undefined : ['id = ?', filter.id],
+      filter.after === undefined
+        ? undefined
+        : ['(created_at, rowid) > (SELECT created_at, rowid FROM notifications WHERE id = ?)', filter.after],
     ]);
-    const sql = `SELECT notification, status, acknowledged_at FROM notifications ${where} ORDER BY created_at, rowid`;
+    const limit = filter.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(filter.limit))}`;
+    const sql = `SELECT notification, status, acknowledged_at FROM notifications ${where} ORDER BY created_at, rowid${limit}`;
     return (this.#db.prepare(sql).all(...params) as NotificationRow[]).map(notificationOf);
   }
 

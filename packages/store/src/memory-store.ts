@@ -146,13 +146,29 @@ export class MemoryStore implements Store {
   }
 
   async listNotifications(filter: NotificationFilter = {}): Promise<Notification[]> {
-    return [...this.#notifications.values()]
-      .filter(
-        (notification) =>
-          inSession(notification.sessionId, filter) &&
-          (filter.status === undefined || notification.status === filter.status),
-      )
-      .map((notification) => ({ ...notification }));
+    if (filter.id !== undefined) {
+      const notification = this.#notifications.get(filter.id);
+      const matches =
+        notification !== undefined &&
+        inSession(notification.sessionId, filter) &&
+        (filter.status === undefined || notification.status === filter.status);
+      return matches && filter.limit !== 0 ? [{ ...notification }] : [];
+    }
+    const page: Notification[] = [];
+    const limit = filter.limit ?? Number.POSITIVE_INFINITY;
+    // Kept in the order they were written, which is the order of their creation.
+    let started = filter.after === undefined;
+    for (const notification of this.#notifications.values()) {
+      if (page.length >= limit) break;
+      if (!started) {
+        started = notification.id === filter.after;
+        continue;
+      }
+      if (!inSession(notification.sessionId, filter)) continue;
+      if (filter.status !== undefined && notification.status !== filter.status) continue;
+      page.push({ ...notification });
+    }
+    return page;
   }
 
   async acknowledgeNotification(id: string, at: number): Promise<boolean> {

@@ -75,9 +75,15 @@ export interface CallPage {
 }
 
 export interface NotificationFilter {
+  /** Only the notification with this id. */
+  id?: string;
   sessionId?: string;
   sessionPrefix?: string;
   status?: NotificationStatus;
+  /** At most this many, oldest first. Default: all. */
+  limit?: number;
+  /** Only those after the notification with this id (the last of the previous page); none when it is unknown. */
+  after?: string;
 }
 
 /** An event with its place in the store's write order, which a session stream resumes from. */

@@ -194,6 +194,29 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await store.listSessionEvents('missing')).toEqual([]);
     });
 
+    it('pages notifications oldest first with limit and after', async () => {
+      await store.write({
+        notifications: Array.from({ length: 7 }, (_, i) =>
+          makeNotification({
+            id: `n${i}`,
+            callId: `c${i}`,
+            sessionId: i % 2 ? 'odd' : 'even',
+            createdAt: 1_000 + i,
+          }),
+        ),
+      });
+      const ids = async (filter: Parameters<Store['listNotifications']>[0]) =>
+        (await store.listNotifications(filter)).map((n) => n.id);
+      expect(await ids({ limit: 3 })).toEqual(['n0', 'n1', 'n2']);
+      expect(await ids({ limit: 3, after: 'n2' })).toEqual(['n3', 'n4', 'n5']);
+      expect(await ids({ limit: 3, after: 'n5' })).toEqual(['n6']);
+      expect(await ids({ sessionId: 'even', after: 'n2', limit: 1 })).toEqual(['n4']);
+      expect(await ids({ after: 'no-such-notification' })).toEqual([]);
+      expect(await ids({ id: 'n3' })).toEqual(['n3']);
+      expect(await ids({ id: 'n3', sessionId: 'even' })).toEqual([]);
+      expect(await ids({ id: 'nope' })).toEqual([]);
+    });
+
     it('lists notifications oldest first and acknowledges each once', async () => {
       await store.write({
         calls: [makeCallRecord({ callId: 'c1' }), makeCallRecord({ callId: 'c2', sessionId: 's2' })],
