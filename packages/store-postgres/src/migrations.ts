@@ -91,4 +91,8 @@ export const MIGRATIONS: readonly string[] = [
   -- each process's random boot id: a new process with a dead one's PID is not taken for it
   ALTER TABLE instances ADD COLUMN boot TEXT NOT NULL DEFAULT '';
   `,
+  `
+  -- lists by tool, newest first, without reading every call (the API's ?tool=)
+  CREATE INDEX calls_by_tool ON calls (tool_name, position);
+  `,
 ];

@@ -23,4 +23,19 @@ describe('a SQLite file across opens', () => {
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
   });
+
+  it('lists by tool through an index: asking for a tool no call has reads no call', async () => {
+    const path = join(dir, 'by-tool.db');
+    const store = sqliteStore({ path });
+    await store.write({ calls: [makeCallRecord({ callId: 'c1' })] });
+    await store.close();
+    const raw = new Database(path, { readonly: true });
+    const plan = raw
+      .prepare(
+        'EXPLAIN QUERY PLAN SELECT position, record, owner_id FROM calls WHERE tool_name = ? ORDER BY position DESC LIMIT 101',
+      )
+      .all('nothing') as Array<{ detail: string }>;
+    raw.close();
+    expect(plan.map((step) => step.detail).join('\n')).toMatch(/USING (COVERING )?INDEX calls_by_tool/);
+  });
 });
