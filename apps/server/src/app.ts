@@ -16,7 +16,7 @@ import { API, type Endpoint } from './api.js';
 import { mountMcp } from './mcp.js';
 import { runtimeMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
-import { resumeAfter, streamEvents } from './sse.js';
+import { resumeAfter, StreamLimits, streamEvents } from './sse.js';
 import { Tenancy, type TenantScope } from './tenancy.js';
 import { type WebSafetyOptions, webSafetyHook } from './web-safety.js';
 
@@ -26,7 +26,12 @@ export interface AppOptions {
   tokens?: Record<string, string>;
   /** Which hosts and origins browsers may reach the server by (see web-safety.ts). */
   webSafety?: WebSafetyOptions;
+  /** Open event streams at once: per tenant (default 64) and in all (default 1,024). */
+  limits?: { streamsPerTenant?: number; streams?: number };
 }
+
+export const DEFAULT_STREAMS_PER_TENANT = 64;
+export const DEFAULT_STREAMS = 1_024;
 
 /** What a part of a request is once its schema parsed it (the route runs only when all parts did). */
 type Parsed<S> = z.output<NonNullable<S>>;
@@ -56,7 +61,7 @@ function notFound(reply: FastifyReply, what = 'call') {
  * The reference server's HTTP API over a runtime: REST, Server-Sent Events, Prometheus metrics,
  * OpenAPI and MCP. Each tenant sees only its own calls. Bodies over 1 MiB get 413.
  */
-export function buildApp({ runtime, tokens = {}, webSafety = {} }: AppOptions): FastifyInstance {
+export function buildApp({ runtime, tokens = {}, webSafety = {}, limits = {} }: AppOptions): FastifyInstance {
   // Any id the API takes (128 characters, each up to 9 when percent-encoded) fits in a path
   // parameter, so that a long id is answered by its schema (400), not by the router (414).
   const app = Fastify({
@@ -144,6 +149,31 @@ export function buildApp({ runtime, tokens = {}, webSafety = {} }: AppOptions): 
     });
   }
 
+  const streams = new StreamLimits(
+    limits.streamsPerTenant ?? DEFAULT_STREAMS_PER_TENANT,
+    limits.streams ?? DEFAULT_STREAMS,
+  );
+
+  /** An SSE stream, if the tenant and the server have room for one more; else 429. */
+  function openStream(
+    scope: TenantScope,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    messages: Parameters<typeof streamEvents>[2],
+  ) {
+    const release = streams.take(scope.tenant ?? '');
+    if (!release) {
+      return fail(
+        reply,
+        429,
+        'too_many_streams',
+        `too many open event streams (at most ${streams.maxPerTenant} per tenant and ${streams.maxTotal} in all): close one first`,
+      );
+    }
+    streamEvents(request, reply, messages, release);
+    return reply;
+  }
+
   /** A call of this tenant, by the id the tenant gave: undefined (and 404 sent) when it has none. */
   async function callOf(scope: TenantScope, id: string, reply: FastifyReply) {
     const record = await runtime.get(scope.inside(id));
@@ -186,30 +216,31 @@ export function buildApp({ runtime, tokens = {}, webSafety = {} }: AppOptions): 
     if (!(await callOf(scope, params.id, reply))) return reply;
     const after = resumeAfter(request, query.after);
     if (after === undefined) return fail(reply, 400, 'invalid_request', 'Last-Event-ID must be an event id');
-    const events = runtime
-      .followCall(scope.inside(params.id), after)
-      .pipe(map((event) => ({ id: event.seq, data: scope.show(event) })));
-    streamEvents(request, reply, events);
-    return reply;
+    return openStream(scope, request, reply, (ready) =>
+      runtime
+        .followCall(scope.inside(params.id), after, { ready })
+        .pipe(map((event) => ({ id: event.seq, data: scope.show(event) }))),
+    );
   });
 
   route(API.sessionEvents, async ({ params, query, scope, request, reply }) => {
     const after = resumeAfter(request, query.after);
     if (after === undefined) return fail(reply, 400, 'invalid_request', 'Last-Event-ID must be an event id');
-    const events = runtime
-      .followSession(scope.inside(params.id), after)
-      .pipe(map(({ position, event }) => ({ id: position, data: scope.show(event) })));
-    streamEvents(request, reply, events);
-    return reply;
+    return openStream(scope, request, reply, (ready) =>
+      runtime
+        .followSession(scope.inside(params.id), after, { ready })
+        .pipe(map(({ position, event }) => ({ id: position, data: scope.show(event) }))),
+    );
   });
 
   route(API.allEvents, ({ scope, request, reply }) => {
-    const events = runtime.events$.pipe(
-      filter((event) => scope.owns(event.callId)),
-      map((event) => ({ data: scope.show(event) })),
+    // Live only: a reader too slow for the bounded buffer is let go (see sse.ts).
+    return openStream(scope, request, reply, () =>
+      runtime.events$.pipe(
+        filter((event) => scope.owns(event.callId)),
+        map((event) => ({ data: scope.show(event) })),
+      ),
     );
-    streamEvents(request, reply, events);
-    return reply;
   });
 
   route(API.machine, () => machineGraph(callMachine));

@@ -28,6 +28,10 @@ const FileConfig = z.strictObject({
   allowedHosts: z.array(z.string().min(1)),
   /** Origins besides the server's own whose pages may change state. */
   allowedOrigins: z.array(z.url()),
+  /** Open event streams at once, per tenant and in all. */
+  streams: z
+    .strictObject({ perTenant: z.number().int().positive(), total: z.number().int().positive() })
+    .partial(),
 });
 
 const commaList = z.string().transform((list) =>
@@ -77,6 +81,8 @@ export interface ServerConfig {
   /** Set only when configured: the server's defaults are in web-safety.ts. */
   allowedHosts?: string[];
   allowedOrigins?: string[];
+  /** Open event streams at once, when configured; the defaults are in app.ts. */
+  streams?: { perTenant?: number; total?: number };
 }
 
 export class ConfigError extends Error {
@@ -128,6 +134,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
     limits: file.limits ?? {},
     tokens: fromEnv.BATON_TOKENS ?? file.tokens ?? {},
   };
+  if (file.streams) config.streams = file.streams;
   const allowedHosts = fromEnv.BATON_ALLOWED_HOSTS ?? file.allowedHosts;
   if (allowedHosts) config.allowedHosts = allowedHosts;
   const allowedOrigins = fromEnv.BATON_ALLOWED_ORIGINS ?? file.allowedOrigins;

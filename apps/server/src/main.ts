@@ -44,6 +44,10 @@ try {
         (authenticated ? undefined : [...LOOPBACK_HOSTS, config.host.replace(/^\[|\]$/g, '')]),
       ...(config.allowedOrigins ? { allowedOrigins: config.allowedOrigins } : {}),
     },
+    limits: {
+      ...(config.streams?.perTenant ? { streamsPerTenant: config.streams.perTenant } : {}),
+      ...(config.streams?.total ? { streams: config.streams.total } : {}),
+    },
   });
   const address = await app.listen({ host: config.host, port: config.port });
   const tenants = new Set(Object.values(config.tokens));

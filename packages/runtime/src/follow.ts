@@ -1,20 +1,37 @@
 import { Observable } from 'rxjs';
+import { FOLLOW_PAGE_SIZE } from './limits.js';
+
+/** How a consumer paces a follower (see `followStore`). */
+export interface FollowOptions {
+  /**
+   * Awaited before each page is read: a consumer that cannot take more yet (an HTTP response
+   * waiting for `drain`) holds the reading back, so a slow reader never makes the server buffer a
+   * history, nor the events it has not taken. Without it, a long replay still yields the event
+   * loop between pages.
+   */
+  ready?: () => Promise<void> | void;
+}
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * What is stored after `after`, then whatever is stored later, each item once and in store order.
  * Every signal on `stored$` (sent only after the thing it announces is stored) reads the store again
  * from the last position seen; signals that come during a read are folded into one more read. The
  * store is the only source, so a subscriber that resumes from a position misses nothing and sees
- * nothing twice.
+ * nothing twice. It reads a page of `FOLLOW_PAGE_SIZE` at a time, and the next page only once the
+ * consumer is `ready`.
  */
 export function followStore<T>(
   stored$: Observable<unknown>,
-  readAfter: (position: number) => Promise<readonly T[]>,
+  readPage: (position: number, limit: number) => Promise<readonly T[]>,
   positionOf: (item: T) => number,
   after: number,
   /** False for a follower that subscribes before anything it follows can be stored. */
   readFirst = true,
+  options: FollowOptions = {},
 ): Observable<T> {
+  const { ready } = options;
   return new Observable<T>((subscriber) => {
     let position = after;
     let reading = false;
@@ -26,14 +43,21 @@ export function followStore<T>(
       }
       reading = true;
       try {
+        let full = false;
         do {
           readAgain = false;
-          for (const item of await readAfter(position)) {
+          // A consumer says when it can take more; without one, a long replay still yields the loop.
+          if (ready) await ready();
+          else if (full) await nextTurn();
+          if (subscriber.closed) return;
+          const page = await readPage(position, FOLLOW_PAGE_SIZE);
+          full = page.length >= FOLLOW_PAGE_SIZE;
+          for (const item of page) {
             if (subscriber.closed) return;
             position = positionOf(item);
             subscriber.next(item);
           }
-        } while (readAgain && !subscriber.closed);
+        } while ((full || readAgain) && !subscriber.closed);
       } catch (error) {
         subscriber.error(error);
       } finally {

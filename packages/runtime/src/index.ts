@@ -1,5 +1,6 @@
 /** `@baton/runtime`: the actor system that runs tool calls. What this file exports is the public API. */
 export { type Clock, systemClock } from './clock.js';
+export type { FollowOptions } from './follow.js';
 export {
   DEFAULT_BACKGROUND_PER_SESSION,
   DEFAULT_BACKGROUND_PER_WORKER,

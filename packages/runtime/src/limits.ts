@@ -185,5 +185,8 @@ export const CANCELLED_BEFORE_COMPLETION = 'tool execution was cancelled before 
 export const DEFAULT_POLL_MS = 2_000;
 /** On a shared store: at most one progress event per call this often. */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 100;
+/** A follower reads this many stored events at a time (a replay of a long history is paged). */
+export const FOLLOW_PAGE_SIZE = 200;
+
 /** How many calls a worker claims at once at most. */
 export const CLAIM_BATCH_MAX = 64;

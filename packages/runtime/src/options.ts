@@ -15,6 +15,7 @@ import { BatonError } from '@baton/contracts';
 import type { CallFilter, CallPage, NotificationFilter, SessionEvent, Store } from '@baton/store';
 import type { Observable } from 'rxjs';
 import type { Clock } from './clock.js';
+import type { FollowOptions } from './follow.js';
 import type { CallInspector } from './live-call.js';
 
 /** The public shape of a runtime: what `createRuntime` takes, and what it gives. */
@@ -158,12 +159,12 @@ export interface Runtime {
    * The stored events of a call with `seq > afterSeq`, then its later events as they are stored:
    * each once, in order. Resume a stream by passing the last `seq` it had.
    */
-  followCall(callId: string, afterSeq?: number): Observable<CallEvent>;
+  followCall(callId: string, afterSeq?: number, options?: FollowOptions): Observable<CallEvent>;
   /**
    * The same for every call of a session, in the order the events were stored. Resume by passing
    * the last `position` the stream had.
    */
-  followSession(sessionId: string, afterPosition?: number): Observable<SessionEvent>;
+  followSession(sessionId: string, afterPosition?: number, options?: FollowOptions): Observable<SessionEvent>;
   /** Runs a tool call. A failure of any kind is a reply, never a rejection. */
   call(request: CallRequest): Promise<CallReply>;
   /** Seed 004: runs the calls of one model turn; the replies come in the order of the requests. */

@@ -41,7 +41,7 @@ import { uuidv7 } from 'uuidv7';
 import { Admission } from './admission.js';
 import { type ArgumentLimits, checkArguments, requestIdIssues } from './arguments.js';
 import { type Clock, systemClock, unref } from './clock.js';
-import { followStore } from './follow.js';
+import { type FollowOptions, followStore } from './follow.js';
 import {
   APPROVAL_PENDING_MESSAGE,
   approvalRejectedMessage,
@@ -302,24 +302,25 @@ class BatonRuntime implements Runtime, ContextHost {
     return this.#bus.session$(sessionId);
   }
 
-  followCall(callId: string, afterSeq = 0): Observable<CallEvent> {
-    const read = (seq: number) => this.#store.listEvents(callId, seq + 1);
+  followCall(callId: string, afterSeq = 0, options?: FollowOptions): Observable<CallEvent> {
+    const read = (seq: number, limit: number) => this.#store.listEvents(callId, seq + 1, limit);
     const stored$ = merge(
       this.#bus.call$(callId),
       this.#storedElsewhere((notice) => notice.callIds.includes(callId)),
       this.#ticks(),
     );
-    return followStore(stored$, read, (event) => event.seq, afterSeq);
+    return followStore(stored$, read, (event) => event.seq, afterSeq, true, options);
   }
 
-  followSession(sessionId: string, afterPosition = 0): Observable<SessionEvent> {
-    const read = (position: number) => this.#store.listSessionEvents(sessionId, position);
+  followSession(sessionId: string, afterPosition = 0, options?: FollowOptions): Observable<SessionEvent> {
+    const read = (position: number, limit: number) =>
+      this.#store.listSessionEvents(sessionId, position, limit);
     const stored$ = merge(
       this.#bus.session$(sessionId),
       this.#storedElsewhere((notice) => notice.sessionIds.includes(sessionId)),
       this.#ticks(),
     );
-    return followStore(stored$, read, (stored) => stored.position, afterPosition);
+    return followStore(stored$, read, (stored) => stored.position, afterPosition, true, options);
   }
 
   /** Events that other processes stored, as the shared store tells of them. */

@@ -1,6 +1,8 @@
 import type { CallEvent } from '@baton/contracts';
-import type { SessionEvent } from '@baton/store';
+import { memoryStore, type SessionEvent } from '@baton/store';
+import { makeCallRecord } from '@baton/store/testing';
 import { describe, expect, it } from 'vitest';
+import { deferred } from '../src/testing.js';
 import { gatedTool, settle, testRuntime } from './helpers.js';
 
 const label = (event: CallEvent) => `${event.callId}:${event.type}`;
@@ -63,5 +65,44 @@ describe('following stored events', () => {
     const positions = all.map(({ position }) => position);
     expect(new Set(positions).size).toBe(positions.length);
     expect([...positions].sort((p, q) => p - q)).toEqual(positions);
+  });
+
+  it('replays a long history a page at a time, and reads the next page only when the consumer is ready', async () => {
+    const store = memoryStore();
+    const { runtime } = testRuntime([], { store });
+    await runtime.ready;
+    const events: CallEvent[] = Array.from({ length: 1_000 }, (_, i) => ({
+      type: 'status',
+      text: `step ${i}`,
+      callId: 'long',
+      sessionId: 's',
+      toolName: 't',
+      seq: i + 1,
+      at: i,
+    }));
+    await store.write({ calls: [makeCallRecord({ callId: 'long', sessionId: 's' })], events });
+    const pages: number[] = [];
+    const read = store.listSessionEvents.bind(store);
+    store.listSessionEvents = async (sessionId, after, limit) => {
+      const page = await read(sessionId, after, limit);
+      pages.push(page.length);
+      return page;
+    };
+    let open = deferred();
+    const seen: SessionEvent[] = [];
+    runtime.followSession('s', 0, { ready: () => open.promise }).subscribe((stored) => seen.push(stored));
+    await settle();
+    // The consumer is not ready: nothing is read.
+    expect(pages).toEqual([]);
+    for (let page = 1; page <= 5; page++) {
+      open.resolve();
+      open = deferred();
+      await settle();
+      expect(seen).toHaveLength(page * 200);
+    }
+    open.resolve();
+    await settle();
+    expect(pages).toEqual([200, 200, 200, 200, 200, 0]);
+    expect(seen.map(({ event }) => event.seq)).toEqual(events.map((event) => event.seq));
   });
 });

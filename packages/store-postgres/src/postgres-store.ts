@@ -399,18 +399,19 @@ export class PostgresStore implements Store {
     };
   }
 
-  async listEvents(callId: string, fromSeq = 0): Promise<CallEvent[]> {
+  async listEvents(callId: string, fromSeq = 0, limit?: number): Promise<CallEvent[]> {
+    // LIMIT NULL is PostgreSQL's "no limit".
     const rows = await this.#query<{ event: CallEvent }>(
-      'SELECT event FROM events WHERE call_id = $1 AND seq >= $2 ORDER BY seq',
-      [callId, fromSeq],
+      'SELECT event FROM events WHERE call_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3',
+      [callId, fromSeq, limit ?? null],
     );
     return rows.map((row) => row.event);
   }
 
-  async listSessionEvents(sessionId: string, afterPosition = 0): Promise<SessionEvent[]> {
+  async listSessionEvents(sessionId: string, afterPosition = 0, limit?: number): Promise<SessionEvent[]> {
     return this.#query<SessionEvent>(
-      'SELECT position, event FROM events WHERE session_id = $1 AND position > $2 ORDER BY position',
-      [sessionId, afterPosition],
+      'SELECT position, event FROM events WHERE session_id = $1 AND position > $2 ORDER BY position LIMIT $3',
+      [sessionId, afterPosition, limit ?? null],
     );
   }
 

@@ -196,19 +196,20 @@ export class SqliteStore implements Store {
     };
   }
 
-  async listEvents(callId: string, fromSeq = 0): Promise<CallEvent[]> {
+  async listEvents(callId: string, fromSeq = 0, limit = -1): Promise<CallEvent[]> {
+    // LIMIT -1 is SQLite's "no limit".
     const rows = this.#db
-      .prepare('SELECT event FROM events WHERE call_id = ? AND seq >= ? ORDER BY seq')
-      .all(callId, fromSeq) as Array<{ event: string }>;
+      .prepare('SELECT event FROM events WHERE call_id = ? AND seq >= ? ORDER BY seq LIMIT ?')
+      .all(callId, fromSeq, limit) as Array<{ event: string }>;
     return rows.map((row) => JSON.parse(row.event) as CallEvent);
   }
 
-  async listSessionEvents(sessionId: string, afterPosition = 0): Promise<SessionEvent[]> {
+  async listSessionEvents(sessionId: string, afterPosition = 0, limit = -1): Promise<SessionEvent[]> {
     const rows = this.#db
       .prepare(`
         SELECT e.position, e.event FROM calls c JOIN events e ON e.call_id = c.call_id
-        WHERE c.session_id = ? AND e.position > ? ORDER BY e.position`)
-      .all(sessionId, afterPosition) as Array<{ position: number; event: string }>;
+        WHERE c.session_id = ? AND e.position > ? ORDER BY e.position LIMIT ?`)
+      .all(sessionId, afterPosition, limit) as Array<{ position: number; event: string }>;
     return rows.map((row) => ({ position: row.position, event: JSON.parse(row.event) as CallEvent }));
   }
 

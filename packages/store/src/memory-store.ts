@@ -137,12 +137,25 @@ export class MemoryStore implements Store {
     };
   }
 
-  async listEvents(callId: string, fromSeq = 0): Promise<CallEvent[]> {
-    return (this.#events.get(callId) ?? []).filter((event) => event.seq >= fromSeq);
+  async listEvents(callId: string, fromSeq = 0, limit = Number.POSITIVE_INFINITY): Promise<CallEvent[]> {
+    return (this.#events.get(callId) ?? []).filter((event) => event.seq >= fromSeq).slice(0, limit);
   }
 
-  async listSessionEvents(sessionId: string, afterPosition = 0): Promise<SessionEvent[]> {
-    return (this.#sessionEvents.get(sessionId) ?? []).filter(({ position }) => position > afterPosition);
+  async listSessionEvents(
+    sessionId: string,
+    afterPosition = 0,
+    limit = Number.POSITIVE_INFINITY,
+  ): Promise<SessionEvent[]> {
+    const events = this.#sessionEvents.get(sessionId) ?? [];
+    // Positions only grow: the first one after `afterPosition` is found by bisection.
+    let low = 0;
+    let high = events.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((events[middle] as SessionEvent).position > afterPosition) high = middle;
+      else low = middle + 1;
+    }
+    return events.slice(low, Math.min(events.length, low + limit));
   }
 
   async listNotifications(filter: NotificationFilter = {}): Promise<Notification[]> {

@@ -106,9 +106,10 @@ export interface Store {
   getCall(callId: string): Promise<CallRecord | undefined>;
   listCalls(filter?: CallFilter): Promise<CallPage>;
   /** The events of one call with `seq >= fromSeq`, in order. */
-  listEvents(callId: string, fromSeq?: number): Promise<CallEvent[]>;
+  /** A call's events with `seq >= fromSeq`, in order; at most `limit` of them when it is given. */
+  listEvents(callId: string, fromSeq?: number, limit?: number): Promise<CallEvent[]>;
   /** The events of every call of a session stored after `afterPosition`, in the order they were stored. */
-  listSessionEvents(sessionId: string, afterPosition?: number): Promise<SessionEvent[]>;
+  listSessionEvents(sessionId: string, afterPosition?: number, limit?: number): Promise<SessionEvent[]>;
   /** Oldest first, so that a session takes its results in the order they came. */
   listNotifications(filter?: NotificationFilter): Promise<Notification[]>;
   /** False when there is no such notification or it was already acknowledged. */

@@ -192,6 +192,11 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(resumed.map(({ event }) => `${event.callId}${event.seq}`)).toEqual(['a2', 'b2']);
       expect(await store.listSessionEvents('s1', positions[3])).toEqual([]);
       expect(await store.listSessionEvents('missing')).toEqual([]);
+      // A page at a time.
+      const page = await store.listSessionEvents('s1', positions[0], 2);
+      expect(page.map(({ event }) => `${event.callId}${event.seq}`)).toEqual(['a1', 'a2']);
+      expect((await store.listEvents('a', 0, 1)).map((event) => event.seq)).toEqual([1]);
+      expect((await store.listEvents('a', 2, 5)).map((event) => event.seq)).toEqual([2]);
     });
 
     it('pages notifications oldest first with limit and after', async () => {
