@@ -13,7 +13,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { filter, map } from 'rxjs';
 import type { z } from 'zod';
 import { API, type Endpoint } from './api.js';
-import { mountMcp } from './mcp.js';
+import { type McpSessionOptions, mountMcp } from './mcp.js';
 import { runtimeMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { resumeAfter, StreamLimits, streamEvents } from './sse.js';
@@ -28,6 +28,8 @@ export interface AppOptions {
   webSafety?: WebSafetyOptions;
   /** Open event streams at once: per tenant (default 64) and in all (default 1,024). */
   limits?: { streamsPerTenant?: number; streams?: number };
+  /** MCP sessions: their idle TTL and how many may be open. */
+  mcp?: McpSessionOptions;
 }
 
 export const DEFAULT_STREAMS_PER_TENANT = 64;
@@ -61,7 +63,13 @@ function notFound(reply: FastifyReply, what = 'call') {
  * The reference server's HTTP API over a runtime: REST, Server-Sent Events, Prometheus metrics,
  * OpenAPI and MCP. Each tenant sees only its own calls. Bodies over 1 MiB get 413.
  */
-export function buildApp({ runtime, tokens = {}, webSafety = {}, limits = {} }: AppOptions): FastifyInstance {
+export function buildApp({
+  runtime,
+  tokens = {},
+  webSafety = {},
+  limits = {},
+  mcp = {},
+}: AppOptions): FastifyInstance {
   // Any id the API takes (128 characters, each up to 9 when percent-encoded) fits in a path
   // parameter, so that a long id is answered by its schema (400), not by the router (414).
   const app = Fastify({
@@ -299,7 +307,7 @@ export function buildApp({ runtime, tokens = {}, webSafety = {}, limits = {} }: 
     }
   });
 
-  mountMcp(app, runtime, (request) => scopes.get(request));
+  mountMcp(app, runtime, (request) => scopes.get(request), mcp);
   app.get('/inspector', (_request, reply) => reply.redirect('/inspector/'));
   void app.register(fastifyStatic, { root: inspectorAssetsDir, prefix: '/inspector/' });
   return app;

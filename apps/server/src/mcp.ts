@@ -207,12 +207,54 @@ function jsonRpcError(message: string) {
  * bound to the tenant of its token; later requests name it with `Mcp-Session-Id`. Another tenant's
  * session is as unknown as a session that never was.
  */
+export interface McpSessionOptions {
+  /** A session unused this long is closed and forgotten. Default 30 minutes. */
+  sessionTtlMs?: number;
+  /** Open sessions per tenant (default 100) and in all (default 1,000); past it `initialize` gets 429. */
+  sessionsPerTenant?: number;
+  sessions?: number;
+  /** The clock sessions age by. Default `Date.now`. */
+  now?: () => number;
+}
+
+export const DEFAULT_MCP_SESSION_TTL_MS = 30 * 60_000;
+export const DEFAULT_MCP_SESSIONS_PER_TENANT = 100;
+export const DEFAULT_MCP_SESSIONS = 1_000;
+
+interface McpSession {
+  transport: StreamableHTTPServerTransport;
+  scope: TenantScope;
+  lastUsed: number;
+}
+
 export function mountMcp(
   app: FastifyInstance,
   runtime: Runtime,
   scopeOf: (request: FastifyRequest) => TenantScope | undefined,
+  options: McpSessionOptions = {},
 ): void {
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; scope: TenantScope }>();
+  const sessions = new Map<string, McpSession>();
+  const ttlMs = options.sessionTtlMs ?? DEFAULT_MCP_SESSION_TTL_MS;
+  const perTenant = options.sessionsPerTenant ?? DEFAULT_MCP_SESSIONS_PER_TENANT;
+  const total = options.sessions ?? DEFAULT_MCP_SESSIONS;
+  const now = options.now ?? Date.now;
+  let lastSweep = now();
+
+  /** Closes the sessions nobody used for the TTL: an abandoned session must not hold memory forever. */
+  const sweep = () => {
+    lastSweep = now();
+    for (const [id, session] of sessions) {
+      if (lastSweep - session.lastUsed < ttlMs) continue;
+      sessions.delete(id);
+      session.transport
+        .close()
+        .catch((error: unknown) =>
+          app.log.warn({ err: error, session: id }, 'closing an idle MCP session failed'),
+        );
+    }
+  };
+  const sweeper = setInterval(sweep, Math.max(1_000, ttlMs / 2));
+  sweeper.unref();
 
   app.route({
     method: ['GET', 'POST', 'DELETE'],
@@ -220,8 +262,10 @@ export function mountMcp(
     handler: async (request, reply) => {
       const scope = scopeOf(request);
       if (!scope) return reply.code(401).send(jsonRpcError('a valid bearer token is required'));
+      if (now() - lastSweep >= ttlMs / 10) sweep();
       const sessionId = request.headers['mcp-session-id'];
       let session = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+      if (session) session.lastUsed = now();
       if (sessionId !== undefined && (!session || session.scope.tenant !== scope.tenant)) {
         return reply.code(404).send(jsonRpcError('Session not found'));
       }
@@ -229,17 +273,27 @@ export function mountMcp(
         if (request.method !== 'POST' || !isInitializeRequest(request.body)) {
           return reply.code(400).send(jsonRpcError('No MCP session: send initialize first'));
         }
+        const mine = [...sessions.values()].filter((open) => open.scope.tenant === scope.tenant).length;
+        if (mine >= perTenant || sessions.size >= total) {
+          return reply
+            .code(429)
+            .send(
+              jsonRpcError(
+                `too many open MCP sessions (at most ${perTenant} per tenant and ${total} in all): end one with DELETE, or wait for an idle one to expire`,
+              ),
+            );
+        }
         const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
           sessionIdGenerator: randomUUID,
           onsessioninitialized: (id) => {
-            sessions.set(id, { transport, scope });
+            sessions.set(id, { transport, scope, lastUsed: now() });
           },
         });
         transport.onclose = () => {
           if (transport.sessionId) sessions.delete(transport.sessionId);
         };
         await mcpServer(runtime, scope, () => transport.sessionId).connect(transport);
-        session = { transport, scope };
+        session = { transport, scope, lastUsed: now() };
       }
       reply.hijack();
       await session.transport.handleRequest(request.raw, reply.raw, request.body);
@@ -247,6 +301,7 @@ export function mountMcp(
   });
 
   app.addHook('onClose', async () => {
+    clearInterval(sweeper);
     await Promise.all([...sessions.values()].map(({ transport }) => transport.close()));
   });
 }

@@ -1,0 +1,78 @@
+import { createRuntime, type Runtime } from '@baton/runtime';
+import type { FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
+import { demoTools } from '../src/demo-tools.js';
+
+let runtime: Runtime;
+let app: FastifyInstance;
+let now = 1_000_000;
+
+afterEach(async () => {
+  await app.close();
+  await runtime.close();
+});
+
+async function start(mcp: { sessionTtlMs?: number; sessionsPerTenant?: number; sessions?: number }) {
+  runtime = createRuntime({ tools: demoTools });
+  await runtime.ready;
+  const tokens = { 'token-of-tenant-a-1': 'a', 'token-of-tenant-b-1': 'b' };
+  app = buildApp({ runtime, tokens, mcp: { ...mcp, now: () => now } });
+}
+
+const headers = (token: string, session?: string) => ({
+  authorization: `Bearer ${token}`,
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  ...(session ? { 'mcp-session-id': session } : {}),
+});
+
+function initialize(token: string) {
+  return app.inject({
+    method: 'POST',
+    url: '/mcp',
+    headers: headers(token),
+    payload: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'test', version: '1' } },
+    },
+  });
+}
+
+function ping(token: string, session: string) {
+  return app.inject({
+    method: 'POST',
+    url: '/mcp',
+    headers: headers(token, session),
+    payload: { jsonrpc: '2.0', id: 2, method: 'ping' },
+  });
+}
+
+describe('MCP sessions', () => {
+  it('expire after the idle TTL, and the ones in use do not', async () => {
+    await start({ sessionTtlMs: 60_000 });
+    const idle = (await initialize('token-of-tenant-a-1')).headers['mcp-session-id'] as string;
+    const busy = (await initialize('token-of-tenant-a-1')).headers['mcp-session-id'] as string;
+    expect(idle).toBeTruthy();
+    now += 40_000;
+    expect((await ping('token-of-tenant-a-1', busy)).statusCode).toBe(200);
+    now += 40_000;
+    expect((await ping('token-of-tenant-a-1', busy)).statusCode).toBe(200);
+    expect((await ping('token-of-tenant-a-1', idle)).statusCode).toBe(404);
+  });
+
+  it('are capped per tenant and in all, with an error that says what to do', async () => {
+    await start({ sessionsPerTenant: 2, sessions: 3 });
+    for (let i = 0; i < 2; i++) expect((await initialize('token-of-tenant-a-1')).statusCode).toBe(200);
+    const refused = await initialize('token-of-tenant-a-1');
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json().error.message).toMatch(
+      /^too many open MCP sessions \(at most 2 per tenant and 3 in all\)/,
+    );
+    // Tenant B still has room, until the server is full.
+    expect((await initialize('token-of-tenant-b-1')).statusCode).toBe(200);
+    expect((await initialize('token-of-tenant-b-1')).statusCode).toBe(429);
+  });
+});
