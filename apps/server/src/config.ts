@@ -32,6 +32,14 @@ const FileConfig = z.strictObject({
   streams: z
     .strictObject({ perTenant: z.number().int().positive(), total: z.number().int().positive() })
     .partial(),
+  /** MCP sessions: idle TTL, and how many may be open per tenant and in all. */
+  mcp: z
+    .strictObject({
+      sessionTtlMs: z.number().int().positive(),
+      sessionsPerTenant: z.number().int().positive(),
+      sessions: z.number().int().positive(),
+    })
+    .partial(),
 });
 
 const commaList = z.string().transform((list) =>
@@ -83,6 +91,8 @@ export interface ServerConfig {
   allowedOrigins?: string[];
   /** Open event streams at once, when configured; the defaults are in app.ts. */
   streams?: { perTenant?: number; total?: number };
+  /** MCP sessions, when configured; the defaults are in mcp.ts. */
+  mcp?: { sessionTtlMs?: number; sessionsPerTenant?: number; sessions?: number };
 }
 
 export class ConfigError extends Error {
@@ -135,6 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
     tokens: fromEnv.BATON_TOKENS ?? file.tokens ?? {},
   };
   if (file.streams) config.streams = file.streams;
+  if (file.mcp) config.mcp = file.mcp;
   const allowedHosts = fromEnv.BATON_ALLOWED_HOSTS ?? file.allowedHosts;
   if (allowedHosts) config.allowedHosts = allowedHosts;
   const allowedOrigins = fromEnv.BATON_ALLOWED_ORIGINS ?? file.allowedOrigins;

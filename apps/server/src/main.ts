@@ -44,6 +44,7 @@ try {
         (authenticated ? undefined : [...LOOPBACK_HOSTS, config.host.replace(/^\[|\]$/g, '')]),
       ...(config.allowedOrigins ? { allowedOrigins: config.allowedOrigins } : {}),
     },
+    mcp: config.mcp ?? {},
     limits: {
       ...(config.streams?.perTenant ? { streamsPerTenant: config.streams.perTenant } : {}),
       ...(config.streams?.total ? { streams: config.streams.total } : {}),
