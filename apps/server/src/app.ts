@@ -32,6 +32,17 @@ export interface AppOptions {
   mcp?: McpSessionOptions;
 }
 
+/** How long /healthz waits for the store before it says the store is failing. */
+export const HEALTH_STORE_TIMEOUT_MS = 2_000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 export const DEFAULT_STREAMS_PER_TENANT = 64;
 export const DEFAULT_STREAMS = 1_024;
 
@@ -191,7 +202,21 @@ export function buildApp({
 
   const metrics = runtimeMetrics(runtime);
 
-  route(API.health, () => ({ ok: true, instanceId: runtime.instanceId, stats: runtime.stats() }));
+  // Up means the store takes a write and a read; a store that fails (or hangs) makes it a 503.
+  route(API.health, async ({ reply }) => {
+    try {
+      await withTimeout(runtime.checkStore(), HEALTH_STORE_TIMEOUT_MS, 'the store did not answer in time');
+    } catch (error) {
+      app.log.error({ err: error }, 'the health check found the store failing');
+      return fail(
+        reply,
+        503,
+        'store_unavailable',
+        `the store failed: ${(error as Error).message ?? String(error)}`,
+      );
+    }
+    return { ok: true, instanceId: runtime.instanceId, stats: runtime.stats() };
+  });
   route(API.openapi, () => openApiDocument());
   route(API.metrics, async ({ reply }) => reply.type(metrics.contentType).send(await metrics.metrics()));
 

@@ -1,32 +1,67 @@
-/** `npm start`: the reference server, on the embedded SQLite store unless told of a PostgreSQL. */
+/**
+ * `npm start`: the reference server, on the embedded SQLite store unless told of a PostgreSQL.
+ * `--init` starts afresh where a store used to be; `doctor` checks the whole SQLite file and exits.
+ */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { MAX_ID_CHARS } from '@baton/contracts';
+import { isBatonError, MAX_ID_CHARS } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
 import type { Store } from '@baton/store';
 import { postgresStore } from '@baton/store-postgres';
-import { sqliteStore } from '@baton/store-sqlite';
+import { SqliteStore, sqliteStore } from '@baton/store-sqlite';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, redactedLocation } from './config.js';
 import { demoTools } from './demo-tools.js';
 import { tenantOfId } from './tenancy.js';
 import { LOOPBACK_HOSTS } from './web-safety.js';
 
+const USAGE = 'usage: main.js [--init] | main.js doctor';
+
 /** `postgres://…` is a PostgreSQL server (the server then takes clients' calls too); anything else, a SQLite file. */
-function openStore(location: string): Store {
-  if (/^postgres(ql)?:\/\//.test(location)) return postgresStore({ connectionString: location });
+function openStore(location: string, init: boolean): Store {
+  if (isPostgres(location)) return postgresStore({ connectionString: location });
   mkdirSync(dirname(location), { recursive: true });
-  return sqliteStore({ path: location });
+  return sqliteStore({ path: location, init });
+}
+
+function isPostgres(location: string): boolean {
+  return /^postgres(ql)?:\/\//.test(location);
+}
+
+/** `doctor`: SQLite's full integrity_check over the store file; exit 0 when sound, 1 otherwise. */
+async function doctor(location: string): Promise<never> {
+  if (isPostgres(location)) {
+    process.stdout.write(
+      'doctor checks SQLite stores; for PostgreSQL use its own tools (amcheck, pg_dump)\n',
+    );
+    process.exit(2);
+  }
+  const store = new SqliteStore({ path: location, check: 'none' });
+  const problems = await store.integrityCheck();
+  await store.close();
+  if (problems.length === 0) {
+    process.stdout.write(`${location}: ok (integrity_check found no problem)\n`);
+    process.exit(0);
+  }
+  process.stdout.write(
+    `${location}: ${problems.length} problem(s):\n${problems.map((line) => `  ${line}\n`).join('')}`,
+  );
+  process.exit(1);
 }
 
 try {
+  const args = process.argv.slice(2);
+  const init = args.includes('--init') || process.env.BATON_STORE_INIT === '1';
+  const unknown = args.filter((arg) => arg !== '--init' && arg !== 'doctor');
+  if (unknown.length > 0) throw new ConfigError(`unknown argument ${unknown[0]}: ${USAGE}`);
   const config = loadConfig(process.env);
+  if (args.includes('doctor')) await doctor(config.storePath);
   const authenticated = Object.keys(config.tokens).length > 0;
   const runtime = createRuntime({
     // One tenant that floods the server with slow calls leaves slots to the others.
     ...(authenticated ? { tenantOf: tenantOfId } : {}),
     tools: demoTools,
-    store: openStore(config.storePath),
+    store: openStore(config.storePath, init),
     inlineBudgetMs: config.inlineBudgetMs,
     limits: config.limits,
     // Callers' ids are kept under their tenant's prefix (`tenant/`): room for the longest one.
@@ -77,7 +112,8 @@ try {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
 } catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  process.stderr.write(`${error.message}\n`);
+  // A bad configuration, and a store that cannot be used, are one line that says what to do.
+  if (!(error instanceof ConfigError) && !isBatonError(error)) throw error;
+  process.stderr.write(`${isBatonError(error) ? 'baton: ' : ''}${error.message}\n`);
   process.exit(1);
 }

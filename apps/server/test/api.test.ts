@@ -1,8 +1,9 @@
 import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { SimulatedClock } from '@baton/runtime/testing';
+import { memoryStore } from '@baton/store';
 import type { FastifyInstance } from 'fastify';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { buildApp } from '../src/app.js';
 import { demoTools } from '../src/demo-tools.js';
@@ -256,6 +257,25 @@ describe('notifications', () => {
     expect(rest).toHaveLength(50);
     expect(new Set([...first, ...rest].map((n) => n.id)).size).toBe(150);
     expect((await server.inject('/v1/notifications?limit=1001')).statusCode).toBe(400);
+    await server.close();
+    await own.close();
+  });
+});
+
+describe('health', () => {
+  it('is a 503 naming the fault when the store takes no write, and ok again once it does', async () => {
+    const store = memoryStore();
+    const own = createRuntime({ tools: demoTools, store, clock: new SimulatedClock() });
+    await own.ready;
+    const server = buildApp({ runtime: own });
+    const heartbeat = vi.spyOn(store, 'heartbeat').mockRejectedValue(new Error('disk I/O error'));
+    const failing = await server.inject('/healthz');
+    expect([failing.statusCode, failing.json().error]).toEqual([
+      503,
+      { code: 'store_unavailable', message: 'the store failed: disk I/O error' },
+    ]);
+    heartbeat.mockRestore();
+    expect((await server.inject('/healthz')).statusCode).toBe(200);
     await server.close();
     await own.close();
   });

@@ -15,8 +15,12 @@ export interface ServerProcess {
 }
 
 /** Starts the built server with `env` on a free port and resolves once it says where it listens. */
-export async function startServer(env: Record<string, string>, cwd?: string): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [MAIN], {
+export async function startServer(
+  env: Record<string, string>,
+  cwd?: string,
+  args: string[] = [],
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [MAIN, ...args], {
     env: { ...process.env, BATON_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
     ...(cwd ? { cwd } : {}),

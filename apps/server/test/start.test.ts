@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -70,5 +70,51 @@ describe('the built server, as `npm start` runs it', () => {
     const code = await new Promise((resolve) => child.on('exit', resolve));
     expect(code).toBe(1);
     expect(stderr).toMatch(/^bad configuration: BATON_PORT: /);
+  });
+
+  /** Runs the built server to its exit with these arguments and store; what it printed on stderr. */
+  async function exitOf(
+    args: string[],
+    store: string,
+  ): Promise<{ code: unknown; stdout: string; stderr: string }> {
+    const child = spawn(process.execPath, [main, ...args], {
+      env: { ...process.env, BATON_PORT: '0', BATON_STORE: store },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    return { code, stdout, stderr };
+  }
+
+  it('refuses a store that is not one, or that was emptied, in one line; --init starts afresh; doctor checks the file', async () => {
+    const garbage = join(dir, 'garbage.db');
+    writeFileSync(garbage, 'not a database at all\n'.repeat(100));
+    const refused = await exitOf([], garbage);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(
+      `baton: the SQLite store ${garbage} is not a SQLite database (another kind of file, or damaged): restore it from a backup, or move it away to start afresh\n`,
+    );
+
+    const store = join(dir, 'emptied.db');
+    const server = await startServer({ BATON_STORE: store });
+    expect(await server.stop()).toBe(0);
+    expect((await exitOf(['doctor'], store)).stdout).toBe(
+      `${store}: ok (integrity_check found no problem)\n`,
+    );
+    for (const suffix of ['-wal', '-shm']) rmSync(`${store}${suffix}`, { force: true });
+    writeFileSync(store, '');
+    const emptied = await exitOf([], store);
+    expect(emptied.code).toBe(1);
+    expect(emptied.stderr).toContain('held a Baton store and is now empty (0 bytes)');
+    expect(emptied.stderr).toContain('--init');
+    const afresh = await startServer({ BATON_STORE: store }, undefined, ['--init']);
+    expect(await afresh.stop()).toBe(0);
   });
 });

@@ -199,6 +199,11 @@ export interface Runtime {
     ack(notificationId: string): Promise<boolean>;
   };
   stats(): RuntimeStats;
+  /**
+   * A write and a read on the store (this runtime's heartbeat, then a lookup): resolves when both
+   * worked, rejects with the store's error otherwise. For health checks.
+   */
+  checkStore(): Promise<void>;
   /** Cancels every live call, writes what is pending, and closes the store. */
   close(): Promise<void>;
 }

@@ -1382,6 +1382,11 @@ class BatonRuntime implements Runtime, ContextHost {
     return this.#store.listCalls(filter);
   }
 
+  async checkStore(): Promise<void> {
+    await this.#store.heartbeat(this.instanceId, this.#clock.now());
+    await this.#store.getCall(HEALTH_PROBE_CALL_ID);
+  }
+
   stats(): RuntimeStats {
     return {
       active: this.#live.size,
@@ -1705,6 +1710,9 @@ function modelVisible(error: RecordedError): CallError {
   const { details: _details, ...visible } = error;
   return visible;
 }
+
+/** The id `checkStore` looks up: no call has it (ids are at most 128 characters, this one is not an id). */
+const HEALTH_PROBE_CALL_ID = '';
 
 /** A write's refusal is handled by #writeFailed; whoever also waits on it needs do nothing more. */
 function ignoreRefusal(): void {}

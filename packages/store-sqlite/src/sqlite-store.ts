@@ -23,8 +23,8 @@ import {
   type StoreWrite,
   scheduleAfterFiring,
 } from '@baton/store';
-import Database from 'better-sqlite3';
-import { MIGRATIONS } from './migrations.js';
+import type Database from 'better-sqlite3';
+import { integrityProblems, openDatabase } from './opening.js';
 
 export interface SqliteStoreOptions {
   /** The database file (created if missing), or `:memory:`. */
@@ -36,6 +36,13 @@ export interface SqliteStoreOptions {
   synchronous?: 'normal' | 'full';
   /** How long a write waits for another process's lock before it fails. Default 5 s. */
   busyTimeoutMs?: number;
+  /**
+   * Start afresh on purpose where a Baton store used to be. Without it, a store whose file was
+   * emptied or deleted (a marker `PATH.baton` beside it remembers it) is refused at open.
+   */
+  init?: boolean;
+  /** `quick` (default): `PRAGMA quick_check` when the file is opened; `none`: skip it. */
+  check?: 'quick' | 'none';
 }
 
 const UNFINISHED = "status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out')";
@@ -78,14 +85,6 @@ function sessionPrefixOf(filter: { sessionPrefix?: string }): readonly [string, 
   return prefix === undefined ? undefined : ['substr(session_id, 1, ?) = ?', [...prefix].length, prefix];
 }
 
-function migrate(db: Database.Database): void {
-  db.transaction(() => {
-    const version = db.pragma('user_version', { simple: true }) as number;
-    for (let step = version; step < MIGRATIONS.length; step++) db.exec(MIGRATIONS[step] as string);
-    db.pragma(`user_version = ${MIGRATIONS.length}`);
-  }).immediate();
-}
-
 /** The embedded default store: one SQLite file in WAL mode. Every write batch is one transaction. */
 export class SqliteStore implements Store {
   readonly #db: Database.Database;
@@ -99,11 +98,7 @@ export class SqliteStore implements Store {
   readonly #writeBatch: (batch: StoreWrite) => void;
 
   constructor(options: SqliteStoreOptions) {
-    this.#db = new Database(options.path);
-    this.#db.pragma('journal_mode = WAL');
-    this.#db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-    this.#db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5_000}`);
-    migrate(this.#db);
+    this.#db = openDatabase(options);
     this.#upsertCall = this.#db.prepare(`
       INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, record)
       VALUES (@callId, @sessionId, @toolName, @status, @ownerId, @endedAt, @record)
@@ -386,6 +381,11 @@ export class SqliteStore implements Store {
     return rows
       .sort((a, b) => a.position - b.position)
       .map((row) => ({ record: recordOf(row), lastSeq: row.last_seq }));
+  }
+
+  /** `PRAGMA integrity_check` over the whole file (slow on a large one): each problem found, none when sound. */
+  async integrityCheck(): Promise<string[]> {
+    return integrityProblems(this.#db);
   }
 
   async close(): Promise<void> {
