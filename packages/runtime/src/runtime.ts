@@ -156,6 +156,8 @@ class BatonRuntime implements Runtime, ContextHost {
   /** Live calls whose caller was answered `backgrounded`, per session. */
   readonly #backgroundRuns = new Map<string, number>();
   #backgroundTotal = 0;
+  /** Calls claimed here whose taking up failed: tried again at each recovery tick (see #takeUp). */
+  readonly #notTakenUp = new Map<string, () => Promise<unknown>>();
   /** Calls whose `callId` is being looked up in the store, so that the same id twice is one call. */
   readonly #lookups = new Map<string, Promise<CallReply | undefined>>();
   #timers = 0;
@@ -1077,7 +1079,7 @@ class BatonRuntime implements Runtime, ContextHost {
           const asked = Math.min(room, CLAIM_BATCH_MAX);
           const claimed = await this.#store.claimQueued(this.instanceId, asked);
           // One after another: they join the queue in the order they were submitted.
-          for (const call of claimed) await this.#adopt(call, true);
+          for (const call of claimed) await this.#takeUp(call.record.callId, () => this.#adopt(call, true));
           this.#workMayWait = claimed.length === asked;
           if (!this.#workMayWait) break;
         }
@@ -1490,9 +1492,27 @@ class BatonRuntime implements Runtime, ContextHost {
   }
 
   async #recoverOrphans(): Promise<void> {
+    // Calls claimed before whose taking up failed go first: nobody else will recover them.
+    for (const [callId, takeUp] of [...this.#notTakenUp]) await this.#takeUp(callId, takeUp);
     const gone = goneInstances(await this.#store.listInstances(), this.instanceId, this.#clock.now());
     const orphans = await this.#store.claimCalls(gone, this.instanceId);
-    await Promise.all(orphans.map((record) => this.#recover(record)));
+    await Promise.all(orphans.map((record) => this.#takeUp(record.callId, () => this.#recover(record))));
+  }
+
+  /**
+   * Takes up a call this instance has just claimed in the store (an orphan, or a queued call). Once
+   * claimed it is this instance's: if taking it up fails (a read fails under load, the database
+   * is away a moment), it is kept and tried again at every recovery tick, never left owned here
+   * and run by no one.
+   */
+  async #takeUp(callId: string, takeUp: () => Promise<unknown>): Promise<void> {
+    try {
+      await takeUp();
+      this.#notTakenUp.delete(callId);
+    } catch {
+      // Kept for the next tick (the error is the store's, and says nothing the retry will not).
+      this.#notTakenUp.set(callId, takeUp);
+    }
   }
 
   /**

@@ -216,6 +216,28 @@ describe('recovery of the calls of a runtime that is gone', () => {
     await runtime.close();
   });
 
+  it('takes up an orphan again at the next tick when a read fails while it is recovered, never leaving it owned and idle', async () => {
+    runs.length = 0;
+    const store = memoryStore();
+    const clock = new SimulatedClock();
+    await orphans(store, [orphan('flaky_read', 'safe', 'queued')]);
+    vi.spyOn(store, 'listEvents').mockRejectedValueOnce(new Error('connection timeout'));
+    const runtime = createRuntime({ tools, store, clock });
+    await runtime.ready;
+    await settle();
+    // Claimed (it is this runtime's now), but not taken up: nobody else would ever run it.
+    expect(await store.getCall('flaky_read')).toMatchObject({
+      status: 'queued',
+      ownerId: runtime.instanceId,
+    });
+    expect(runs).toEqual([]);
+    clock.increment(2_500);
+    await settle();
+    expect(runs).toEqual(['flaky_read#1']);
+    expect((await store.getCall('flaky_read'))?.status).toBe('succeeded');
+    await runtime.close();
+  });
+
   it('takes an instance with this process id but another boot for a process before this one, and recovers it at once', async () => {
     const store = memoryStore();
     const clock = new SimulatedClock();
