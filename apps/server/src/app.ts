@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import {
   isBatonError,
   toAnthropicTool,
@@ -87,6 +88,25 @@ export function buildApp({
     bodyLimit: 1024 * 1024,
     forceCloseConnections: true,
     routerOptions: { maxParamLength: 2048 },
+    // What Node's HTTP parser refuses (not HTTP, headers too large) answers in the API's format too.
+    clientErrorHandler: (error, socket) => {
+      const code = (error as NodeJS.ErrnoException).code;
+      // Bytes after a request that asked to close: that request still gets its answer, then the
+      // connection closes as it asked; the bytes after it are dropped.
+      if (code === 'HPE_CLOSED_CONNECTION') return;
+      if (socket.destroyed || !socket.writable) return;
+      const [status, errorCode, message] =
+        code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'headers_too_large', 'the request headers are larger than the server takes']
+          : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+            ? [408, 'request_timeout', 'the request did not arrive in time']
+            : [400, 'invalid_request', `the request is not valid HTTP (${code ?? 'parse error'})`];
+      const body = JSON.stringify({ error: { code: errorCode, message } });
+      socket.end(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    },
     // What the router refuses before any route runs answers in the API's one error format too.
     frameworkErrors: (error, _request, reply) => {
       if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
