@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 
 /** The built reference server (turbo builds it before these tests: the package depends on it). */
-const MAIN = join(import.meta.dirname, '..', '..', 'apps', 'server', 'dist', 'main.js');
+export const MAIN = join(import.meta.dirname, '..', '..', 'apps', 'server', 'dist', 'main.js');
 
 export interface RunningServer {
   address: string;
@@ -15,11 +15,33 @@ export interface RunningServer {
   stop(): Promise<number | null>;
 }
 
-/** Starts the built server on a free port, with its SQLite file in a new temporary directory. */
-export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
+/**
+ * Starts the built server on a free port, with its SQLite file in a new temporary directory.
+ * `shell`, when given, is a shell command to run first in a mount namespace of the server's own
+ * (`$DIR` is the data directory): a small tmpfs there, say, that vanishes with the process.
+ */
+export async function startServer(
+  env: Record<string, string> = {},
+  shell?: string,
+): Promise<RunningServer & { dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-reliability-'));
-  const child = spawn(process.execPath, [MAIN], {
-    env: { ...process.env, BATON_PORT: '0', BATON_STORE: join(dir, 'baton.db'), ...env },
+  const [command, args] = shell
+    ? [
+        'unshare',
+        [
+          '--mount',
+          '--propagation',
+          'private',
+          'sh',
+          '-c',
+          `${shell} && exec "$0" "$1"`,
+          process.execPath,
+          MAIN,
+        ],
+      ]
+    : [process.execPath, [MAIN]];
+  const child = spawn(command, args, {
+    env: { ...process.env, BATON_PORT: '0', BATON_STORE: join(dir, 'baton.db'), DIR: dir, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
     cwd: dir,
   });
@@ -34,6 +56,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
   return {
     address,
     child,
+    dir,
     async stop() {
       child.kill('SIGTERM');
       const code = await exited;

@@ -1,13 +1,16 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 export interface ThrowawayPostgres {
   /** A database URL for the server's `postgres` database, as the superuser `baton`. */
   url: string;
   stop(): Promise<void>;
+  /** Restarts the server (`pg_ctl restart -m fast`): every connection drops. Only for one of its own. */
+  restart(): Promise<void>;
 }
 
 /** Where Debian puts a PostgreSQL's programs, when they are not on the PATH. */
@@ -30,13 +33,21 @@ function freePort(): Promise<number> {
 }
 
 /**
- * The PostgreSQL server of `BATON_TEST_POSTGRES_URL` (as `.ci/run` starts one), or else a new one
- * on loopback in a temporary directory, stopped and deleted by `stop()`. PostgreSQL refuses to run
+ * The PostgreSQL server of `BATON_TEST_POSTGRES_URL` (as `.ci/run` starts one), or else (or with
+ * `own`) a new one on loopback in a temporary directory, stopped and deleted by `stop()`. PostgreSQL refuses to run
  * as root, so as root it runs as the `postgres` user.
  */
-export async function throwawayPostgres(): Promise<ThrowawayPostgres> {
+export async function throwawayPostgres(options: { own?: boolean } = {}): Promise<ThrowawayPostgres> {
   const given = process.env.BATON_TEST_POSTGRES_URL;
-  if (given) return { url: given, stop: async () => {} };
+  if (given && !options.own) {
+    return {
+      url: given,
+      stop: async () => {},
+      restart: async () => {
+        throw new Error('a shared PostgreSQL is not restarted: ask for one of its own ({ own: true })');
+      },
+    };
+  }
   const bin = binDir();
   const dir = mkdtempSync(join(tmpdir(), 'baton-pg-'));
   const asRoot = userInfo().uid === 0;
@@ -61,6 +72,18 @@ export async function throwawayPostgres(): Promise<ThrowawayPostgres> {
     async stop() {
       run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
       rmSync(dir, { recursive: true, force: true });
+    },
+    async restart() {
+      // Asynchronous: the test's own clients keep calling while the server goes down and up.
+      const args = ['-D', data, '-o', settings, '-l', join(dir, 'log'), '-m', 'fast', '-w', 'restart'];
+      const pgCtl = join(bin, 'pg_ctl');
+      await promisify(execFile)(
+        asRoot ? 'runuser' : pgCtl,
+        asRoot ? ['-u', 'postgres', '--', pgCtl, ...args] : args,
+        {
+          cwd: dir,
+        },
+      );
     },
   };
 }
