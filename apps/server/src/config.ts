@@ -32,6 +32,8 @@ const FileConfig = z.strictObject({
   streams: z
     .strictObject({ perTenant: z.number().int().positive(), total: z.number().int().positive() })
     .partial(),
+  /** Ended calls are removed this many days after they end (0: kept). Default 7. */
+  retentionDays: z.number().min(0),
   /** MCP sessions: idle TTL, and how many may be open per tenant and in all. */
   mcp: z
     .strictObject({
@@ -56,6 +58,7 @@ const EnvConfig = z.object({
   BATON_STORE: z.string().min(1).optional(),
   BATON_INLINE_BUDGET_MS: z.coerce.number().int().positive().optional(),
   BATON_ALLOWED_HOSTS: commaList.optional(),
+  BATON_RETENTION_DAYS: z.coerce.number().min(0).optional(),
   BATON_ALLOWED_ORIGINS: commaList.pipe(z.array(z.url())).optional(),
   BATON_TOKENS: z
     .string()
@@ -91,6 +94,8 @@ export interface ServerConfig {
   allowedOrigins?: string[];
   /** Open event streams at once, when configured; the defaults are in app.ts. */
   streams?: { perTenant?: number; total?: number };
+  /** Days after their end that ended calls are removed (0: kept), when configured; main.ts defaults to 7. */
+  retentionDays?: number;
   /** MCP sessions, when configured; the defaults are in mcp.ts. */
   mcp?: { sessionTtlMs?: number; sessionsPerTenant?: number; sessions?: number };
 }
@@ -146,6 +151,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
   };
   if (file.streams) config.streams = file.streams;
   if (file.mcp) config.mcp = file.mcp;
+  const retentionDays = fromEnv.BATON_RETENTION_DAYS ?? file.retentionDays;
+  if (retentionDays !== undefined) config.retentionDays = retentionDays;
   const allowedHosts = fromEnv.BATON_ALLOWED_HOSTS ?? file.allowedHosts;
   if (allowedHosts) config.allowedHosts = allowedHosts;
   const allowedOrigins = fromEnv.BATON_ALLOWED_ORIGINS ?? file.allowedOrigins;

@@ -16,6 +16,8 @@ import { tenantOfId } from './tenancy.js';
 import { LOOPBACK_HOSTS } from './web-safety.js';
 
 const USAGE = 'usage: main.js [--init] | main.js doctor';
+const DEFAULT_RETENTION_DAYS = 7;
+const DAY_MS = 86_400_000;
 
 /** `postgres://…` is a PostgreSQL server (the server then takes clients' calls too); anything else, a SQLite file. */
 function openStore(location: string, init: boolean): Store {
@@ -57,6 +59,7 @@ try {
   const config = loadConfig(process.env);
   if (args.includes('doctor')) await doctor(config.storePath);
   const authenticated = Object.keys(config.tokens).length > 0;
+  const retentionDays = config.retentionDays ?? DEFAULT_RETENTION_DAYS;
   const runtime = createRuntime({
     // One tenant that floods the server with slow calls leaves slots to the others.
     ...(authenticated ? { tenantOf: tenantOfId } : {}),
@@ -64,6 +67,8 @@ try {
     store: openStore(config.storePath, init),
     inlineBudgetMs: config.inlineBudgetMs,
     limits: config.limits,
+    // A server keeps a week of ended calls by default: the store does not grow without end.
+    ...(retentionDays > 0 ? { retention: { endedTtlMs: retentionDays * DAY_MS } } : {}),
     // Callers' ids are kept under their tenant's prefix (`tenant/`): room for the longest one.
     maxIdChars:
       MAX_ID_CHARS + Math.max(0, ...Object.values(config.tokens).map((tenant) => tenant.length + 1)),

@@ -103,3 +103,11 @@ describe('the hosts and origins browsers may use', () => {
     expect(() => loadConfig({ BATON_ALLOWED_ORIGINS: 'not a url' })).toThrow(/BATON_ALLOWED_ORIGINS/);
   });
 });
+
+describe('retention', () => {
+  it('is read from the file and the environment, and is 0 or more days', () => {
+    expect(loadConfig({ BATON_CONFIG: withFile({ retentionDays: 30 }) }).retentionDays).toBe(30);
+    expect(loadConfig({ BATON_RETENTION_DAYS: '0' }, dir).retentionDays).toBe(0);
+    expect(() => loadConfig({ BATON_RETENTION_DAYS: '-1' }, dir)).toThrow(/BATON_RETENTION_DAYS/);
+  });
+});

@@ -185,6 +185,9 @@ export const CANCELLED_BEFORE_COMPLETION = 'tool execution was cancelled before 
 export const DEFAULT_POLL_MS = 2_000;
 /** On a shared store: at most one progress event per call this often. */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 100;
+/** Retention removes this many ended calls per transaction. */
+export const RETENTION_BATCH = 500;
+
 /** A follower reads this many stored events at a time (a replay of a long history is paged). */
 export const FOLLOW_PAGE_SIZE = 200;
 

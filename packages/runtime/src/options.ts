@@ -69,7 +69,11 @@ export interface RuntimeOptions {
   maxAttempts?: number;
   /** Built-in tools to register beside `tools`: `spawn_background` (seed 002). Default: none. */
   builtins?: readonly 'spawn_background'[];
-  /** Removes ended calls, their events and artifacts, this long after they end. Default: keep them. */
+  /**
+   * Removes ended calls, their events and artifacts, this long after they end, 500 at a time.
+   * Notifications not yet acknowledged, and calls still waiting for approval, stay. Default: keep
+   * them (the server's default is 7 days).
+   */
   retention?: { endedTtlMs: number };
   /**
    * On a store that processes share (PostgreSQL): `client` submits calls and waits for their

@@ -69,6 +69,7 @@ import {
   duplicateStepIdMessage,
   EMPTY_STEP_ID_MESSAGE,
   END_REWRITE_INITIAL_MS,
+  RETENTION_BATCH,
   END_REWRITE_MAX_MS,
   EVENT_CANCELLED_MESSAGE,
   EVENT_TIMEOUT_MESSAGE,
@@ -278,7 +279,7 @@ class BatonRuntime implements Runtime, ContextHost {
       .then(() => (works && this.#store.listen ? this.#claimWork() : undefined));
     this.ready.catch(() => {});
     this.#every(this.#leaseMs / 3, () => this.#beat());
-    if (ttl) this.#every(Math.min(ttl, 60_000), () => this.#store.deleteEndedBefore(this.#clock.now() - ttl));
+    if (ttl) this.#every(Math.min(ttl, 60_000), () => this.#deleteEndedBefore(this.#clock.now() - ttl));
     if (works && this.#store.listen) {
       // A safety net under the store's notices.
       this.#every(this.#pollMs, () => this.#claimWork());
@@ -1479,6 +1480,16 @@ class BatonRuntime implements Runtime, ContextHost {
       this.#keepArtifacts(call, 'failed');
     }
     this.#writer.record(record).then(forget, ignoreRefusal);
+  }
+
+  /**
+   * Retention: ended calls go in batches of RETENTION_BATCH, each its own short transaction, with
+   * a turn of the event loop between them, so a large backlog never holds the store or the loop.
+   */
+  async #deleteEndedBefore(cutoff: number): Promise<void> {
+    while (!this.#closed && (await this.#store.deleteEndedBefore(cutoff, RETENTION_BATCH)) === RETENTION_BATCH) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   /** Runs once after `ms`, unless the runtime closes first. */

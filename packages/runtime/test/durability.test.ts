@@ -437,6 +437,24 @@ describe('retention and replay', () => {
     expect((await runtime.get(running.callId))?.status).toBe('backgrounded');
   });
 
+  it('removes a large backlog in batches of 500, each its own write, with turns of the loop between', async () => {
+    const echo = defineTool({ name: 'echo', description: 'e', input: z.object({}), execute: () => 'ok' });
+    const store = memoryStore();
+    const batches: number[] = [];
+    const remove = store.deleteEndedBefore.bind(store);
+    store.deleteEndedBefore = async (time, limit) => {
+      const removed = await remove(time, limit);
+      batches.push(removed);
+      return removed;
+    };
+    const { runtime, clock } = testRuntime([echo], { store, retention: { endedTtlMs: 60_000 } });
+    for (let i = 0; i < 1_200; i++) await runtime.call({ name: 'echo', sessionId: `s${i % 7}` });
+    clock.increment(120_000);
+    for (let turn = 0; turn < 10; turn++) await settle();
+    expect(batches.filter((removed) => removed > 0)).toEqual([500, 500, 200]);
+    expect((await store.listCalls({ limit: 1_000 })).calls).toEqual([]);
+  });
+
   it('replays the stored events of a call from any seq', async () => {
     const echo = defineTool({ name: 'echo', description: 'e', input: z.object({}), execute: () => 'ok' });
     const { runtime, events } = testRuntime([echo]);

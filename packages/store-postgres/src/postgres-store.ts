@@ -514,18 +514,30 @@ export class PostgresStore implements Store {
     });
   }
 
-  async deleteEndedBefore(time: number): Promise<number> {
+  async deleteEndedBefore(time: number, limit?: number): Promise<number> {
     await this.#ready;
     return this.#transaction(async (client) => {
-      const ended = 'SELECT call_id FROM calls WHERE ended_at < $1';
-      for (const table of ['events', 'artifacts', 'steps', 'event_resolutions']) {
-        await client.query(`DELETE FROM ${table} WHERE call_id IN (${ended})`, [time]);
-      }
-      const { rowCount } = await client.query('DELETE FROM calls WHERE ended_at < $1', [time]);
-      await client.query(
-        "DELETE FROM notifications n WHERE status = 'acknowledged' AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.call_id = n.call_id)",
+      // The calls are locked first, so each statement after removes the rows of the same calls.
+      const { rows } = await client.query<{ call_id: string }>(
+        'SELECT call_id FROM calls WHERE ended_at < $1 ORDER BY ended_at LIMIT $2 FOR UPDATE',
+        [time, limit ?? null],
       );
-      return rowCount ?? 0;
+      const ids = rows.map((row) => row.call_id);
+      if (ids.length === 0) return 0;
+      for (const table of ['events', 'artifacts', 'steps', 'event_resolutions']) {
+        await client.query(`DELETE FROM ${table} WHERE call_id = ANY($1)`, [ids]);
+      }
+      await client.query("DELETE FROM notifications WHERE status = 'acknowledged' AND call_id = ANY($1)", [
+        ids,
+      ]);
+      await client.query('DELETE FROM calls WHERE call_id = ANY($1)', [ids]);
+      // The last batch also takes the notifications acknowledged after their call was removed.
+      if (limit === undefined || ids.length < limit) {
+        await client.query(
+          "DELETE FROM notifications n WHERE status = 'acknowledged' AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.call_id = n.call_id)",
+        );
+      }
+      return ids.length;
     });
   }
 

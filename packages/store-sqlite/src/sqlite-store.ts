@@ -305,20 +305,28 @@ export class SqliteStore implements Store {
       .immediate();
   }
 
-  async deleteEndedBefore(time: number): Promise<number> {
+  async deleteEndedBefore(time: number, limit = -1): Promise<number> {
     return this.#db
       .transaction(() => {
-        const ended = 'SELECT call_id FROM calls WHERE ended_at < ?';
-        this.#db.prepare(`DELETE FROM events WHERE call_id IN (${ended})`).run(time);
-        this.#db.prepare(`DELETE FROM artifacts WHERE call_id IN (${ended})`).run(time);
-        this.#db.prepare(`DELETE FROM steps WHERE call_id IN (${ended})`).run(time);
-        this.#db.prepare(`DELETE FROM event_resolutions WHERE call_id IN (${ended})`).run(time);
-        const { changes } = this.#db.prepare('DELETE FROM calls WHERE ended_at < ?').run(time);
+        // The same calls for every statement: the transaction holds the write lock throughout.
+        const ended = 'SELECT call_id FROM calls WHERE ended_at < ? ORDER BY ended_at LIMIT ?';
+        for (const table of ['events', 'artifacts', 'steps', 'event_resolutions']) {
+          this.#db.prepare(`DELETE FROM ${table} WHERE call_id IN (${ended})`).run(time, limit);
+        }
         this.#db
-          .prepare(
-            "DELETE FROM notifications WHERE status = 'acknowledged' AND call_id NOT IN (SELECT call_id FROM calls)",
-          )
-          .run();
+          .prepare(`DELETE FROM notifications WHERE status = 'acknowledged' AND call_id IN (${ended})`)
+          .run(time, limit);
+        const { changes } = this.#db
+          .prepare(`DELETE FROM calls WHERE call_id IN (${ended})`)
+          .run(time, limit);
+        // The last batch also takes the notifications acknowledged after their call was removed.
+        if (limit < 0 || changes < limit) {
+          this.#db
+            .prepare(
+              "DELETE FROM notifications WHERE status = 'acknowledged' AND call_id NOT IN (SELECT call_id FROM calls)",
+            )
+            .run();
+        }
         return changes;
       })
       .immediate();

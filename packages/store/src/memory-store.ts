@@ -280,20 +280,22 @@ export class MemoryStore implements Store {
     return claimed;
   }
 
-  async deleteEndedBefore(time: number): Promise<number> {
+  async deleteEndedBefore(time: number, limit = Number.POSITIVE_INFINITY): Promise<number> {
     let deleted = 0;
     const sessions = new Set<string>();
-    for (const [callId, { record }] of this.#calls) {
-      if (record.endedAt !== undefined && record.endedAt < time) {
-        this.#calls.delete(callId);
-        this.#events.delete(callId);
-        this.#steps.delete(callId);
-        for (const [key, resolution] of this.#resolutions) {
-          if (resolution.callId === callId) this.#resolutions.delete(key);
-        }
-        sessions.add(record.sessionId);
-        deleted++;
+    const ended = [...this.#calls]
+      .filter(([, { record }]) => record.endedAt !== undefined && record.endedAt < time)
+      .sort(([, a], [, b]) => (a.record.endedAt as number) - (b.record.endedAt as number))
+      .slice(0, limit);
+    for (const [callId, { record }] of ended) {
+      this.#calls.delete(callId);
+      this.#events.delete(callId);
+      this.#steps.delete(callId);
+      for (const [key, resolution] of this.#resolutions) {
+        if (resolution.callId === callId) this.#resolutions.delete(key);
       }
+      sessions.add(record.sessionId);
+      deleted++;
     }
     for (const sessionId of sessions) {
       const kept =

@@ -131,8 +131,12 @@ export interface Store {
     dueAt: number,
     next: { nextAt?: number; enabled: boolean },
   ): Promise<boolean>;
-  /** Removes calls that ended before `time`, with their events, artifacts and steps; returns how many. */
-  deleteEndedBefore(time: number): Promise<number>;
+  /**
+   * Removes calls that ended before `time`, the earliest ends first, at most `limit` of them when it
+   * is given, with their events, artifacts, steps, resolutions and acknowledged notifications (a
+   * notification not yet acknowledged stays); returns how many calls.
+   */
+  deleteEndedBefore(time: number, limit?: number): Promise<number>;
 
   /** Records (or refreshes) a runtime instance. */
   registerInstance(instance: RuntimeInstance): Promise<void>;

@@ -408,6 +408,8 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
         steps: [{ callId: 'old', stepId: 'a', value: 1 }],
         resolutions: [{ key: 'old-event', callId: 'old', outcome: { cancelled: true }, at: 1 }],
       });
+      expect(await store.deleteEndedBefore(20, 0)).toBe(0);
+      expect(await store.getCall('old')).toBeDefined();
       expect(await store.deleteEndedBefore(20)).toBe(1);
       expect(await store.getCall('old')).toBeUndefined();
       expect(await store.listEvents('old')).toEqual([]);
