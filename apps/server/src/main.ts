@@ -91,6 +91,14 @@ try {
     },
   });
   const address = await app.listen({ host: config.host, port: config.port });
+  // Before the banner: whoever reads it may stop the server at once (stdout to a pipe is synchronous).
+  const stop = async () => {
+    await app.close();
+    await runtime.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
   const tenants = new Set(Object.values(config.tokens));
   const access =
     tenants.size === 0
@@ -109,13 +117,6 @@ try {
       '',
     ].join('\n'),
   );
-  const stop = async () => {
-    await app.close();
-    await runtime.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
 } catch (error) {
   // A bad configuration, and a store that cannot be used, are one line that says what to do.
   if (!(error instanceof ConfigError) && !isBatonError(error)) throw error;
