@@ -69,7 +69,6 @@ import {
   duplicateStepIdMessage,
   EMPTY_STEP_ID_MESSAGE,
   END_REWRITE_INITIAL_MS,
-  RETENTION_BATCH,
   END_REWRITE_MAX_MS,
   EVENT_CANCELLED_MESSAGE,
   EVENT_TIMEOUT_MESSAGE,
@@ -80,6 +79,7 @@ import {
   notificationTitle,
   persistenceFailedMessage,
   queueFullMessage,
+  RETENTION_BATCH,
   timedOutMessage,
   toolNotFoundMessage,
   truncatedOutput,
@@ -1487,7 +1487,10 @@ class BatonRuntime implements Runtime, ContextHost {
    * a turn of the event loop between them, so a large backlog never holds the store or the loop.
    */
   async #deleteEndedBefore(cutoff: number): Promise<void> {
-    while (!this.#closed && (await this.#store.deleteEndedBefore(cutoff, RETENTION_BATCH)) === RETENTION_BATCH) {
+    while (
+      !this.#closed &&
+      (await this.#store.deleteEndedBefore(cutoff, RETENTION_BATCH)) === RETENTION_BATCH
+    ) {
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
