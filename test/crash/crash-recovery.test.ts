@@ -5,9 +5,12 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { isTerminalStatus } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
+import type { Store } from '@baton/store';
+import { type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
 import { sqliteStore } from '@baton/store-sqlite';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // A plain ES module, shared with the child process.
+import { openStore } from './stores.mjs';
 import { crashTools } from './tools.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-crash-'));
@@ -117,7 +120,7 @@ async function expectEachAcceptedCallEndedOnce(
   queuedAtKill: readonly string[],
   ranIn: readonly string[],
 ): Promise<void> {
-  const reader = sqliteStore({ path });
+  const reader: Store = openStore(path);
 
   for (const [callId, tool] of report.accepted) {
     const record = await reader.getCall(callId);
@@ -145,28 +148,40 @@ async function expectEachAcceptedCallEndedOnce(
   await reader.close();
 }
 
-describe('a runtime killed with SIGKILL, then restarted as a new process with the same PID', () => {
-  it("recovers every accepted call at once, though a live process has the dead one's PID and its lease has not lapsed", async () => {
-    const path = join(dir, 'same-pid.db');
-    const perTool = 20;
-    const report = await runAndKill(path, perTool, true);
-    expect(report.pid).toBe(1);
-    const queuedAtKill = [...report.accepted.keys()].filter((callId) => !report.started.has(callId));
-    const recoverer = spawn(
-      AS_PID_1[0] as string,
-      [...AS_PID_1.slice(1), join(import.meta.dirname, 'recovering-runtime.mjs'), path],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
-    let said = '';
-    recoverer.stdout?.on('data', (chunk: Buffer) => {
-      said += chunk.toString();
+let postgres: ThrowawayPostgres;
+beforeAll(async () => {
+  postgres = await throwawayPostgres();
+}, 60_000);
+afterAll(() => postgres.stop());
+
+describe.each([
+  ['SQLite', () => join(dir, 'same-pid.db')],
+  ['PostgreSQL', () => `${postgres.url}#crash_same_pid_${process.pid}`],
+])(
+  'a runtime on %s killed with SIGKILL, then restarted as a new process with the same PID',
+  (_store, location) => {
+    it("recovers every accepted call at once, though a live process has the dead one's PID and its lease has not lapsed", async () => {
+      const path = location();
+      const perTool = 20;
+      const report = await runAndKill(path, perTool, true);
+      expect(report.pid).toBe(1);
+      const queuedAtKill = [...report.accepted.keys()].filter((callId) => !report.started.has(callId));
+      const recoverer = spawn(
+        AS_PID_1[0] as string,
+        [...AS_PID_1.slice(1), join(import.meta.dirname, 'recovering-runtime.mjs'), path],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
+      let said = '';
+      recoverer.stdout?.on('data', (chunk: Buffer) => {
+        said += chunk.toString();
+      });
+      const code = await new Promise<number | null>((resolve) => recoverer.on('exit', resolve));
+      expect(code).toBe(0);
+      const { pid, runs } = JSON.parse(said) as { pid: number; runs: string[] };
+      expect(pid).toBe(1);
+      await expectEachAcceptedCallEndedOnce(path, report, queuedAtKill, runs);
     });
-    const code = await new Promise<number | null>((resolve) => recoverer.on('exit', resolve));
-    expect(code).toBe(0);
-    const { pid, runs } = JSON.parse(said) as { pid: number; runs: string[] };
-    expect(pid).toBe(1);
-    await expectEachAcceptedCallEndedOnce(path, report, queuedAtKill, runs);
-  });
-});
+  },
+);

@@ -1,13 +1,13 @@
 // The process the crash test kills: it runs calls on a SQLite file and reports on stdout, one JSON
 // line each, every call the store has accepted and every call that went to the background.
 import { createRuntime } from '@baton/runtime';
-import { sqliteStore } from '@baton/store-sqlite';
+import { openStore } from './stores.mjs';
 import { crashTools, TOOL_NAMES } from './tools.mjs';
 
 const [path, perTool] = process.argv.slice(2);
 const runtime = createRuntime({
   tools: crashTools(() => new Promise(() => {})),
-  store: sqliteStore({ path }),
+  store: openStore(path),
   inlineBudgetMs: 50,
 });
 const say = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);

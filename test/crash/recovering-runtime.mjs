@@ -1,7 +1,7 @@
 // The process that comes after the one the crash test killed: it opens the same SQLite file,
 // recovers what it finds, runs it to the end, closes, and says how each run went (one JSON line).
 import { createRuntime } from '@baton/runtime';
-import { sqliteStore } from '@baton/store-sqlite';
+import { openStore } from './stores.mjs';
 import { crashTools } from './tools.mjs';
 
 const [path] = process.argv.slice(2);
@@ -11,7 +11,7 @@ const runtime = createRuntime({
     runs.push(`#${attempt}`);
     return { n, attempt };
   }),
-  store: sqliteStore({ path }),
+  store: openStore(path),
 });
 await runtime.ready;
 for (let turn = 0; turn < 10_000 && runtime.stats().active > 0; turn++) {

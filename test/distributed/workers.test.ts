@@ -245,7 +245,11 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     timeout: 300_000,
   }, async () => {
     const schema = `scale_${process.pid}_${schemas++}`;
-    const [doomed] = await Promise.all(['w1', 'w2', 'w3'].map((name) => startWorker(name, schema)));
+    // The killed worker is known gone at once (its PID is); a longer lease keeps workers that a
+    // loaded machine starves for a second from looking dead to each other meanwhile.
+    const [doomed] = await Promise.all(
+      ['w1', 'w2', 'w3'].map((name) => startWorker(name, schema, { LEASE_MS: '5000' })),
+    );
     if (!doomed) throw new Error('no worker');
     const submitter = client(schema);
     const tools = ['echo', 'sleepy', 'once'] as const;
