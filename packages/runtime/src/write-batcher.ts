@@ -268,18 +268,7 @@ export class WriteBatcher {
     const written = new Promise<void>((resolve) => {
       settle = resolve;
     });
-    const batch: PendingBatch = {
-      calls: new Map(),
-      events: [],
-      notifications: [],
-      artifacts: [],
-      steps: [],
-      resolutions: [],
-      schedules: [],
-      size: 0,
-      written,
-      settle,
-    };
+    const batch: PendingBatch = { ...emptyWrite(), calls: new Map(), size: 0, written, settle };
     this.#pending = batch;
     setImmediate(() => {
       if (this.#pending === batch) this.#flush();
