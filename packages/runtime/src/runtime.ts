@@ -807,7 +807,7 @@ class BatonRuntime implements Runtime, ContextHost {
       this.#keepArtifacts(call, status);
       this.#countBackground(record.sessionId, -1);
     }
-    const written = this.#writer.record(record);
+    const written = this.#writer.recordConfirmed(record);
     this.#ending.set(record.callId, call);
     // A refused end stays here: #writeFailed stores it again, and the caller hears persistence_failed.
     written.then(() => this.#ending.delete(record.callId), ignoreRefusal);
@@ -913,7 +913,7 @@ class BatonRuntime implements Runtime, ContextHost {
     this.#countBackground(record.sessionId, 1);
     this.#emit(call, { type: 'backgrounded', reason, afterMs: this.#clock.now() - record.createdAt });
     const reply = this.#backgroundedReply(record, call.tool, reason, call.inlineBudgetMs);
-    call.answer(this.#writer.record(record).then(() => reply, persistenceFailed(record.callId)));
+    call.answer(this.#writer.recordConfirmed(record).then(() => reply, persistenceFailed(record.callId)));
   }
 
   #backgroundedReply(
@@ -945,7 +945,7 @@ class BatonRuntime implements Runtime, ContextHost {
     if (record.detached)
       this.#writer.add('events', this.#stamp({ type: 'backgrounded', reason, afterMs: 0 }, record, 2));
     const budgetMs = tool.execution.inlineBudgetMs ?? this.#inlineBudgetMs;
-    const written = this.#writer.record(record);
+    const written = this.#writer.recordConfirmed(record);
     if (record.detached) {
       const reply = this.#backgroundedReply(record, tool, reason, budgetMs);
       return written.then(() => reply, persistenceFailed(record.callId));
@@ -1025,7 +1025,8 @@ class BatonRuntime implements Runtime, ContextHost {
       'events',
       this.#stamp({ type: 'backgrounded', reason: 'budget', afterMs }, record, lastSeq + 1),
     );
-    await this.#writer.record(record);
+    // A refusal ends nothing here: the call stays the workers' to run, and the caller is not told twice.
+    await this.#writer.recordConfirmed(record).catch(ignoreRefusal);
   }
 
   /**
@@ -1158,7 +1159,7 @@ class BatonRuntime implements Runtime, ContextHost {
       if (control.action === 'approve') {
         // Approved, it goes back to the workers: no owner, and the notice of a queued call.
         const { ownerId: _, ...released } = unowned.record;
-        await this.#writer.record({ ...released, approval: 'approved' });
+        await this.#writer.recordConfirmed({ ...released, approval: 'approved' });
         return true;
       }
       await this.#adopt(unowned, false);
@@ -1307,7 +1308,7 @@ class BatonRuntime implements Runtime, ContextHost {
         ...(reason ? { reason } : {}),
       });
     this.#drive(call, { type: 'CANCEL', reason });
-    await this.#save(call).catch(() => {});
+    await this.#saved(call).catch(ignoreRefusal);
     return true;
   }
 
@@ -1335,10 +1336,10 @@ class BatonRuntime implements Runtime, ContextHost {
         ? false
         : this.#controlRemote({ type: 'control', callId, action: 'approve' });
     call.record.approval = 'approved';
-    const written = this.#save(call);
+    const written = this.#saved(call);
     this.#admission.enqueue(call);
     this.#pump();
-    await written.catch(() => {});
+    await written.catch(ignoreRefusal);
     return true;
   }
 
@@ -1355,7 +1356,7 @@ class BatonRuntime implements Runtime, ContextHost {
       type: 'REJECT',
       outcome: { ok: false, error: { code: 'approval_rejected', message }, output: { error: message } },
     });
-    await this.#save(call).catch(() => {});
+    await this.#saved(call).catch(ignoreRefusal);
     return true;
   }
 
@@ -1479,7 +1480,7 @@ class BatonRuntime implements Runtime, ContextHost {
       this.#notify(call, 'failed');
       this.#keepArtifacts(call, 'failed');
     }
-    this.#writer.record(record).then(forget, ignoreRefusal);
+    this.#writer.recordConfirmed(record).then(forget, ignoreRefusal);
   }
 
   /**
@@ -1635,7 +1636,7 @@ class BatonRuntime implements Runtime, ContextHost {
     };
     this.#writer.add('events', this.#stamp({ type: 'failed', error: modelVisible(error) }, record, 1));
     if (batch) this.#failBatch(batch, record);
-    return this.#writer.record(record).then(() => this.#replyOf(record), persistenceFailed(callId));
+    return this.#writer.recordConfirmed(record).then(() => this.#replyOf(record), persistenceFailed(callId));
   }
 
   #replyOf(record: CallRecord): CallReply {
@@ -1668,8 +1669,13 @@ class BatonRuntime implements Runtime, ContextHost {
   }
 
   /** Queues the call's record; a call this process no longer owns writes nothing. */
-  #save(call: LiveCall): Promise<void> {
-    return call.dropped ? Promise.resolve() : this.#writer.record(call.record);
+  #save(call: LiveCall): void {
+    if (!call.dropped) this.#writer.record(call.record);
+  }
+
+  /** `#save`, for a caller that waits until the record is written. */
+  #saved(call: LiveCall): Promise<void> {
+    return call.dropped ? Promise.resolve() : this.#writer.recordConfirmed(call.record);
   }
 
   #stamp(input: CallEventInput, record: CallRecord, seq: number): CallEvent {

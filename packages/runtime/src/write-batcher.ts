@@ -39,8 +39,6 @@ export type Rows = Listed & { calls: CallRecord[] };
 
 const SCHEDULE_PART = 'schedule:';
 
-function handledByFailed(): void {}
-
 function emptyWrite(): Rows {
   return {
     calls: [],
@@ -129,11 +127,20 @@ export class WriteBatcher {
     }
   }
 
-  /** Queues a record (as it will be at flush time); the promise settles once it is written, or refused. */
-  record(record: CallRecord): Promise<void> {
+  /** Queues a record, as it will be at flush time (a refusal goes to `failed`). */
+  record(record: CallRecord): void {
+    this.#queueRecord(record);
+  }
+
+  /** Queues a record like `record`; the promise settles once it is written, and rejects if it is refused. */
+  recordConfirmed(record: CallRecord): Promise<void> {
+    return this.#outcome(this.#queueRecord(record), record.callId);
+  }
+
+  #queueRecord(record: CallRecord): PendingBatch {
     const batch = this.#batch();
     if (!batch.calls.has(record.callId)) this.#add(batch, () => batch.calls.set(record.callId, record));
-    return this.#outcome(batch, record.callId);
+    return batch;
   }
 
   /** Queues an event, notification, artifact, step, resolution or schedule. */
@@ -181,16 +188,12 @@ export class WriteBatcher {
     }
   }
 
-  /** The outcome of one part of a batch: the batch's, unless the store refused that part. */
+  /** The outcome of one part of a batch, for a caller that handles its rejection. */
   #outcome(batch: PendingBatch, key: string): Promise<void> {
-    const outcome = batch.written.then(() => {
+    return batch.written.then(() => {
       const refused = batch.refused?.get(key);
       if (refused !== undefined) throw refused;
     });
-    // A refused part is handled by `failed`; whoever waits on it sees the error as well, and
-    // nobody waiting on it must not crash the process with an unhandled rejection.
-    outcome.catch(handledByFailed);
-    return outcome;
   }
 
   #flush(): void {

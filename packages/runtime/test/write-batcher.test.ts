@@ -33,7 +33,7 @@ describe('the write batcher keeps one call from failing another', () => {
     );
     const outcomes = records.map((record) => {
       batcher.add('events', event(record));
-      return batcher.record(record).then(
+      return batcher.recordConfirmed(record).then(
         () => 'written',
         (error: Error) => error.message,
       );
@@ -70,7 +70,7 @@ describe('the write batcher keeps one call from failing another', () => {
     });
     const record = makeCallRecord({ callId: 'c' });
     batcher.add('events', event(record));
-    await expect(batcher.record(record)).rejects.toThrow('disk full');
+    await expect(batcher.recordConfirmed(record)).rejects.toThrow('disk full');
     failing = false;
     await batcher.rewrite((refusals[0] as RefusedWrite).rows);
     expect(await store.getCall('c')).toEqual(record);
