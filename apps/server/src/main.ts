@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { isBatonError, MAX_ID_CHARS } from '@baton/contracts';
+import { BatonError, isBatonError, MAX_ID_CHARS } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
 import type { Store } from '@baton/store';
 import { postgresStore } from '@baton/store-postgres';
@@ -73,7 +73,15 @@ try {
     maxIdChars:
       MAX_ID_CHARS + Math.max(0, ...Object.values(config.tokens).map((tenant) => tenant.length + 1)),
   });
-  await runtime.ready;
+  // A store that cannot be reached at start (a database that is gone, a server that refuses) is
+  // one line too, naming the store without its secrets.
+  await runtime.ready.catch((error: unknown) => {
+    throw new BatonError(
+      'persistence_failed',
+      `the store ${redactedLocation(config.storePath)} cannot be used: ${(error as Error)?.message ?? String(error)}`,
+      { cause: error },
+    );
+  });
   const app = buildApp({
     runtime,
     tokens: config.tokens,

@@ -117,4 +117,21 @@ describe('the built server, as `npm start` runs it', () => {
     const afresh = await startServer({ BATON_STORE: store }, undefined, ['--init']);
     expect(await afresh.stop()).toBe(0);
   });
+
+  it('stops at once, in one line without the password, when its PostgreSQL database is gone', async () => {
+    const postgres = await throwawayPostgres();
+    try {
+      const gone = postgres.url
+        .replace('postgres://baton@', 'postgres://baton:secret@')
+        .replace(/\/postgres$/, '/dropped_db');
+      const { code, stderr } = await exitOf([], gone);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(
+        /^baton: the store postgres:\/\/\*\*\*@127\.0\.0\.1:\d+\/dropped_db cannot be used: .*does not exist\n$/,
+      );
+      expect(stderr).not.toContain('secret');
+    } finally {
+      await postgres.stop();
+    }
+  });
 });
