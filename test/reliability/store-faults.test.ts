@@ -178,15 +178,24 @@ describe('a PostgreSQL restart under load', () => {
       expect(background.map((reply) => reply.status)).toEqual(Array(6).fill('backgrounded'));
       // Honest calls all along, while PostgreSQL restarts under them.
       let stop = false;
+      let broken: unknown;
       const replies: Reply[] = [];
       const load = (async () => {
         for (let i = 0; !stop; i++)
           replies.push(await call(address, { name: 'echo', args: { text: `${i}` }, sessionId: 'load' }));
-      })();
-      while (replies.length < 20) await new Promise((resolve) => setImmediate(resolve));
+      })().catch((error: unknown) => {
+        // A call that hung, or a server that died (one did: a dropped connection crashed it).
+        broken = error;
+      });
+      const until = async (count: number) => {
+        while (replies.length < count) {
+          if (broken) throw broken;
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      };
+      await until(20);
       await postgres.restart();
-      const afterRestart = replies.length;
-      while (replies.length < afterRestart + 50) await new Promise((resolve) => setImmediate(resolve));
+      await until(replies.length + 50);
       stop = true;
       await load;
       const failed = replies.filter((reply) => reply.status !== 'succeeded');

@@ -316,16 +316,26 @@ export class PostgresStore implements Store {
 
   async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.#pool.connect();
+    // A connection the server drops while it is checked out (a restart, an admin's kill) emits
+    // 'error' with no query to reject: without a listener that error would end the process. The
+    // query under way fails by itself; the connection is destroyed on release, not reused.
+    let dropped: Error | undefined;
+    const onError = (error: Error) => {
+      dropped = error;
+    };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const result = await work(client);
       await client.query('COMMIT');
       return result;
     } catch (error) {
+      // The write failed; a rollback that fails too (the connection is gone) changes nothing.
       await client.query('ROLLBACK').catch(() => {});
       throw error;
     } finally {
-      client.release();
+      client.off('error', onError);
+      client.release(dropped);
     }
   }
 
