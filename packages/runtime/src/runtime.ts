@@ -203,8 +203,11 @@ class BatonRuntime implements Runtime, ContextHost {
     };
     this.#maxOutputChars = positive('maxOutputChars', options.maxOutputChars) ?? DEFAULT_MAX_OUTPUT_CHARS;
     const limits = options.limits ?? {};
+    const concurrency = positive('limits.concurrency', limits.concurrency) ?? DEFAULT_CONCURRENCY;
+    // One session, or one tenant, holds at most its fair share of the slots unless told otherwise.
+    const fairShare = fairShareOf(concurrency);
     this.#limits = {
-      concurrency: positive('limits.concurrency', limits.concurrency) ?? DEFAULT_CONCURRENCY,
+      concurrency,
       maxQueued: positive('limits.maxQueued', limits.maxQueued) ?? DEFAULT_MAX_QUEUED,
       backgroundPerSession:
         positive('limits.backgroundPerSession', limits.backgroundPerSession) ??
@@ -213,13 +216,9 @@ class BatonRuntime implements Runtime, ContextHost {
         positive('limits.backgroundPerWorker', limits.backgroundPerWorker) ?? DEFAULT_BACKGROUND_PER_WORKER,
       schedulesPerSession:
         positive('limits.schedulesPerSession', limits.schedulesPerSession) ?? DEFAULT_SCHEDULES_PER_SESSION,
-      runningPerSession: 0,
-      runningPerTenant: 0,
+      runningPerSession: positive('limits.runningPerSession', limits.runningPerSession) ?? fairShare,
+      runningPerTenant: positive('limits.runningPerTenant', limits.runningPerTenant) ?? fairShare,
     };
-    const fairShare = fairShareOf(this.#limits.concurrency);
-    this.#limits.runningPerSession =
-      positive('limits.runningPerSession', limits.runningPerSession) ?? fairShare;
-    this.#limits.runningPerTenant = positive('limits.runningPerTenant', limits.runningPerTenant) ?? fairShare;
     const ttl = options.retention && positive('retention.endedTtlMs', options.retention.endedTtlMs);
     this.#role = options.role ?? 'both';
     if (this.#role !== 'both' && !this.#store.listen) {
