@@ -1,4 +1,4 @@
-import type { CallEvent } from '@baton/contracts';
+import type { CallEvent, RuntimeFailure } from '@baton/contracts';
 import { Observable, Subject } from 'rxjs';
 
 /**
@@ -10,8 +10,17 @@ export class EventBus {
   readonly #byCall = new Map<string, Subject<CallEvent>>();
   readonly #bySession = new Map<string, Subject<CallEvent>>();
 
+  readonly #failures = new Subject<RuntimeFailure>();
+
   /** Every event of every call. */
   readonly events$: Observable<CallEvent> = this.#all.asObservable();
+
+  /** Every failure the runtime caught and handled (see `RuntimeFailure`). */
+  readonly failures$: Observable<RuntimeFailure> = this.#failures.asObservable();
+
+  publishFailure(failure: RuntimeFailure): void {
+    this.#failures.next(failure);
+  }
 
   publish(event: CallEvent): void {
     if (this.#all.observed) this.#all.next(event);
@@ -37,6 +46,7 @@ export class EventBus {
   /** Completes every stream: subscribers see `complete`, and the bus holds no one. */
   complete(): void {
     this.#all.complete();
+    this.#failures.complete();
     for (const subject of this.#byCall.values()) subject.complete();
     for (const subject of this.#bySession.values()) subject.complete();
     this.#byCall.clear();

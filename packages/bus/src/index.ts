@@ -1,3 +1,3 @@
 /** `@baton/bus`: the typed call event stream, routed per call and per session. */
-export type { CallEvent, CallEventType } from '@baton/contracts';
+export type { CallEvent, CallEventType, RuntimeFailure } from '@baton/contracts';
 export { EventBus } from './event-bus.js';

@@ -69,3 +69,22 @@ describe('EventBus', () => {
     ]);
   });
 });
+
+describe('the failures channel', () => {
+  it('carries the failures the runtime handled to whoever counts them, and completes with the bus', () => {
+    const bus = new EventBus();
+    const seen: string[] = [];
+    let completed = false;
+    bus.failures$.subscribe({
+      next: (failure) => seen.push(`${failure.op}:${failure.callId}`),
+      complete: () => {
+        completed = true;
+      },
+    });
+    bus.publishFailure({ op: 'heartbeat', error: new Error('down'), at: 1 });
+    bus.publishFailure({ op: 'write', callId: 'c1', error: new Error('full'), at: 2 });
+    bus.complete();
+    expect(seen).toEqual(['heartbeat:undefined', 'write:c1']);
+    expect(completed).toBe(true);
+  });
+});

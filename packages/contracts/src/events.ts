@@ -1,4 +1,4 @@
-import type { CallError, ExecutionMode, LogStream, Progress } from './call.js';
+import type { CallError, CallStatus, ExecutionMode, LogStream, Progress } from './call.js';
 
 interface CallEventBase {
   callId: string;
@@ -10,18 +10,30 @@ interface CallEventBase {
   at: number;
 }
 
+/**
+ * The transition of the call machine that an event reports: the state the call left and the one it
+ * entered (the same for an event within a state: a retry, a call detached while it waits). Events
+ * stored before 0.2 carry neither.
+ */
+export interface CallTransition {
+  from?: CallStatus;
+  to?: CallStatus;
+}
+
 export type CallEvent =
-  | (CallEventBase & { type: 'queued'; mode: ExecutionMode })
-  | (CallEventBase & { type: 'started'; attempt: number })
+  | (CallEventBase & CallTransition & { type: 'queued'; mode: ExecutionMode })
+  | (CallEventBase & CallTransition & { type: 'started'; attempt: number })
   | (CallEventBase & { type: 'progress'; progress: Progress })
   | (CallEventBase & { type: 'status'; text: string })
   | (CallEventBase & { type: 'log'; stream: LogStream; chunk: string })
-  | (CallEventBase & { type: 'retrying'; attempt: number; delayMs: number; error: CallError })
-  | (CallEventBase & { type: 'backgrounded'; reason: 'budget' | 'mode' | 'approval'; afterMs: number })
-  | (CallEventBase & { type: 'succeeded'; output: unknown })
-  | (CallEventBase & { type: 'failed'; error: CallError })
-  | (CallEventBase & { type: 'cancelled'; reason: string })
-  | (CallEventBase & { type: 'timed_out'; timeoutMs: number })
+  | (CallEventBase &
+      CallTransition & { type: 'retrying'; attempt: number; delayMs: number; error: CallError })
+  | (CallEventBase &
+      CallTransition & { type: 'backgrounded'; reason: 'budget' | 'mode' | 'approval'; afterMs: number })
+  | (CallEventBase & CallTransition & { type: 'succeeded'; output: unknown })
+  | (CallEventBase & CallTransition & { type: 'failed'; error: CallError })
+  | (CallEventBase & CallTransition & { type: 'cancelled'; reason: string })
+  | (CallEventBase & CallTransition & { type: 'timed_out'; timeoutMs: number })
   | (CallEventBase & { type: 'notification'; notificationId: string; title: string });
 
 export type CallEventType = CallEvent['type'];
@@ -32,3 +44,16 @@ export type CallEventInput = CallEvent extends infer E
     ? Omit<E, keyof CallEventBase>
     : never
   : never;
+
+/**
+ * A failure the runtime caught and handled (a heartbeat that did not reach the store, a claim, a
+ * recovery, a write it will try again): logged, and published for applications to count.
+ */
+export interface RuntimeFailure {
+  /** What was being done: `heartbeat`, `claim`, `recovery`, `write`... */
+  op: string;
+  callId?: string;
+  error: unknown;
+  /** Milliseconds since the epoch, on the runtime's clock. */
+  at: number;
+}

@@ -39,7 +39,7 @@ export {
   type ToolReturn,
 } from './define-tool.js';
 export { BatonError, ERROR_CODES, type ErrorCode, isBatonError } from './errors.js';
-export type { CallEvent, CallEventInput, CallEventType } from './events.js';
+export type { CallEvent, CallEventInput, CallEventType, CallTransition, RuntimeFailure } from './events.js';
 export {
   backgroundContinuationMessage,
   defaultResultFormatter,

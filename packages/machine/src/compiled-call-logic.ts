@@ -1,66 +1,138 @@
-import type { CallStatus, ExecutionMode } from '@baton/contracts';
-import { fromTransition, getNextSnapshot, initialTransition } from 'xstate';
-import { type CallMachineEvent, type CallMachineInput, callMachine } from './call-machine.js';
+import type { CallStatus, ExecutionMode, TerminalStatus } from '@baton/contracts';
+import { fromTransition, initialTransition, type StateValue, transition } from 'xstate';
+import {
+  type CallAction,
+  type CallMachineEvent,
+  type CallMachineInput,
+  callMachine,
+} from './call-machine.js';
 
-/** Where a call is: the machine's state value and context, as plain data. */
+/** Where in the machine a call is: a top-level state, and inside a running or queued one, which of its own. */
+export type CallPath =
+  | 'queued.waiting'
+  | 'queued.awaiting_approval'
+  | 'inline.running'
+  | 'inline.retry_wait'
+  | 'backgrounded.running'
+  | 'backgrounded.retry_wait'
+  | TerminalStatus;
+
+/** Where a call is: the machine's state and context, as plain data. One shared object per kind. */
 export interface CallState {
-  value: CallStatus;
-  mode: ExecutionMode;
-  detached: boolean;
+  readonly path: CallPath;
+  /** The top-level state: the status on the wire and in the record. */
+  readonly status: CallStatus;
+  readonly mode: ExecutionMode;
+  readonly detached: boolean;
 }
 
-const steps = new Map<string, CallState>();
-const starts = new Map<string, CallState>();
+/** One transition: where the call is after it, and the machine's named effects, in order. */
+export interface CallStep {
+  readonly state: CallState;
+  readonly actions: readonly CallAction[];
+}
+
+const states = new Map<string, CallState>();
+const steps = new Map<string, CallStep>();
+
+/** The one shared object for a state, so that "nothing changed" is an identity test. */
+export function callState(path: CallPath, mode: ExecutionMode, detached: boolean): CallState {
+  const key = `${path}|${mode}|${detached}`;
+  let state = states.get(key);
+  if (!state) {
+    state = Object.freeze({ path, status: path.split('.')[0] as CallStatus, mode, detached });
+    states.set(key, state);
+  }
+  return state;
+}
+
+/** Where a stored call is, read from its record: the snapshot a recovered or adopted call starts at. */
+export function callStateOf(record: {
+  status: CallStatus;
+  mode: ExecutionMode;
+  detached: boolean;
+  approval?: 'pending' | 'approved' | 'rejected';
+}): CallState {
+  const { status, mode, detached } = record;
+  const path: CallPath =
+    status === 'queued'
+      ? record.approval === 'pending'
+        ? 'queued.awaiting_approval'
+        : 'queued.waiting'
+      : status === 'inline' || status === 'backgrounded'
+        ? `${status}.running`
+        : status;
+  return callState(path, mode, detached);
+}
+
+function stateValueOf(path: CallPath): StateValue {
+  const [parent, child] = path.split('.') as [string, string | undefined];
+  return child === undefined ? parent : { [parent]: child };
+}
+
+function pathOf(value: StateValue): CallPath {
+  if (typeof value === 'string') return value as CallPath;
+  const [parent, child] = Object.entries(value)[0] as [string, StateValue];
+  return `${parent}.${pathOf(child)}` as CallPath;
+}
+
+/** The machine's own snapshot of a call in this state (for XState's tools, and the first time a step is asked). */
+export function snapshotOf(state: CallState) {
+  return callMachine.resolveState({
+    value: stateValueOf(state.path),
+    context: { mode: state.mode, detached: state.detached },
+  });
+}
 
 /**
- * One step of the call machine, asked of the machine itself (XState's `getNextSnapshot`) the first
- * time it is needed and remembered after: the states and contexts of a call are few (7 states,
- * 3 modes, detached or not), so every call after the first replays what the machine decided.
+ * One step of the call machine, asked of the machine itself (XState's pure `transition()`, which
+ * executes nothing and returns the actions) the first time it is needed and remembered after: the
+ * states of a call are few (10 paths, 3 modes, detached or not), so every call after the first
+ * replays what the machine decided, effects included.
  */
-export function nextCallState(state: CallState, event: CallMachineEvent): CallState {
-  const key = `${state.value}|${state.mode}|${state.detached}|${event.type}`;
-  let next = steps.get(key);
-  if (!next) {
-    const snapshot = callMachine.resolveState({
-      value: state.value,
-      context: { mode: state.mode, detached: state.detached },
+export function nextCallStep(state: CallState, event: CallMachineEvent): CallStep {
+  const key = `${state.path}|${state.mode}|${state.detached}|${event.type}`;
+  let step = steps.get(key);
+  if (!step) {
+    const [next, actions] = transition(callMachine, snapshotOf(state), event);
+    step = Object.freeze({
+      state: callState(pathOf(next.value), next.context.mode, next.context.detached),
+      actions: Object.freeze(
+        actions.map(
+          (action) =>
+            Object.freeze(
+              action.params === undefined
+                ? { type: action.type }
+                : { type: action.type, params: Object.freeze({ ...action.params }) },
+            ) as CallAction,
+        ),
+      ),
     });
-    const decided = getNextSnapshot(callMachine, snapshot, event);
-    next = {
-      value: decided.value as CallStatus,
-      mode: decided.context.mode,
-      detached: decided.context.detached,
-    };
-    steps.set(key, next);
+    steps.set(key, step);
   }
-  // Same state: hand back the same object, so that "nothing happened" is cheap to see.
-  return next.value === state.value && next.detached === state.detached ? state : next;
+  return step;
+}
+
+/** Where the call is after the event (the same object when the event changes nothing). */
+export function nextCallState(state: CallState, event: CallMachineEvent): CallState {
+  return nextCallStep(state, event).state;
 }
 
 /** The call machine's start state for a call, asked of the machine once per kind of input. */
 export function initialCallState(input: CallMachineInput): CallState {
-  const key = `${input.mode}|${input.detached}`;
-  let start = starts.get(key);
-  if (!start) {
-    const [snapshot] = initialTransition(callMachine, input);
-    start = {
-      value: snapshot.value as CallStatus,
-      mode: snapshot.context.mode,
-      detached: snapshot.context.detached,
-    };
-    starts.set(key, start);
-  }
-  return start;
+  const [snapshot] = initialTransition(callMachine, input);
+  return callState(pathOf(snapshot.value), snapshot.context.mode, snapshot.context.detached);
 }
 
 /**
- * The call machine compiled into lean actor logic: an XState actor per call whose transitions are
- * exactly the machine's, without running XState's general interpreter on every event (which cost
- * about 28 µs per call against under 1 µs for this; see the benchmark's RESULTS.md).
+ * The call machine compiled into lean actor logic: an XState actor per call whose transitions,
+ * and the effects they name, are exactly the machine's, without running XState's general
+ * interpreter on every event (which cost about 28 µs per call against under 1 µs for this; see the
+ * benchmark's RESULTS.md). Its snapshot is the last step: where the call is, and what to do.
  */
 export const compiledCallLogic = fromTransition(
-  (state: CallState, event: CallMachineEvent) => nextCallState(state, event),
-  ({ input }: { input: CallMachineInput }) => initialCallState(input),
+  (step: CallStep, event: CallMachineEvent) => nextCallStep(step.state, event),
+  ({ input }: { input: CallState }): CallStep => ({ state: input, actions: [] }),
 );
 
 export type CompiledCallLogic = typeof compiledCallLogic;

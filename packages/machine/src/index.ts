@@ -1,20 +1,30 @@
 /**
  * `@baton/machine`: the call machine, pure (no I/O, no timers). `callMachine` is the definition
  * (draw it, inspect it); `compiledCallLogic` is the same machine as lean actor logic, which the
- * runtime runs one actor per call.
+ * runtime runs one actor per call, and whose steps carry the machine's named actions.
  */
 export {
+  type CallAction,
+  type CallActionType,
   type CallMachine,
   type CallMachineContext,
   type CallMachineEvent,
+  type CallMachineEventType,
   type CallMachineInput,
+  type CallTimer,
   callMachine,
 } from './call-machine.js';
 export {
+  type CallPath,
   type CallState,
+  type CallStep,
   type CompiledCallLogic,
+  callState,
+  callStateOf,
   compiledCallLogic,
   initialCallState,
   nextCallState,
+  nextCallStep,
+  snapshotOf,
 } from './compiled-call-logic.js';
 export { type MachineGraph, machineGraph } from './machine-graph.js';

@@ -1,19 +1,17 @@
-import { CALL_STATUSES, type ExecutionMode } from '@baton/contracts';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createActor } from 'xstate';
 import {
-  type CallMachineEvent,
-  callMachine,
+  type CallMachineEventType,
+  callState,
   compiledCallLogic,
   initialCallState,
   nextCallState,
+  nextCallStep,
 } from '../src/index.js';
-
-const MODES: ExecutionMode[] = ['inline', 'auto', 'background'];
-const EVENTS: CallMachineEvent['type'][] = ['START', 'BUDGET', 'DONE', 'FAIL', 'CANCEL', 'TIMEOUT', 'REJECT'];
+import { EVENTS, MODES, PATHS, recordingActor } from './recording.js';
 
 /** Every event sequence up to `depth` long. */
-function* sequences(depth: number): Generator<CallMachineEvent['type'][]> {
+function* sequences(depth: number): Generator<CallMachineEventType[]> {
   if (depth === 0) {
     yield [];
     return;
@@ -25,60 +23,55 @@ function* sequences(depth: number): Generator<CallMachineEvent['type'][]> {
 }
 
 describe('the compiled call logic', () => {
-  // Every non-terminal state is reached within two events, so sequences of three take every
-  // transition out of every reachable state (terminal states are tested to stay put elsewhere).
-  it('decides exactly as the call machine for every mode, detached flag and event sequence up to 3 events', () => {
-    const silence = console.warn;
-    console.warn = () => {};
+  // Starting from every state, sequences of two take every transition out of every state and the
+  // one after it: the compiled logic must reach the same state and name the same actions, in order.
+  it('decides exactly as the call machine, actions included, from every state, mode and detached flag', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     try {
       for (const mode of MODES) {
         for (const detached of [false, true]) {
-          for (const sequence of sequences(3)) {
-            const machine = createActor(callMachine, { input: { mode, detached } }).start();
-            const compiled = createActor(compiledCallLogic, { input: { mode, detached } }).start();
-            for (const type of sequence) {
-              machine.send({ type });
-              compiled.send({ type });
+          for (const path of PATHS) {
+            for (const sequence of sequences(2)) {
+              const machine = recordingActor({ path, mode, detached });
+              let state = callState(path, mode, detached);
+              for (const type of sequence) {
+                const expected = machine.send(type);
+                const step = nextCallStep(state, { type });
+                state = step.state;
+                const where = `${mode} detached=${detached} ${path} ${sequence.join(',')}`;
+                expect(step.actions, where).toEqual(expected);
+                expect(state, where).toEqual({
+                  path: machine.path,
+                  status: machine.path.split('.')[0],
+                  mode,
+                  detached: machine.detached,
+                });
+              }
             }
-            const expected = machine.getSnapshot();
-            expect(
-              compiled.getSnapshot().context,
-              `${mode} detached=${detached} ${sequence.join(',')}`,
-            ).toEqual({
-              value: expected.value,
-              mode,
-              detached: expected.context.detached,
-            });
           }
         }
       }
     } finally {
-      console.warn = silence;
+      warn.mockRestore();
     }
-  }, 30_000);
+  }, 60_000);
 
-  it('returns the same state object when an event changes nothing', () => {
+  it('returns the same state object, and no action, when an event changes nothing', () => {
     const state = initialCallState({ mode: 'inline' });
+    expect(state).toBe(callState('queued.waiting', 'inline', false));
+    expect(nextCallStep(state, { type: 'DONE' })).toEqual({ state, actions: [] });
     expect(nextCallState(state, { type: 'DONE' })).toBe(state);
-    expect(nextCallState(state, { type: 'START' })).toEqual({
-      value: 'inline',
-      mode: 'inline',
-      detached: false,
-    });
+    expect(nextCallState(state, { type: 'START' })).toBe(callState('inline.running', 'inline', false));
   });
 
-  it('covers every state of the machine', () => {
-    const reached = new Set<string>();
-    for (const mode of MODES) {
-      for (const sequence of sequences(3)) {
-        let state = initialCallState({ mode });
-        reached.add(state.value);
-        for (const type of sequence) {
-          state = nextCallState(state, { type });
-          reached.add(state.value);
-        }
-      }
-    }
-    expect([...reached].sort()).toEqual([...CALL_STATUSES].sort());
+  it('runs as an actor whose snapshot is the last step', () => {
+    const actor = createActor(compiledCallLogic, {
+      input: callState('queued.waiting', 'auto', false),
+    }).start();
+    actor.send({ type: 'ADMIT' });
+    expect(actor.getSnapshot().context.actions.map((action) => action.type)).toEqual(['armTimer', 'enqueue']);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'BUDGET' });
+    expect(actor.getSnapshot().context.state).toBe(callState('backgrounded.running', 'auto', true));
   });
 });

@@ -1,4 +1,5 @@
 import { type CallIssue, idProblem } from '@baton/contracts';
+import { ARGUMENT_MESSAGES, NOT_A_CALL_MESSAGE } from './messages.js';
 import { unstorableText } from './storable.js';
 
 export type CheckedArguments =
@@ -39,11 +40,11 @@ function unstorableIssue(
 ): CallIssue | undefined {
   if (typeof value === 'string') {
     const why = unstorableText(value);
-    return why === undefined ? undefined : { path, message: `the string ${why}` };
+    return why === undefined ? undefined : { path, message: ARGUMENT_MESSAGES.string(why) };
   }
   if (typeof value !== 'object' || value === null) return undefined;
   if (depth >= maxDepth) {
-    return { path, message: `arguments are nested more than ${maxDepth} levels deep (the limit)` };
+    return { path, message: ARGUMENT_MESSAGES.tooDeep(maxDepth) };
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
@@ -55,7 +56,7 @@ function unstorableIssue(
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
     const keyWhy = unstorableText(key);
-    if (keyWhy !== undefined) return { path, message: `a key ${keyWhy}` };
+    if (keyWhy !== undefined) return { path, message: ARGUMENT_MESSAGES.key(keyWhy) };
     const issue = unstorableIssue(
       (value as Record<string, unknown>)[key],
       maxDepth,
@@ -79,7 +80,7 @@ export function checkArguments(args: unknown, limits: ArgumentLimits): CheckedAr
     const kind = args === null ? 'null' : Array.isArray(args) ? 'an array' : `a ${typeof args}`;
     return {
       ok: false,
-      issues: [{ path: '', message: `arguments must be a JSON object, not ${kind}` }],
+      issues: [{ path: '', message: ARGUMENT_MESSAGES.notObject(kind) }],
       storable: typeof args !== 'string' || unstorableText(args) === undefined,
     };
   }
@@ -90,13 +91,13 @@ export function checkArguments(args: unknown, limits: ArgumentLimits): CheckedAr
   try {
     json = JSON.stringify(args);
   } catch (cause) {
-    const message = `arguments must be JSON: ${(cause as Error).message}`;
+    const message = ARGUMENT_MESSAGES.notJson((cause as Error).message);
     return { ok: false, issues: [{ path: '', message }], storable: false };
   }
   // UTF-8 takes at most 3 bytes per UTF-16 unit, so the exact count is needed only near the limit.
   const bytes = json.length * 3 > limits.maxBytes ? Buffer.byteLength(json) : json.length;
   if (bytes > limits.maxBytes) {
-    const message = `arguments are ${bytes} bytes, more than the limit of ${limits.maxBytes} bytes`;
+    const message = ARGUMENT_MESSAGES.tooLarge(bytes, limits.maxBytes);
     return { ok: false, issues: [{ path: '', message }], storable: false };
   }
   return { ok: true, args: json.includes('"__proto__"') ? withoutProtoKeys(json) : args };
@@ -114,7 +115,7 @@ export function requestIdIssues(
     if (problem !== undefined) issues.push({ path, message: problem });
   };
   if (typeof request !== 'object' || request === null) {
-    return [{ path: '', message: 'a call must be an object with a `name` and a `sessionId`' }];
+    return [{ path: '', message: NOT_A_CALL_MESSAGE }];
   }
   check('name', request.name, false);
   check('sessionId', request.sessionId, false);

@@ -1,5 +1,5 @@
 import { Observable } from 'rxjs';
-import { FOLLOW_PAGE_SIZE } from './limits.js';
+import { FOLLOW_PAGE_SIZE } from './defaults.js';
 
 /** How a consumer paces a follower (see `followStore`). */
 export interface FollowOptions {
@@ -10,6 +10,11 @@ export interface FollowOptions {
    * loop between pages.
    */
   ready?: () => Promise<void> | void;
+  /**
+   * False: read what is stored now, then complete (a replay). Default true: go on with what is
+   * stored later, each once, in order.
+   */
+  live?: boolean;
 }
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -31,7 +36,7 @@ export function followStore<T>(
   readFirst = true,
   options: FollowOptions = {},
 ): Observable<T> {
-  const { ready } = options;
+  const { ready, live = true } = options;
   return new Observable<T>((subscriber) => {
     let position = after;
     let reading = false;
@@ -58,14 +63,15 @@ export function followStore<T>(
             subscriber.next(item);
           }
         } while ((full || readAgain) && !subscriber.closed);
+        if (!live) subscriber.complete();
       } catch (error) {
         subscriber.error(error);
       } finally {
         reading = false;
       }
     };
-    const subscription = stored$.subscribe(() => void read());
-    if (readFirst) void read();
-    return () => subscription.unsubscribe();
+    const subscription = live ? stored$.subscribe(() => void read()) : undefined;
+    if (readFirst || !live) void read();
+    return () => subscription?.unsubscribe();
   });
 }

@@ -1,6 +1,6 @@
 /** `@baton/runtime`: the actor system that runs tool calls. What this file exports is the public API. */
+export type { CallInspector } from './call/live-call.js';
 export { type Clock, systemClock } from './clock.js';
-export type { FollowOptions } from './follow.js';
 export {
   DEFAULT_BACKGROUND_PER_SESSION,
   DEFAULT_BACKGROUND_PER_WORKER,
@@ -11,13 +11,17 @@ export {
   DEFAULT_MAX_QUEUED,
   OUTPUT_LOG_MAX_CHARS,
   OUTPUT_TAIL_CHARS,
-} from './limits.js';
-export type { CallInspector } from './live-call.js';
+} from './defaults.js';
+export type { FollowOptions } from './follow.js';
+export { type Logger, quietLogger } from './log.js';
 export type {
   BatchOptions,
   BatchRequest,
   CallRequest,
+  FollowCall,
+  FollowSession,
   Runtime,
+  RuntimeInputs,
   RuntimeLimits,
   RuntimeOptions,
   RuntimeRole,

@@ -8,15 +8,16 @@ import type {
   Notification,
   ResultFormatter,
   RetryPolicy,
+  RuntimeFailure,
   Schedule,
   ToolRegistry,
 } from '@baton/contracts';
-import { BatonError } from '@baton/contracts';
 import type { CallFilter, CallPage, NotificationFilter, SessionEvent, Store } from '@baton/store';
 import type { Observable } from 'rxjs';
+import type { CallInspector } from './call/live-call.js';
 import type { Clock } from './clock.js';
 import type { FollowOptions } from './follow.js';
-import type { CallInspector } from './live-call.js';
+import type { Logger } from './log.js';
 
 /** The public shape of a runtime: what `createRuntime` takes, and what it gives. */
 
@@ -92,6 +93,12 @@ export interface RuntimeOptions {
    * latest); state changes never are. Default 100 ms.
    */
   progressIntervalMs?: number;
+  /**
+   * Where the failures the runtime catches and handles are logged (a store that is away, a claim,
+   * a heartbeat), each with what was being done and its call: a pino logger or any with the same
+   * methods. Default: quiet (`failures$` still tells of each).
+   */
+  logger?: Logger;
 }
 
 export type RuntimeRole = 'client' | 'worker' | 'both';
@@ -147,6 +154,31 @@ export interface RuntimeStats {
   routes: number;
 }
 
+/** What a call waits for from outside: its approval (seed 003's `needsApproval`), or an external event (`ctx.waitFor`). */
+export interface RuntimeInputs {
+  /** Lets a call that waits for approval run; false when it does not wait for one. */
+  approve(callId: string): Promise<boolean>;
+  /** Ends a call that waits for approval `failed`, with the reason shown to the model. */
+  reject(callId: string, reason: string): Promise<boolean>;
+  /** The key of an external event of a call, as `ctx.eventKey(name)` gives it. */
+  key(callId: string, name: string): string;
+  /** Resolves an external event: the waiting call (now, or after a restart) gets the outcome. */
+  resolve(key: string, outcome: EventOutcome): Promise<void>;
+}
+
+/** What to follow: one call's events (`after` a `seq`), or a session's (`after` a `position`). */
+export interface FollowCall {
+  callId: string;
+  /** Resume a stream by passing the last `seq` it had. */
+  after?: number;
+}
+
+export interface FollowSession {
+  sessionId: string;
+  /** Resume a stream by passing the last `position` it had. */
+  after?: number;
+}
+
 export interface Runtime {
   readonly tools: ToolRegistry;
   readonly instanceId: string;
@@ -155,21 +187,7 @@ export interface Runtime {
    * that are gone (calls can be made before: their replies wait for the registration).
    */
   readonly ready: Promise<void>;
-  /** Every event of every call. */
-  readonly events$: Observable<CallEvent>;
-  callEvents$(callId: string): Observable<CallEvent>;
-  sessionEvents$(sessionId: string): Observable<CallEvent>;
-  /**
-   * The stored events of a call with `seq > afterSeq`, then its later events as they are stored:
-   * each once, in order. Resume a stream by passing the last `seq` it had.
-   */
-  followCall(callId: string, afterSeq?: number, options?: FollowOptions): Observable<CallEvent>;
-  /**
-   * The same for every call of a session, in the order the events were stored. Resume by passing
-   * the last `position` the stream had.
-   */
-  followSession(sessionId: string, afterPosition?: number, options?: FollowOptions): Observable<SessionEvent>;
-  /** Runs a tool call. A failure of any kind is a reply, never a rejection. */
+  /** Runs a tool call. A failure of any kind, a closed runtime included, is a reply, never a rejection. */
   call(request: CallRequest): Promise<CallReply>;
   /** Seed 004: runs the calls of one model turn; the replies come in the order of the requests. */
   callBatch(requests: readonly BatchRequest[], options: BatchOptions): Promise<CallReply[]>;
@@ -178,30 +196,33 @@ export interface Runtime {
   /** Cancels every live call of a session; resolves with how many. */
   cancelSession(sessionId: string, reason?: string): Promise<number>;
   get(callId: string): Promise<CallRecord | undefined>;
-  /** Lets a call that waits for approval run; false when it does not wait for one. */
-  approve(callId: string): Promise<boolean>;
-  /** Ends a call that waits for approval `failed`, with the reason shown to the model. */
-  reject(callId: string, reason: string): Promise<boolean>;
-  /** The key of an external event of a call, as `ctx.eventKey(name)` gives it. */
-  eventKey(callId: string, name: string): string;
-  /** Resolves an external event: the waiting call (now, or after a restart) gets the outcome. */
-  resolveEvent(key: string, outcome: EventOutcome): Promise<void>;
+  list(filter?: CallFilter): Promise<CallPage>;
+  /**
+   * The stored events of a call (or of every call of a session, in the order they were stored)
+   * after `after`, then its later events as they are stored: each once, in order. With
+   * `{ live: false }` it completes once what is stored now has been read.
+   */
+  follow(target: FollowCall, options?: FollowOptions): Observable<CallEvent>;
+  follow(target: FollowSession, options?: FollowOptions): Observable<SessionEvent>;
+  /** Every event of every call of this runtime, as it is stored (no replay). */
+  readonly events$: Observable<CallEvent>;
+  /** Every failure the runtime caught and handled, to count or alert on (they are logged too). */
+  readonly failures$: Observable<RuntimeFailure>;
+  /** Approvals and external events: what calls wait for from outside. */
+  readonly inputs: RuntimeInputs;
+  readonly notifications: {
+    list(filter?: NotificationFilter): Promise<Notification[]>;
+    /** False when there is no such notification or it was already acknowledged. */
+    ack(notificationId: string): Promise<boolean>;
+  };
   /** The schedules of `spawn_background` (seed 002): listed per session, cancelled by id. */
   readonly schedules: {
     list(sessionId: string): Promise<Schedule[]>;
     /** False when there is no such active schedule. */
     cancel(scheduleId: string): Promise<boolean>;
   };
-  /** The stored events of a call, from `fromSeq` on (default: all). */
-  replay(callId: string, fromSeq?: number): Promise<CallEvent[]>;
   /** A file of a background run: `output.log` or `result.json`. */
   artifact(callId: string, name: string): Promise<string | undefined>;
-  list(filter?: CallFilter): Promise<CallPage>;
-  readonly notifications: {
-    list(filter?: NotificationFilter): Promise<Notification[]>;
-    /** False when there is no such notification or it was already acknowledged. */
-    ack(notificationId: string): Promise<boolean>;
-  };
   stats(): RuntimeStats;
   /**
    * A write and a read on the store (this runtime's heartbeat, then a lookup): resolves when both
@@ -210,13 +231,23 @@ export interface Runtime {
   checkStore(): Promise<void>;
   /** Cancels every live call, writes what is pending, and closes the store. */
   close(): Promise<void>;
-}
 
-/** A number option must be a positive, finite number; unset stays unset. */
-export function positive(name: string, value: number | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!(Number.isFinite(value) && value > 0)) {
-    throw new BatonError('invalid_definition', `createRuntime: ${name} must be a positive number`);
-  }
-  return value;
+  /** @deprecated Use `follow({ callId })`, which replays what is stored first. Removed in 0.3. */
+  callEvents$(callId: string): Observable<CallEvent>;
+  /** @deprecated Use `follow({ sessionId })`, which replays what is stored first. Removed in 0.3. */
+  sessionEvents$(sessionId: string): Observable<CallEvent>;
+  /** @deprecated Use `follow({ callId, after })`. Removed in 0.3. */
+  followCall(callId: string, afterSeq?: number, options?: FollowOptions): Observable<CallEvent>;
+  /** @deprecated Use `follow({ sessionId, after })`. Removed in 0.3. */
+  followSession(sessionId: string, afterPosition?: number, options?: FollowOptions): Observable<SessionEvent>;
+  /** @deprecated Use `follow({ callId, after: fromSeq - 1 }, { live: false })`. Removed in 0.3. */
+  replay(callId: string, fromSeq?: number): Promise<CallEvent[]>;
+  /** @deprecated Use `inputs.approve`. Removed in 0.3. */
+  approve(callId: string): Promise<boolean>;
+  /** @deprecated Use `inputs.reject`. Removed in 0.3. */
+  reject(callId: string, reason: string): Promise<boolean>;
+  /** @deprecated Use `inputs.key`. Removed in 0.3. */
+  eventKey(callId: string, name: string): string;
+  /** @deprecated Use `inputs.resolve`. Removed in 0.3. */
+  resolveEvent(key: string, outcome: EventOutcome): Promise<void>;
 }

@@ -10,7 +10,7 @@ import {
   type RecordedError,
   type ToolImage,
 } from '@baton/contracts';
-import { connectionRequiredMessage, persistenceFailedMessage } from './limits.js';
+import { connectionRequiredMessage, persistenceFailedMessage } from './messages.js';
 import { storableText, storableValue } from './storable.js';
 
 /** How one run of a tool ended, before the call machine decides what it means. */

@@ -3,9 +3,8 @@ import type { Store } from '@baton/store';
 import { Cron } from 'croner';
 import { uuidv7 } from 'uuidv7';
 import { type Clock, unref } from './clock.js';
-
-/** Node's timers hold at most 2^31 - 1 ms (about 24.8 days); a later firing is re-armed on the way. */
-const LONGEST_TIMER_MS = 2 ** 31 - 1;
+import { LONGEST_TIMER_MS } from './defaults.js';
+import { SCHEDULE_MESSAGES, schedulesPerSessionMessage } from './messages.js';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 
@@ -19,37 +18,31 @@ function text(value: unknown): string | undefined {
 /** Seed 002's `schedule` parameter, checked with its words (and ours for what it leaves unchecked). */
 export function parseScheduleTiming(raw: unknown): ScheduleTiming {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
-    throw new ToolError('schedule must be an object');
+    throw new ToolError(SCHEDULE_MESSAGES.notObject);
   const fields = raw as Record<string, unknown>;
   const cronExpression = text(fields.cron_expression);
   const at = text(fields.scheduled_at);
-  if (at !== undefined && !RFC3339.test(at)) throw new ToolError('scheduled_at must be RFC3339');
+  if (at !== undefined && !RFC3339.test(at)) throw new ToolError(SCHEDULE_MESSAGES.notRfc3339);
   if (cronExpression === undefined && at === undefined) {
-    throw new ToolError(
-      'schedule must include exactly one of cron_expression (recurring) or scheduled_at (one-shot)',
-    );
+    throw new ToolError(SCHEDULE_MESSAGES.neither);
   }
   if (cronExpression !== undefined && at !== undefined) {
-    throw new ToolError(
-      'schedule must not include both cron_expression and scheduled_at; provide exactly one',
-    );
+    throw new ToolError(SCHEDULE_MESSAGES.both);
   }
   const timezone = text(fields.timezone) ?? 'UTC';
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone });
   } catch {
-    throw new ToolError(`timezone must be an IANA time zone, not ${JSON.stringify(timezone)}`);
+    throw new ToolError(SCHEDULE_MESSAGES.badTimezone(timezone));
   }
   if (cronExpression !== undefined) {
     if (cronExpression.split(/\s+/).length !== 5) {
-      throw new ToolError(
-        'cron_expression must have 5 fields: minute, hour, day of month, month, day of week',
-      );
+      throw new ToolError(SCHEDULE_MESSAGES.cronFields);
     }
     try {
       new Cron(cronExpression, { timezone, paused: true });
     } catch (cause) {
-      throw new ToolError(`cron_expression is not valid: ${(cause as Error).message}`);
+      throw new ToolError(SCHEDULE_MESSAGES.badCron((cause as Error).message));
     }
     return { cronExpression, timezone };
   }
@@ -119,9 +112,7 @@ export class ScheduleRunner {
   ): Promise<Schedule> {
     const active = await this.#options.store.listSchedules({ sessionId: fields.sessionId, enabled: true });
     if (active.length >= this.#options.perSession) {
-      throw new ToolError(
-        `Maximum ${this.#options.perSession} active schedules per session. Cancel an existing schedule first.`,
-      );
+      throw new ToolError(schedulesPerSessionMessage(this.#options.perSession));
     }
     const now = this.#options.clock.now();
     // A one-shot whose time has passed fires at once.

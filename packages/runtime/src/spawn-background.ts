@@ -8,6 +8,8 @@ import {
   type ToolRegistry,
 } from '@baton/contracts';
 import { uuidv7 } from 'uuidv7';
+import { runPaths } from './keys.js';
+import { SPAWN_MESSAGES } from './messages.js';
 import type { CallRequest } from './options.js';
 import { parseScheduleTiming, type ScheduleRunner, scheduledReply } from './schedules.js';
 
@@ -39,26 +41,6 @@ export async function startRun(
     background: true,
     run: { title: run.title, signalOnCompletion: run.signalOnCompletion },
   });
-}
-
-/** Seed 002: where a run's files are, by name. */
-export function runPaths(runId: string) {
-  const artifactDir = `/.background/${runId}`;
-  return { artifactDir, logPath: `${artifactDir}/output.log`, resultPath: `${artifactDir}/result.json` };
-}
-
-/** Seed 002: the message a session gets when a run it started ends. */
-export function runEndedMessage(record: CallRecord, status: string, summary: string): string {
-  const { logPath, resultPath } = runPaths(record.callId);
-  return [
-    `Background run ${status}.`,
-    `- run_id: ${record.callId}`,
-    `- title: ${record.run?.title ?? record.toolName}`,
-    `- tool: ${record.toolName}`,
-    `- summary: ${summary}`,
-    `- result_path: ${resultPath}`,
-    `- log_path: ${logPath}`,
-  ].join('\n');
 }
 
 /** Seed 002's parameters, word for word. */
@@ -122,21 +104,20 @@ export function spawnBackgroundTool(host: SpawnHost): AnyTool {
         // The arguments passed PARAMETERS (ajv) before they got here.
       } = input as unknown as SpawnArgs;
       const toolName = requested.trim();
-      if (!toolName) throw new ToolError('Missing required parameter: tool');
+      if (!toolName) throw new ToolError(SPAWN_MESSAGES.missingTool);
       const timing = schedule === undefined ? undefined : parseScheduleTiming(schedule);
-      if (toolName === SPAWN_BACKGROUND)
-        throw new ToolError('spawn_background cannot target itself recursively');
+      if (toolName === SPAWN_BACKGROUND) throw new ToolError(SPAWN_MESSAGES.recursive);
       const tool = host.tools.get(toolName);
-      if (!tool) throw new ToolError(`Unknown tool: ${toolName}`);
+      if (!tool) throw new ToolError(SPAWN_MESSAGES.unknownTool(toolName));
       if ((tool.execution.mode ?? host.defaultMode) === 'inline') {
-        throw new ToolError(`Tool does not support background execution: ${toolName}`);
+        throw new ToolError(SPAWN_MESSAGES.notBackground(toolName));
       }
       const label = title?.trim() || tool.title || `Background ${toolName}`;
       const run = { sessionId: ctx.sessionId, toolName, args, title: label, signalOnCompletion };
       if (timing) return scheduledReply(await host.schedules.create({ ...run, ...timing }));
       const reply = await startRun(host, run);
       if (reply.status !== 'backgrounded') {
-        throw new ToolError(reply.error?.message ?? `The run ended at once: ${reply.status}`);
+        throw new ToolError(reply.error?.message ?? SPAWN_MESSAGES.endedAtOnce(reply.status));
       }
       const runId = reply.callId;
       const { artifactDir, logPath, resultPath } = runPaths(runId);

@@ -1,6 +1,6 @@
 import type { CallEvent, CallRecord } from '@baton/contracts';
 import type { Store, StoreWrite } from '@baton/store';
-import { WRITE_BATCH_MAX } from './limits.js';
+import { WRITE_BATCH_MAX } from './defaults.js';
 
 /** What a batch lists besides the calls: events, notifications, artifacts, steps, resolutions, schedules. */
 export type ListedWrite = Exclude<keyof StoreWrite, 'calls' | 'writer'>;

@@ -69,7 +69,7 @@ describe('cancellation', () => {
     expect(runs.map((run) => run.signal.aborted)).toEqual([true, true, false]);
   });
 
-  it('close() cancels everything still running and takes no more calls', async () => {
+  it('close() cancels everything still running and answers later calls `closed`, as a reply', async () => {
     const { tool, runs } = gatedTool('work');
     const { runtime } = testRuntime([tool]);
     const pending = runtime.call({ name: 'work', sessionId: 's', callId: 'c1' });
@@ -78,7 +78,16 @@ describe('cancellation', () => {
     expect(await pending).toMatchObject({ status: 'cancelled' });
     expect(runs[0]?.signal.aborted).toBe(true);
     expect(runtime.stats()).toMatchObject({ active: 0, running: 0, timers: 0 });
-    await expect(runtime.call({ name: 'work', sessionId: 's' })).rejects.toMatchObject({ code: 'closed' });
+    // `call()` never rejects: a closed runtime is a failure like any other, with its own code.
+    expect(await runtime.call({ name: 'work', sessionId: 's', callId: 'late' })).toMatchObject({
+      callId: 'late',
+      status: 'failed',
+      error: { code: 'closed', message: 'the runtime is closed' },
+    });
+    expect(await runtime.callBatch([{ name: 'work' }], { sessionId: 's' })).toMatchObject([
+      { status: 'failed', error: { code: 'closed' } },
+    ]);
+    expect(runs).toHaveLength(1);
   });
 });
 

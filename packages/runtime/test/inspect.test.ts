@@ -21,11 +21,17 @@ describe('createRuntime({ inspect })', () => {
     expect(actors).toHaveLength(1);
     expect((actors[0]?.actorRef as { id?: string } | undefined)?.id).toBe('c1');
     const events = seen.flatMap((event) => (event.type === '@xstate.event' ? [event.event.type] : []));
-    expect(events).toEqual(['xstate.init', 'START', 'BUDGET', 'DONE']);
+    expect(events).toEqual(['xstate.init', 'ADMIT', 'START', 'BUDGET', 'DONE']);
     const states = seen.flatMap((event) =>
-      event.type === '@xstate.snapshot' ? [(event.snapshot as unknown as { value: string }).value] : [],
+      event.type === '@xstate.snapshot' ? [(event.snapshot as unknown as { value: unknown }).value] : [],
     );
-    expect(states).toEqual(['queued', 'inline', 'backgrounded', 'succeeded']);
+    expect(states).toEqual([
+      { queued: 'waiting' },
+      { queued: 'waiting' },
+      { inline: 'running' },
+      { backgrounded: 'running' },
+      'succeeded',
+    ]);
     expect((await runtime.get('c1'))?.status).toBe('succeeded');
   });
 });

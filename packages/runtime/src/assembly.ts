@@ -1,0 +1,230 @@
+import type { EventBus } from '@baton/bus';
+import type { CallReply, ToolRegistry } from '@baton/contracts';
+import { type CallControl, memoryStore, type Store } from '@baton/store';
+import { Admission } from './admission.js';
+import { Answers } from './call/answers.js';
+import { Attempts } from './call/attempts.js';
+import { CallDriver } from './call/driver.js';
+import { callEffects } from './call/effects.js';
+import { CallEnding } from './call/ending.js';
+import { Intake } from './call/intake.js';
+import { CallNotifications } from './call/notifications.js';
+import { CallRegistry } from './call/registry.js';
+import { Slots } from './call/slots.js';
+import { Timers } from './call/timers.js';
+import { CallWrites } from './call/writes.js';
+import { type Clock, systemClock } from './clock.js';
+import { CallContextHost } from './context-host.js';
+import { Following } from './following.js';
+import { Housekeeping } from './housekeeping.js';
+import { Failures, quietLogger } from './log.js';
+import type { CallRequest, RuntimeOptions } from './options.js';
+import { thisInstance } from './recovery/instances.js';
+import { Recovery } from './recovery/recover.js';
+import { ScheduleRunner } from './schedules.js';
+import { resolveSettings, type Settings } from './settings.js';
+import { SharedClient } from './shared/client.js';
+import { SharedWorker } from './shared/worker.js';
+import { type RunRequest, SPAWN_BACKGROUND, spawnBackgroundTool, startRun } from './spawn-background.js';
+import { WriteBatcher } from './write-batcher.js';
+
+/** The modules of one runtime, each given only what it uses of the others. */
+export interface RuntimeParts {
+  settings: Settings;
+  store: Store;
+  clock: Clock;
+  failures: Failures;
+  writer: WriteBatcher;
+  timers: Timers;
+  registry: CallRegistry;
+  slots: Slots;
+  driver: CallDriver;
+  intake: Intake;
+  host: CallContextHost;
+  following: Following;
+  worker: SharedWorker;
+  recovery: Recovery;
+  schedules: ScheduleRunner;
+  housekeeping: Housekeeping;
+  /** The registration of this instance in the store: everything written waits for it. */
+  registered: Promise<void>;
+  stopListening: (() => void) | undefined;
+}
+
+/** What the assembly needs of the runtime object itself. */
+export interface RuntimeHooks {
+  tools: ToolRegistry;
+  bus: EventBus;
+  closed: () => boolean;
+  /** The runtime's `call`: schedules and `spawn_background` start runs through it. */
+  call: (request: CallRequest) => Promise<CallReply>;
+  /** The runtime's cancel, approve and reject, for requests another process sends. */
+  control: (control: CallControl) => Promise<boolean>;
+}
+
+/** Builds the modules of a runtime from its options. Throws `invalid_definition` for a bad option, before anything is stored. */
+export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): RuntimeParts {
+  const { tools, bus, closed } = hooks;
+  const store = options.store ?? memoryStore();
+  const clock = options.clock ?? systemClock;
+  const settings = resolveSettings(options, store);
+  const failures = new Failures(
+    options.logger ?? quietLogger,
+    (failure) => bus.publishFailure(failure),
+    () => clock.now(),
+  );
+  const housekeeping = new Housekeeping(clock, failures);
+  const timers = new Timers(clock);
+  const registry = new CallRegistry(settings);
+  const driver = new CallDriver();
+  const send = driver.send;
+  // Every option is valid by now: only then does the runtime announce itself in the store.
+  const registered = store.registerInstance(thisInstance(settings.instanceId, clock.now(), settings.leaseMs));
+  let ending: CallEnding | undefined;
+  const writer = new WriteBatcher({
+    store,
+    publish: (event) => bus.publish(event),
+    failed: (refused) => ending?.refused(refused),
+    after: registered,
+    writer: settings.instanceId,
+  });
+  const schedules = schedulesOf(settings, { store, clock, writer, tools, call: hooks.call });
+  const writes = new CallWrites(writer, clock);
+  let worker: SharedWorker | undefined;
+  const { concurrency, runningPerSession, runningPerTenant } = settings.limits;
+  const admission = new Admission({
+    concurrency,
+    runningPerSession,
+    runningPerTenant,
+    tenantOf: settings.tenantOf,
+  });
+  const slots = new Slots({ admission, send, clock, freed: () => worker?.freed() });
+  const following = new Following({ bus, store, timers, pollMs: settings.pollMs });
+  const { progressIntervalMs, maxOutputChars } = settings;
+  const host = new CallContextHost({ writes, writer, store, timers, clock, failures, progressIntervalMs });
+  const notifications = new CallNotifications({ writes, writer, clock });
+  const later = housekeeping.later;
+  ending = new CallEnding({
+    writes,
+    writer,
+    registry,
+    notifications,
+    send,
+    clock,
+    failures,
+    maxOutputChars,
+    later,
+  });
+  driver.use(
+    callEffects({
+      answers: new Answers({ writes, writer, registry, clock }),
+      attempts: new Attempts({ writes, send, host, closed }),
+      ending,
+      notifications,
+      slots,
+      timers,
+      writes,
+      send,
+      clock,
+    }),
+  );
+  const client = new SharedClient({ settings, writes, writer, store, following, timers, clock, failures });
+  const submit = client.submit.bind(client);
+  const intake = new Intake({
+    settings,
+    tools,
+    registry,
+    slots,
+    writes,
+    writer,
+    store,
+    send,
+    clock,
+    closed,
+    submit,
+  });
+  const recovery = new Recovery({
+    settings,
+    tools,
+    store,
+    registry,
+    slots,
+    timers,
+    send,
+    clock,
+    failures,
+    closed,
+  });
+  worker = new SharedWorker({
+    settings,
+    tools,
+    store,
+    registry,
+    slots,
+    timers,
+    writer,
+    send,
+    failures,
+    closed,
+    control: hooks.control,
+    takeUp: recovery.takeUp,
+    recover: recovery.recover,
+    drop: (call) => recovery.drop(call),
+  });
+  const heard = worker;
+  const stopListening = store.listen?.((notice) => {
+    heard.hear(notice);
+    following.hear(notice);
+  });
+  return {
+    settings,
+    store,
+    clock,
+    failures,
+    writer,
+    timers,
+    registry,
+    slots,
+    driver,
+    intake,
+    host,
+    following,
+    worker,
+    recovery,
+    schedules,
+    housekeeping,
+    registered,
+    stopListening,
+  };
+}
+
+/** Seed 002's schedules, and its `spawn_background` tool when asked for. */
+function schedulesOf(
+  settings: Settings,
+  parts: {
+    store: Store;
+    clock: Clock;
+    writer: WriteBatcher;
+    tools: ToolRegistry;
+    call: RuntimeHooks['call'];
+  },
+): ScheduleRunner {
+  const start = (request: RunRequest) => parts.call(request);
+  const runner = new ScheduleRunner({
+    clock: parts.clock,
+    store: parts.store,
+    save: (schedule) => parts.writer.write('schedules', schedule),
+    fire: (schedule) => startRun({ start }, schedule),
+    perSession: settings.limits.schedulesPerSession,
+  });
+  if (settings.builtins.includes(SPAWN_BACKGROUND)) {
+    const tool = spawnBackgroundTool({
+      tools: parts.tools,
+      defaultMode: settings.defaultMode,
+      start,
+      schedules: runner,
+    });
+    parts.tools.register(tool);
+  }
+  return runner;
+}

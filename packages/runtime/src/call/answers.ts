@@ -1,0 +1,55 @@
+import type { CallAction } from '@baton/machine';
+import type { Clock } from '../clock.js';
+import type { WriteBatcher } from '../write-batcher.js';
+import type { Transition } from './driver.js';
+import type { LiveCall } from './live-call.js';
+import type { CallRegistry } from './registry.js';
+import { backgroundedReply, notSavedReply, replyOf } from './replies.js';
+import type { CallWrites } from './writes.js';
+
+export interface AnswersDeps {
+  writes: CallWrites;
+  writer: Pick<WriteBatcher, 'recordConfirmed'>;
+  registry: Pick<CallRegistry, 'detached'>;
+  clock: Clock;
+}
+
+/** The two ways a caller is answered: at once that the call continues, or with its end. */
+export class Answers {
+  readonly #deps: AnswersDeps;
+
+  constructor(deps: AnswersDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * The `answerBackgrounded` action (seed 000 / 001): the caller hears at once that the call
+   * continues, with its id as the handle, once the record that says so is written.
+   */
+  backgrounded(
+    call: LiveCall,
+    { params: { reason } }: Extract<CallAction, { type: 'answerBackgrounded' }>,
+    { from, to }: Transition,
+  ): void {
+    const { writes, writer, registry, clock } = this.#deps;
+    const record = call.record;
+    record.detached = true;
+    registry.detached(call);
+    writes.emit(call, {
+      type: 'backgrounded',
+      reason,
+      afterMs: clock.now() - record.createdAt,
+      from: from.status,
+      to: to.status,
+    });
+    const reply = backgroundedReply(record, call.settings, reason);
+    call.answer(writer.recordConfirmed(record).then(() => reply, notSavedReply(record.callId)));
+  }
+
+  /** The `answerCaller` action: the caller gets the end once it is written (see `writeEnd`). */
+  ended(call: LiveCall): void {
+    const { record } = call;
+    const written = call.endWritten ?? Promise.resolve();
+    call.answer(written.then(() => replyOf(record, call.settings), notSavedReply(record.callId)));
+  }
+}

@@ -1,0 +1,114 @@
+import { isTerminalStatus, type RetryPolicy } from '@baton/contracts';
+import {
+  DEFAULT_NON_RETRYABLE_CODES,
+  DEFAULT_RETRY_BACKOFF_COEFFICIENT,
+  DEFAULT_RETRY_INITIAL_INTERVAL_MS,
+} from '../defaults.js';
+import { type Outcome, returnedOutcome, thrownOutcome } from '../outcome.js';
+import { CallContext, type ContextHost } from './call-context.js';
+import type { Send, Transition } from './driver.js';
+import type { LiveCall } from './live-call.js';
+import { modelVisible } from './replies.js';
+import type { CallWrites } from './writes.js';
+
+export interface AttemptsDeps {
+  writes: CallWrites;
+  send: Send;
+  /** What a running tool reports to through its `ctx`. */
+  host: ContextHost;
+  /** A closing runtime runs no more attempts. */
+  closed: () => boolean;
+}
+
+/** How long a call waits before its next attempt: the policy's backoff after this many attempts. */
+export function retryDelayMs(policy: RetryPolicy, attempt: number): number {
+  const initial = policy.initialIntervalMs ?? DEFAULT_RETRY_INITIAL_INTERVAL_MS;
+  const coefficient = policy.backoffCoefficient ?? DEFAULT_RETRY_BACKOFF_COEFFICIENT;
+  return Math.min(initial * coefficient ** (attempt - 1), policy.maximumIntervalMs ?? initial * 100);
+}
+
+/**
+ * The runs of a call's tool: each attempt (the first, or a retry after its backoff), how it ended,
+ * and whether it runs again. The same execution runs whether the caller waits or not.
+ */
+export class Attempts {
+  readonly #deps: AttemptsDeps;
+
+  constructor(deps: AttemptsDeps) {
+    this.#deps = deps;
+  }
+
+  /** The `runAttempt` action: the timeout, armed just before, bounds each attempt. */
+  run(call: LiveCall, { from, to }: Transition): void {
+    const { writes } = this.#deps;
+    call.record.attempt++;
+    call.stepsOfAttempt = undefined;
+    writes.emit(call, { type: 'started', attempt: call.record.attempt, from: from.status, to: to.status });
+    writes.save(call);
+    call.executing = true;
+    const args = call.args;
+    // Parked calls hold as little as they can; a call that may run again keeps its arguments.
+    if (call.record.attempt >= call.maxAttempts) call.args = undefined;
+    let returned: unknown;
+    try {
+      returned = call.tool.execute(args as never, new CallContext(call, this.#deps.host));
+    } catch (thrown) {
+      this.#settle(call, thrownOutcome(thrown));
+      return;
+    }
+    if (isPromiseLike(returned)) {
+      returned.then(
+        (value) => this.#settleReturned(call, value),
+        (thrown) => this.#settle(call, thrownOutcome(thrown)),
+      );
+    } else {
+      this.#settleReturned(call, returned);
+    }
+  }
+
+  /** The `announceRetry` action: the call stays where it is while it waits; its caller's reply is unaffected. */
+  announceRetry(call: LiveCall, { event, from, to }: Transition): void {
+    if (event.type !== 'RETRY') return;
+    this.#deps.writes.emit(call, {
+      type: 'retrying',
+      attempt: call.record.attempt + 1,
+      delayMs: this.delayOf(call),
+      error: modelVisible(event.error),
+      from: from.status,
+      to: to.status,
+    });
+  }
+
+  /** The backoff before the call's next attempt. */
+  delayOf(call: LiveCall): number {
+    return retryDelayMs(call.settings.retry as RetryPolicy, call.record.attempt);
+  }
+
+  #settleReturned(call: LiveCall, returned: unknown): void {
+    const outcome = returnedOutcome(call.tool, returned);
+    if (outcome instanceof Promise) outcome.then((checked) => this.#settle(call, checked));
+    else this.#settle(call, outcome);
+  }
+
+  /** The tool returned. A result that arrives after cancel or timeout changes nothing. */
+  #settle(call: LiveCall, outcome: Outcome): void {
+    call.executing = false;
+    if (call.dropped || isTerminalStatus(call.record.status)) return;
+    const { send } = this.#deps;
+    if (outcome.ok) send(call, { type: 'DONE', outcome });
+    else if (this.#retries(call, outcome)) send(call, { type: 'RETRY', error: outcome.error });
+    else send(call, { type: 'FAIL', outcome });
+  }
+
+  /** Whether a failed attempt runs again: attempts left, and a code its policy retries. */
+  #retries(call: LiveCall, failure: Extract<Outcome, { ok: false }>): boolean {
+    const policy = call.settings.retry;
+    if (!policy || call.record.attempt >= call.maxAttempts || this.#deps.closed()) return false;
+    if (failure.retryable) return true;
+    return !(policy.nonRetryableCodes ?? DEFAULT_NON_RETRYABLE_CODES).includes(failure.error.code);
+  }
+}
+
+export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}

@@ -1,0 +1,78 @@
+import type { LogStream, Progress, ToolContext } from '@baton/contracts';
+import { eventKey, replayKey } from '../keys.js';
+import type { LiveCall } from './live-call.js';
+
+/** The parts of the runtime a running tool reports to through its context (see context-host.ts). */
+export interface ContextHost {
+  waitFor<T>(call: LiveCall, key: string, options: { timeoutMs?: number }): Promise<T>;
+  step<T>(call: LiveCall, stepId: string, run: () => T | Promise<T>): Promise<T>;
+  progress(call: LiveCall, progress: Progress): void;
+  status(call: LiveCall, text: string): void;
+  log(call: LiveCall, stream: LogStream, chunk: string): void;
+}
+
+/** What a running tool gets as `ctx`: one small object per run, its methods on the prototype. */
+export class CallContext implements ToolContext {
+  readonly #call: LiveCall;
+  readonly #host: ContextHost;
+  readonly attempt: number;
+
+  constructor(call: LiveCall, host: ContextHost) {
+    this.#call = call;
+    this.#host = host;
+    this.attempt = call.record.attempt;
+  }
+
+  get maxAttempts(): number {
+    return this.#call.maxAttempts;
+  }
+
+  get replayKey(): string {
+    const { sessionId, callId, toolName } = this.#call.record;
+    return replayKey(sessionId, callId, toolName);
+  }
+
+  get prepared(): unknown {
+    return this.#call.record.prepared;
+  }
+
+  step<T>(stepId: string, run: () => T | Promise<T>): Promise<T> {
+    return this.#host.step(this.#call, stepId, run);
+  }
+
+  eventKey(name: string): string {
+    return eventKey(this.#call.record.callId, name);
+  }
+
+  waitFor<T = unknown>(key: string, options: { timeoutMs?: number } = {}): Promise<T> {
+    return this.#host.waitFor<T>(this.#call, key, options);
+  }
+
+  get callId(): string {
+    return this.#call.record.callId;
+  }
+
+  get sessionId(): string {
+    return this.#call.record.sessionId;
+  }
+
+  get toolName(): string {
+    return this.#call.record.toolName;
+  }
+
+  get signal(): AbortSignal {
+    return this.#call.signal;
+  }
+
+  progress(progress: Progress): void {
+    this.#host.progress(this.#call, progress);
+  }
+
+  status(text: string): void {
+    this.#host.status(this.#call, text);
+  }
+
+  log(stream: LogStream, chunk: string): void {
+    this.#host.log(this.#call, stream, chunk);
+  }
+}

@@ -1,0 +1,168 @@
+import { BatonError, type RecordedError, type TerminalStatus } from '@baton/contracts';
+import type { Clock } from '../clock.js';
+import { END_REWRITE_INITIAL_MS, END_REWRITE_MAX_MS } from '../defaults.js';
+import type { Failures } from '../log.js';
+import { cancelledMessage, persistenceFailedMessage, timedOutMessage } from '../messages.js';
+import type { RefusedWrite, Rows, WriteBatcher } from '../write-batcher.js';
+import { failBatch } from './batches.js';
+import type { Send, Transition } from './driver.js';
+import type { LiveCall } from './live-call.js';
+import type { CallNotifications } from './notifications.js';
+import type { CallRegistry } from './registry.js';
+import { forModel, modelVisible } from './replies.js';
+import type { CallWrites } from './writes.js';
+
+export interface EndingDeps {
+  writes: CallWrites;
+  writer: Pick<WriteBatcher, 'recordConfirmed' | 'rewrite'>;
+  registry: Pick<CallRegistry, 'ended' | 'written' | 'get' | 'ending'>;
+  notifications: Pick<CallNotifications, 'notify' | 'keepArtifacts'>;
+  send: Send;
+  clock: Clock;
+  failures: Failures;
+  maxOutputChars: number;
+  /** Runs a task once after a delay, unless the runtime closes first. */
+  later: (ms: number, task: () => void) => void;
+}
+
+/**
+ * The end of a call: what its record keeps, its terminal event, the write of its end (and what
+ * happens when the store refuses it), and a batch that stops at its first failure.
+ */
+export class CallEnding {
+  readonly #deps: EndingDeps;
+
+  constructor(deps: EndingDeps) {
+    this.#deps = deps;
+  }
+
+  /** The `recordOutcome` action: the record's end, and the terminal event (from where the call was). */
+  recordOutcome(call: LiveCall, status: TerminalStatus, { event, from }: Transition): void {
+    const { writes, clock, maxOutputChars } = this.#deps;
+    const record = call.record;
+    record.endedAt = clock.now();
+    record.durationMs = record.endedAt - (record.startedAt ?? record.createdAt);
+    const transition = { from: from.status, to: status };
+    if (event.type === 'DONE') {
+      const { value, images, rawOutput } = event.outcome;
+      const output = forModel(value, maxOutputChars);
+      record.result = value;
+      record.output = output;
+      if (images) record.images = images;
+      if (rawOutput !== undefined) record.rawOutput = rawOutput;
+      writes.emit(call, { type: 'succeeded', output, ...transition });
+      return;
+    }
+    if (event.type === 'CANCEL') {
+      record.error = { code: 'cancelled', message: cancelledMessage(event.reason) };
+      record.output = call.settings.formatter.cancelled({
+        callId: record.callId,
+        toolName: record.toolName,
+        args: record.args,
+      });
+      writes.emit(call, {
+        type: 'cancelled',
+        reason: event.reason ?? 'cancelled by the caller',
+        ...transition,
+      });
+      return;
+    }
+    if (event.type === 'TIMEOUT') {
+      const timeoutMs = call.settings.timeoutMs ?? 0;
+      record.error = { code: 'timed_out', message: timedOutMessage(timeoutMs) };
+      record.output = { error: record.error.message };
+      writes.emit(call, { type: 'timed_out', timeoutMs, ...transition });
+      return;
+    }
+    const failure = (event as Extract<Transition['event'], { type: 'FAIL' }>).outcome;
+    record.error = failure.error;
+    record.output = failure.output;
+    writes.emit(call, { type: 'failed', error: modelVisible(failure.error), ...transition });
+  }
+
+  /** The `abort` action: a running execution hears, through its signal, why its call ended. */
+  abort(call: LiveCall): void {
+    const error = call.record.error as RecordedError;
+    if (call.executing) call.abort(new BatonError(error.code, error.message));
+  }
+
+  /** The `writeEnd` action: the end is written; until then `get()` still finds the call here. */
+  writeEnd(call: LiveCall): void {
+    const { writer, registry } = this.#deps;
+    registry.ended(call);
+    const written = writer.recordConfirmed(call.record);
+    call.endWritten = written;
+    // A refused end stays held: `refused` writes it again, and the caller hears persistence_failed.
+    written.then(() => registry.written(call), refusalHandledElsewhere);
+  }
+
+  /** The `failBatch` action: the batch's waiting calls are cancelled before this call's slot goes to one of them. */
+  failBatch(call: LiveCall): void {
+    failBatch(call.batch, call.record, this.#deps.send);
+  }
+
+  /**
+   * Seed 000: when the state of a call cannot be saved, its execution is aborted and it ends
+   * `persistence_failed`. Only the calls whose own rows the store refused are touched (the writer
+   * keeps the others of their batch).
+   */
+  refused(refusals: readonly RefusedWrite[]): void {
+    const { registry, send, failures } = this.#deps;
+    for (const { callId, error, rows } of refusals) {
+      failures.report('write', error, callId);
+      if (callId === undefined) continue;
+      const call = registry.get(callId);
+      if (call) {
+        const message = persistenceFailedMessage(error);
+        const failure = { code: 'persistence_failed' as const, message };
+        send(call, { type: 'FAIL', outcome: { ok: false, error: failure, output: { error: message } } });
+        continue;
+      }
+      const ended = registry.ending(callId);
+      if (ended) this.#storeEndAgain(ended, error, rows);
+    }
+  }
+
+  /**
+   * The store refused the end of a call. The first time, the end becomes a `persistence_failed`
+   * failure that keeps nothing the run produced (its output may be what the store refuses), with
+   * its event and, for a detached call, its notification. Each later refusal (the store is down,
+   * the disk full) writes it again after a backoff, until it lands; a runtime that closes first
+   * leaves the call unfinished in the store, and the next one recovers it as `interrupted`. So a
+   * call is never left `backgrounded` with no end.
+   */
+  #storeEndAgain(call: LiveCall, error: unknown, refusedRows: Rows): void {
+    const { writer, registry, writes, notifications, later } = this.#deps;
+    const refusals = ++call.refusedEnds;
+    const forget = () => registry.written(call);
+    if (refusals > 1) {
+      // The reduced end was refused too: the same rows, again, later.
+      const delayMs = Math.min(END_REWRITE_INITIAL_MS * 2 ** (refusals - 2), END_REWRITE_MAX_MS);
+      later(delayMs, () => writer.rewrite(refusedRows).then(forget, refusalHandledElsewhere));
+      return;
+    }
+    const record = call.record;
+    const message = persistenceFailedMessage(error);
+    // Where the call was before its refused end (that end's own event was refused with it).
+    const from = record.startedAt === undefined ? 'queued' : record.detached ? 'backgrounded' : 'inline';
+    record.status = 'failed';
+    record.error = { code: 'persistence_failed', message };
+    record.output = { error: message };
+    delete record.result;
+    delete record.rawOutput;
+    delete record.images;
+    writes.emit(call, { type: 'failed', error: modelVisible(record.error), from, to: 'failed' });
+    if (record.detached) {
+      // The notification of the end was refused with the rest of it.
+      notifications.notify(call, 'failed');
+      notifications.keepArtifacts(call, 'failed');
+    }
+    writer.recordConfirmed(record).then(forget, refusalHandledElsewhere);
+  }
+}
+
+/**
+ * For a write's promise whose refusal `CallEnding.refused` handles (the writer reports every
+ * refusal there): whoever also waits on it needs do nothing more.
+ */
+export function refusalHandledElsewhere(): void {}

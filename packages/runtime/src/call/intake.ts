@@ -1,0 +1,367 @@
+import type {
+  AnyTool,
+  CallError,
+  CallRecord,
+  CallReply,
+  RecordedError,
+  ToolRegistry,
+  ValidationResult,
+} from '@baton/contracts';
+import type { Store } from '@baton/store';
+import { uuidv7 } from 'uuidv7';
+import { checkArguments, requestIdIssues } from '../arguments.js';
+import type { Clock } from '../clock.js';
+import {
+  backgroundPerSessionMessage,
+  backgroundPerWorkerMessage,
+  CLOSED_MESSAGE,
+  invalidRequestMessage,
+  notJsonMessage,
+  persistenceFailedMessage,
+  queueFullMessage,
+  toolNotFoundMessage,
+} from '../messages.js';
+import type { BatchOptions, BatchRequest, CallRequest } from '../options.js';
+import { invalidArgumentsMessage, thrownOutcome } from '../outcome.js';
+import type { Settings } from '../settings.js';
+import type { RunRequest } from '../spawn-background.js';
+import { storableValue } from '../storable.js';
+import type { WriteBatcher } from '../write-batcher.js';
+import { isPromiseLike } from './attempts.js';
+import { failBatch } from './batches.js';
+import type { Send } from './driver.js';
+import type { CallBatch } from './live-call.js';
+import type { CallRegistry } from './registry.js';
+import { modelVisible, notSavedReply, replyOf } from './replies.js';
+import type { Slots } from './slots.js';
+import type { CallWrites } from './writes.js';
+
+export interface IntakeDeps {
+  settings: Settings;
+  tools: ToolRegistry;
+  registry: CallRegistry;
+  slots: Pick<Slots, 'waiting'>;
+  writes: CallWrites;
+  writer: Pick<WriteBatcher, 'record' | 'recordConfirmed' | 'add'>;
+  store: Pick<Store, 'getCall'>;
+  send: Send;
+  clock: Clock;
+  closed: () => boolean;
+  /** A client's call goes to the shared store for a worker (see shared/client.ts). */
+  submit: (tool: AnyTool, record: CallRecord) => Promise<CallReply>;
+}
+
+/** What `admit` needs of a request that passed every check. */
+interface Admitted {
+  tool: AnyTool;
+  request: CallRequest;
+  callId: string;
+  createdAt: number;
+  /** The arguments as given (kept on the record), and as the schema parsed them (given to the tool). */
+  rawArgs: unknown;
+  args: unknown;
+  batch: CallBatch | undefined;
+  prepared: unknown;
+  awaitingApproval: boolean;
+}
+
+/**
+ * The way in: a request is checked (ids, tool, arguments, limits, `prepare`, approval), and
+ * becomes a live call in the queue, or a refusal with a record of its own. Bad input ends here,
+ * as a reply; nothing here rejects.
+ */
+export class Intake {
+  readonly #deps: IntakeDeps;
+  /** Calls whose `callId` is being looked up in the store, so that the same id twice is one call. */
+  readonly #lookups = new Map<string, Promise<CallReply | undefined>>();
+
+  constructor(deps: IntakeDeps) {
+    this.#deps = deps;
+  }
+
+  call(request: CallRequest): Promise<CallReply> {
+    const refused = this.#checkRequest(request);
+    if (refused) return refused;
+    const createdAt = this.#deps.clock.now();
+    if (request.callId === undefined) return this.#validate(request, uuidv7(), createdAt, undefined);
+    const callId = request.callId;
+    return this.#existing(callId).then(
+      (existing) => existing ?? this.#validate(request, callId, createdAt, undefined),
+    );
+  }
+
+  async callBatch(requests: readonly BatchRequest[], options: BatchOptions): Promise<CallReply[]> {
+    const batchRequests = requests.map((request) => ({
+      ...request,
+      sessionId: options.sessionId,
+      ...(options.messageId !== undefined ? { messageId: options.messageId } : {}),
+    }));
+    // Each request with ids that cannot be kept gets its own refusal; the others go on.
+    const refused = await Promise.all(batchRequests.map((request) => this.#checkRequest(request)));
+    const createdAt = this.#deps.clock.now();
+    const batch: CallBatch = { continueOnFailure: options.continueOnFailure ?? true, calls: [] };
+    // Known ids answer with their call; the others are admitted in the order of the requests.
+    const existing = await Promise.all(
+      batchRequests.map(
+        (request, i) =>
+          refused[i] ?? (request.callId === undefined ? undefined : this.#existing(request.callId)),
+      ),
+    );
+    return Promise.all(
+      batchRequests.map(
+        (request, i) => existing[i] ?? this.#validate(request, request.callId ?? uuidv7(), createdAt, batch),
+      ),
+    );
+  }
+
+  /** Lookups still under way (a closing runtime waits for them). */
+  pending(): Promise<unknown> {
+    return Promise.allSettled([...this.#lookups.values()]);
+  }
+
+  /**
+   * Before anything is kept: a request to a closed runtime, or whose ids could not be stored or
+   * found again, is answered at once and leaves no record (there is nothing it could be filed under).
+   */
+  #checkRequest(request: CallRequest): Promise<CallReply> | undefined {
+    const callId = typeof request?.callId === 'string' ? request.callId : '';
+    if (this.#deps.closed())
+      return Promise.resolve(failedReply(callId, { code: 'closed', message: CLOSED_MESSAGE }));
+    const issues = requestIdIssues(request, this.#deps.settings.maxIdChars);
+    if (issues.length === 0) return undefined;
+    return Promise.resolve(
+      failedReply(callId, { code: 'invalid_arguments', message: invalidRequestMessage(issues), issues }),
+    );
+  }
+
+  /** The reply of a call this runtime holds: live, or ended and not yet written. */
+  #known(callId: string): Promise<CallReply> | undefined {
+    const { registry, settings, tools } = this.#deps;
+    const live = registry.get(callId);
+    if (live) return live.reply;
+    const ended = registry.ending(callId);
+    return (
+      ended && Promise.resolve(replyOf(ended.record, settings.forTool(tools.get(ended.record.toolName))))
+    );
+  }
+
+  /** The reply of a call made before with this id (the model's own id makes a retry harmless). */
+  #existing(callId: string): Promise<CallReply | undefined> {
+    const known = this.#known(callId);
+    if (known) return known;
+    let lookup = this.#lookups.get(callId);
+    if (!lookup) {
+      const { store, settings, tools } = this.#deps;
+      // A lookup that fails is a reply too: without it, running the call could run it twice.
+      lookup = store
+        .getCall(callId)
+        .then(
+          (record) => record && replyOf(record, settings.forTool(tools.get(record.toolName))),
+          notSavedReply(callId),
+        );
+      this.#lookups.set(callId, lookup);
+      const forget = () => this.#lookups.delete(callId);
+      lookup.then(forget, forget);
+    }
+    return lookup;
+  }
+
+  /** The tool exists and the arguments fit its schema. */
+  #validate(
+    request: CallRequest,
+    callId: string,
+    createdAt: number,
+    batch: CallBatch | undefined,
+  ): Promise<CallReply> {
+    // Another call with this id may have been admitted, or even ended, while its lookup was under way.
+    const known = this.#known(callId);
+    if (known) return known;
+    const { settings, tools } = this.#deps;
+    const refuse = (args: unknown, error: RecordedError) =>
+      this.#refuse(request, callId, createdAt, args, error, batch);
+    const checked = checkArguments(request.args, settings.argumentLimits);
+    // Refused arguments are kept on the refusal's record only when every store can keep them.
+    const refusedArgs = checked.ok || checked.storable ? request.args : undefined;
+    const tool = tools.get(request.name);
+    if (!tool)
+      return refuse(refusedArgs, {
+        code: 'tool_not_found',
+        message: toolNotFoundMessage(request.name, tools.names()),
+      });
+    if (!checked.ok) {
+      const message = invalidArgumentsMessage(tool.name, checked.issues);
+      return refuse(refusedArgs, { code: 'invalid_arguments', message, issues: checked.issues });
+    }
+    const proceed = (result: ValidationResult): Promise<CallReply> => {
+      if (!result.ok) {
+        const message = invalidArgumentsMessage(tool.name, result.issues);
+        return refuse(checked.args, { code: 'invalid_arguments', message, issues: result.issues });
+      }
+      const refusal = this.#limitRefusal(settings.modeOf(tool, request), request.sessionId);
+      if (refusal) return refuse(checked.args, { code: 'limit_exceeded', message: refusal });
+      const admitted = { tool, request, callId, createdAt, rawArgs: checked.args, args: result.value, batch };
+      return this.#prepare(admitted, (error) => refuse(checked.args, error));
+    };
+    const validated = tool.validateInput(checked.args);
+    return validated instanceof Promise ? validated.then(proceed) : proceed(validated);
+  }
+
+  /**
+   * Seed 003: `prepare` runs before the call is queued, then `needsApproval` decides whether it
+   * waits for an approval; if either fails, the call ends without running.
+   */
+  #prepare(
+    admitted: Omit<Admitted, 'prepared' | 'awaitingApproval'>,
+    refuse: (error: RecordedError) => Promise<CallReply>,
+  ): Promise<CallReply> {
+    const { tool, request, callId, args } = admitted;
+    const failed = (thrown: unknown) => refuse(thrownOutcome(thrown).error);
+    const admitPrepared = (given: unknown): Promise<CallReply> => {
+      // The prepared value is kept on the record: one no store can keep fails this call alone.
+      let prepared: unknown;
+      try {
+        prepared = storableValue(given);
+      } catch (cause) {
+        const message = persistenceFailedMessage(
+          new Error(notJsonMessage('the value prepare() returned', cause)),
+        );
+        return this.#refuse(
+          request,
+          callId,
+          admitted.createdAt,
+          undefined,
+          { code: 'persistence_failed', message },
+          admitted.batch,
+        );
+      }
+      const admit = (awaitingApproval: boolean) => this.#admit({ ...admitted, prepared, awaitingApproval });
+      const needs = tool.execution.needsApproval;
+      if (typeof needs !== 'function') return admit(needs === true);
+      return attempt(() => needs(args as never), admit, failed);
+    };
+    if (!tool.prepare) return admitPrepared(undefined);
+    const prepare = tool.prepare;
+    return attempt(
+      () => prepare(args as never, { callId, sessionId: request.sessionId, toolName: tool.name }),
+      admitPrepared,
+      failed,
+    );
+  }
+
+  /** Where waiting makes no sense, a call past a limit is refused with words that tell the model what to do. */
+  #limitRefusal(mode: string, sessionId: string): string | undefined {
+    const { settings, registry, slots } = this.#deps;
+    const { backgroundPerSession, backgroundPerWorker, maxQueued } = settings.limits;
+    if (mode === 'background') {
+      if (registry.backgroundIn(sessionId) >= backgroundPerSession)
+        return backgroundPerSessionMessage(backgroundPerSession);
+      if (registry.backgroundTotal >= backgroundPerWorker)
+        return backgroundPerWorkerMessage(backgroundPerWorker);
+    }
+    if (slots.waiting >= maxQueued) return queueFullMessage(maxQueued);
+    return undefined;
+  }
+
+  /** The call is accepted: its record and its actor, then the machine admits it (a slot, the queue, or its approval). */
+  #admit({
+    tool,
+    request,
+    callId,
+    createdAt,
+    rawArgs,
+    args,
+    batch,
+    prepared,
+    awaitingApproval,
+  }: Admitted): Promise<CallReply> {
+    const { settings, registry, writes, send } = this.#deps;
+    const mode = settings.modeOf(tool, request);
+    const record: CallRecord = {
+      callId,
+      sessionId: request.sessionId,
+      toolName: tool.name,
+      args: rawArgs,
+      status: 'queued',
+      mode,
+      detached: false,
+      attempt: 0,
+      ownerId: settings.instanceId,
+      createdAt,
+      outputTail: '',
+    };
+    if (request.messageId !== undefined) record.messageId = request.messageId;
+    if (prepared !== undefined) record.prepared = prepared;
+    if (awaitingApproval) record.approval = 'pending';
+    const run = (request as Partial<RunRequest>).run;
+    if (run) record.run = run;
+    if (settings.role === 'client') return this.#deps.submit(tool, record);
+    const call = registry.create({ record, tool, args });
+    writes.emit(call, { type: 'queued', mode, to: 'queued' });
+    writes.save(call);
+    if (batch) {
+      call.batch = batch;
+      batch.calls.push(call);
+      if (batch.failure) {
+        send(call, { type: 'CANCEL', reason: batch.failure });
+        return call.reply;
+      }
+    }
+    send(call, { type: 'ADMIT' });
+    return call.reply;
+  }
+
+  /** Refused calls leave a record too (ended `failed`, never run), so that nothing asked for is unaccounted. */
+  #refuse(
+    request: CallRequest,
+    callId: string,
+    createdAt: number,
+    args: unknown,
+    error: RecordedError,
+    batch: CallBatch | undefined,
+  ): Promise<CallReply> {
+    const { writes, writer } = this.#deps;
+    const record: CallRecord = {
+      callId,
+      sessionId: request.sessionId,
+      toolName: request.name,
+      args,
+      status: 'failed',
+      mode: 'inline',
+      detached: false,
+      attempt: 0,
+      createdAt,
+      endedAt: createdAt,
+      durationMs: 0,
+      outputTail: '',
+      output: { error: error.message },
+      error,
+      ...(request.messageId !== undefined ? { messageId: request.messageId } : {}),
+    };
+    writer.add(
+      'events',
+      writes.stamp({ type: 'failed', error: modelVisible(error), to: 'failed' }, record, 1),
+    );
+    failBatch(batch, record, this.#deps.send);
+    return writer
+      .recordConfirmed(record)
+      .then(() => replyOf(record, this.#deps.settings.forTool(undefined)), notSavedReply(callId));
+  }
+}
+
+function failedReply(callId: string, error: CallError): CallReply {
+  return { callId, status: 'failed', output: { error: error.message }, error };
+}
+
+/** Runs a hook that may answer now or later, or throw: `then` gets its value, `failed` what it threw. */
+function attempt<T>(
+  hook: () => T | PromiseLike<T>,
+  then: (value: T) => Promise<CallReply>,
+  failed: (thrown: unknown) => Promise<CallReply>,
+): Promise<CallReply> {
+  try {
+    const given = hook();
+    return isPromiseLike(given) ? Promise.resolve(given).then(then, failed) : then(given);
+  } catch (thrown) {
+    return failed(thrown);
+  }
+}

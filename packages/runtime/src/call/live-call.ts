@@ -1,0 +1,171 @@
+import type { AnyTool, BatonError, CallRecord, CallReply, LogStream } from '@baton/contracts';
+import {
+  type CallMachine,
+  type CallMachineEvent,
+  type CallState,
+  type CallStep,
+  type CallTimer,
+  type CompiledCallLogic,
+  callMachine,
+  compiledCallLogic,
+  snapshotOf,
+} from '@baton/machine';
+import { type Actor, createActor, type InspectionEvent, type Observer } from 'xstate';
+import { OUTPUT_LOG_MAX_CHARS, OUTPUT_TAIL_CHARS } from '../defaults.js';
+import { OUTPUT_LOG_TRUNCATED_LINE } from '../messages.js';
+import type { ToolSettings } from '../settings.js';
+
+/** An XState inspection observer (`@statelyai/inspect`'s `inspect`, or a function). */
+export type CallInspector = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+
+/** The calls of one `callBatch`: with `continueOnFailure: false`, the first failure cancels those not started. */
+export interface CallBatch {
+  continueOnFailure: boolean;
+  calls: LiveCall[];
+  /** Set by the first failure: why the calls that had not started were cancelled. */
+  failure?: string;
+}
+
+/** The timers a call may have armed, one of each kind: the machine's, and progress conflation's. */
+export type CallTimers = Partial<Record<CallTimer | 'progress', unknown>>;
+
+export interface LiveCallInit {
+  record: CallRecord;
+  tool: AnyTool;
+  args: unknown;
+  settings: ToolSettings;
+  /** Runs this call may have in all. */
+  maxAttempts: number;
+  /** Where the call starts: read from its record (see `callStateOf`). */
+  state: CallState;
+  /** The last `seq` the call stored (a recovered or claimed call has events already). */
+  lastSeq?: number;
+  /** A recovered call may have durable steps stored by the runtime that died. */
+  recovered?: boolean;
+  /** Runs the call as a live `callMachine` actor that this observer watches, start to end. */
+  inspect?: CallInspector;
+}
+
+/** A call between its admission and its terminal state: its actor, timers, signal and pending reply. */
+export class LiveCall {
+  readonly record: CallRecord;
+  readonly tool: AnyTool;
+  readonly settings: ToolSettings;
+  /** The arguments as the input schema parsed them: what `execute` receives (let go once it has them). */
+  args: unknown;
+  /**
+   * The call's actor: the call machine, compiled (see `@baton/machine`). It is awake only while the
+   * call runs inline; a call that waits (queued, or in the background, maybe for hours) keeps only
+   * its state, a shared object, and the actor is revived on its next event.
+   */
+  #actor: Actor<CompiledCallLogic> | undefined;
+  #state: CallState;
+  readonly reply: Promise<CallReply>;
+  /** The tool is running and has not returned. */
+  executing = false;
+  /** The call holds one of the admission's running slots. */
+  holdsSlot = false;
+  /** Claimed from a shared store (another process submitted it): a closing worker gives it back if it has not started. */
+  adopted = false;
+  /** Another instance owns the call now: this copy does nothing more. */
+  dropped = false;
+  /** How many times the store refused this call's end (see ending.ts). */
+  refusedEnds = 0;
+  /** The write of the call's end, once it ended. */
+  endWritten: Promise<void> | undefined;
+  batch: CallBatch | undefined;
+  readonly timers: CallTimers = {};
+  readonly maxAttempts: number;
+  readonly recovered: boolean;
+  /** Finished durable steps by id: kept across attempts, loaded from the store once for a recovered call. */
+  finishedSteps: Promise<Map<string, unknown>> | undefined;
+  /** The step ids this attempt has used (seed 003: an id is used once per attempt); made on the first step. */
+  stepsOfAttempt: Set<string> | undefined;
+  #seq: number;
+  #log = '';
+  #logTruncated = false;
+  /** Resolves `reply`; dropped once used, so that a call parked for hours holds no closure for it. */
+  #answer: ((reply: CallReply | Promise<CallReply>) => void) | undefined;
+  #controller: AbortController | undefined;
+  #inspected: Actor<CallMachine> | undefined;
+  #abortReason: BatonError | undefined;
+
+  constructor(init: LiveCallInit) {
+    this.record = init.record;
+    this.tool = init.tool;
+    this.args = init.args;
+    this.settings = init.settings;
+    this.maxAttempts = init.maxAttempts;
+    this.recovered = init.recovered ?? false;
+    this.#seq = init.lastSeq ?? 0;
+    this.#state = init.state;
+    if (init.inspect) {
+      this.#inspected = createActor(callMachine, {
+        input: { mode: init.state.mode, detached: init.state.detached },
+        snapshot: snapshotOf(init.state),
+        inspect: init.inspect,
+        id: init.record.callId,
+      }).start();
+    }
+    this.reply = new Promise((resolve) => {
+      this.#answer = resolve;
+    });
+  }
+
+  get state(): CallState {
+    return this.#state;
+  }
+
+  /** Sends an event to the call's actor (reviving it if it sleeps) and returns the machine's step. */
+  send(event: CallMachineEvent): CallStep {
+    // With an inspector the machine itself runs beside, so that XState's tools see it (slower; for development).
+    this.#inspected?.send(event);
+    const actor = this.#actor ?? createActor(compiledCallLogic, { input: this.#state }).start();
+    actor.send(event);
+    const step = actor.getSnapshot().context;
+    this.#state = step.state;
+    this.#actor = step.state.status === 'inline' ? actor : undefined;
+    return step;
+  }
+
+  nextSeq(): number {
+    return ++this.#seq;
+  }
+
+  /** Gives the caller its reply; only the first answer counts. */
+  answer(reply: CallReply | Promise<CallReply>): void {
+    const answer = this.#answer;
+    this.#answer = undefined;
+    answer?.(reply);
+  }
+
+  /** Seed 002: the tail keeps the last characters, the log its first 256 KiB; both prefix each chunk with its stream. */
+  appendLog(stream: LogStream, chunk: string): void {
+    const line = `[${stream}] ${chunk}`;
+    this.record.outputTail = (this.record.outputTail + line).slice(-OUTPUT_TAIL_CHARS);
+    if (this.#logTruncated) return;
+    const room = OUTPUT_LOG_MAX_CHARS - this.#log.length;
+    this.#log += line.length <= room ? line : line.slice(0, room);
+    this.#logTruncated = line.length > room;
+  }
+
+  /** The `output.log` of a background run. */
+  outputLog(): string {
+    return this.#logTruncated ? `${this.#log}${OUTPUT_LOG_TRUNCATED_LINE}` : this.#log;
+  }
+
+  /** Made on first use: most tools never look at their signal. */
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#abortReason) this.#controller.abort(this.#abortReason);
+    }
+    return this.#controller.signal;
+  }
+
+  abort(reason: BatonError): void {
+    if (this.#abortReason) return;
+    this.#abortReason = reason;
+    this.#controller?.abort(reason);
+  }
+}

@@ -1,0 +1,82 @@
+import type { Notification, TerminalStatus } from '@baton/contracts';
+import { uuidv7 } from 'uuidv7';
+import type { Clock } from '../clock.js';
+import {
+  CANCELLED_BEFORE_COMPLETION,
+  notificationBody,
+  notificationTitle,
+  runEndedMessage,
+  runStatusWord,
+  runSummary,
+} from '../messages.js';
+import type { WriteBatcher } from '../write-batcher.js';
+import type { LiveCall } from './live-call.js';
+import { formattedCall, modelVisible } from './replies.js';
+import type { CallWrites } from './writes.js';
+
+export interface NotificationsDeps {
+  writes: CallWrites;
+  writer: Pick<WriteBatcher, 'add'>;
+  clock: Clock;
+}
+
+/** What the session of a detached call gets when it ends: a notification, and the run's files. */
+export class CallNotifications {
+  readonly #deps: NotificationsDeps;
+
+  constructor(deps: NotificationsDeps) {
+    this.#deps = deps;
+  }
+
+  /** The `notify` action (seed 000): the end of a call whose caller was answered `backgrounded` goes to its session. */
+  notify(call: LiveCall, status: TerminalStatus): void {
+    const { writes, writer, clock } = this.#deps;
+    const record = call.record;
+    if (record.run && !record.run.signalOnCompletion) return;
+    const visible = record.error && modelVisible(record.error);
+    const output =
+      status === 'cancelled'
+        ? record.output
+        : call.settings.formatter.result(
+            formattedCall(record),
+            visible ? { ok: false, error: visible } : { ok: true, value: record.output },
+          );
+    const text =
+      status === 'cancelled'
+        ? { error: CANCELLED_BEFORE_COMPLETION }
+        : visible
+          ? { error: visible.message }
+          : { value: record.output };
+    const notification: Notification = {
+      id: uuidv7(),
+      callId: record.callId,
+      sessionId: record.sessionId,
+      toolName: record.toolName,
+      status: 'queued',
+      outcome: status,
+      title: notificationTitle(record.toolName, status),
+      body: record.run
+        ? runEndedMessage(record, runStatusWord(status), runSummary(text))
+        : notificationBody(record, text),
+      output,
+      scheduling: call.tool.execution.scheduling,
+      createdAt: clock.now(),
+    };
+    writer.add('notifications', notification);
+    writes.emit(call, { type: 'notification', notificationId: notification.id, title: notification.title });
+  }
+
+  /** The `keepArtifacts` action (seed 002): a background run leaves its `output.log` and its `result.json`. */
+  keepArtifacts(call: LiveCall, status: TerminalStatus): void {
+    const { callId, result, rawOutput, error } = call.record;
+    const log = status === 'succeeded' && rawOutput !== undefined ? rawOutput : call.outputLog();
+    const outcome = status === 'succeeded' ? result : { status, error: error?.message };
+    const { writer } = this.#deps;
+    writer.add('artifacts', { callId, name: 'output.log', content: log });
+    writer.add('artifacts', {
+      callId,
+      name: 'result.json',
+      content: JSON.stringify(outcome ?? null, null, 2),
+    });
+  }
+}

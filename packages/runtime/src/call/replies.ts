@@ -1,0 +1,79 @@
+import {
+  type CallError,
+  type CallRecord,
+  type CallReply,
+  type FormattedCall,
+  isTerminalStatus,
+  type RecordedError,
+} from '@baton/contracts';
+import {
+  APPROVAL_PENDING_MESSAGE,
+  NOT_SAVED_OUTPUT,
+  persistenceFailedMessage,
+  truncatedOutput,
+} from '../messages.js';
+import type { ToolSettings } from '../settings.js';
+
+export type BackgroundReason = 'budget' | 'mode' | 'approval';
+
+/** What a formatter is given of a call. */
+export function formattedCall(record: CallRecord): FormattedCall {
+  return { callId: record.callId, toolName: record.toolName, args: record.args };
+}
+
+/** What the model may see of an error: never an internal error's details. */
+export function modelVisible(error: RecordedError): CallError {
+  const { details: _details, ...visible } = error;
+  return visible;
+}
+
+/** Seed 000 / 001: the reply that tells the caller the call continues, with its id as the handle. */
+export function backgroundedReply(
+  record: CallRecord,
+  settings: ToolSettings,
+  reason: BackgroundReason,
+): CallReply {
+  const output =
+    reason === 'approval'
+      ? { status: 'awaiting_approval', tool: record.toolName, message: APPROVAL_PENDING_MESSAGE }
+      : settings.formatter.running(
+          formattedCall(record),
+          reason === 'budget' ? settings.inlineBudgetMs : undefined,
+        );
+  return { callId: record.callId, status: 'backgrounded', output };
+}
+
+/** The reply a record gives: its end, or, while it runs, that it continues in the background. */
+export function replyOf(record: CallRecord, settings: ToolSettings): CallReply {
+  if (!isTerminalStatus(record.status)) {
+    return {
+      callId: record.callId,
+      status: 'backgrounded',
+      output: settings.formatter.running(formattedCall(record)),
+    };
+  }
+  const reply: CallReply = { callId: record.callId, status: record.status, output: record.output };
+  if (record.error) reply.error = modelVisible(record.error);
+  if (record.images) reply.images = record.images;
+  return reply;
+}
+
+/** The reply of a call whose record could not be written (or read): the call is not run. */
+export function notSavedReply(callId: string): (cause: unknown) => CallReply {
+  return (cause) => ({
+    callId,
+    status: 'failed',
+    output: { error: NOT_SAVED_OUTPUT },
+    error: { code: 'persistence_failed', message: persistenceFailedMessage(cause) },
+  });
+}
+
+/** Seed 004: what the model is shown of a long value is cut; the record keeps the whole. */
+export function forModel(value: unknown, maxChars: number): unknown {
+  if (typeof value === 'string') {
+    return value.length > maxChars ? truncatedOutput(value, maxChars) : value;
+  }
+  if (typeof value !== 'object' || value === null) return value;
+  const text = JSON.stringify(value);
+  return text.length > maxChars ? truncatedOutput(text, maxChars) : value;
+}

@@ -1,0 +1,68 @@
+import { type Clock, unref } from '../clock.js';
+import type { CallTimers, LiveCall } from './live-call.js';
+
+type TimerKind = keyof CallTimers;
+
+const TIMER_KINDS: readonly TimerKind[] = ['budget', 'timeout', 'retry', 'progress'];
+
+/**
+ * Every timer of every call, armed on the runtime's clock and counted (`stats().timers`): arming,
+ * clearing and counting down are written here once.
+ */
+export class Timers {
+  readonly #clock: Clock;
+  #armed = 0;
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  get armed(): number {
+    return this.#armed;
+  }
+
+  /** Fires once after `ms`; `clear` it if it need not. */
+  arm(fire: () => void, ms: number): unknown {
+    this.#armed++;
+    return this.#clock.setTimeout(() => {
+      this.#armed--;
+      fire();
+    }, ms);
+  }
+
+  /** Clears a timer `arm` gave; one that fired, or is undefined, is let be. Returns undefined, to store. */
+  clear(handle: unknown): undefined {
+    if (handle === undefined) return undefined;
+    this.#clock.clearTimeout(handle);
+    this.#armed--;
+    return undefined;
+  }
+
+  /** Arms the call's timer of this kind (at most one each): it forgets itself when it fires. */
+  armFor(call: LiveCall, kind: TimerKind, ms: number, fire: () => void): void {
+    call.timers[kind] = this.clear(call.timers[kind]);
+    call.timers[kind] = this.arm(() => {
+      call.timers[kind] = undefined;
+      fire();
+    }, ms);
+  }
+
+  clearFor(call: LiveCall, kind: TimerKind): void {
+    call.timers[kind] = this.clear(call.timers[kind]);
+  }
+
+  clearAll(call: LiveCall): void {
+    for (const kind of TIMER_KINDS) if (call.timers[kind] !== undefined) this.clearFor(call, kind);
+  }
+
+  /** A timer that must not keep the process alive (housekeeping, followers' polls): not counted. */
+  background(fire: () => void, ms: number): unknown {
+    const handle = this.#clock.setTimeout(fire, ms);
+    unref(handle);
+    return handle;
+  }
+
+  cancelBackground(handle: unknown): void {
+    this.#clock.clearTimeout(handle);
+  }
+}

@@ -1,0 +1,169 @@
+import {
+  BatonError,
+  type EventOutcome,
+  isTerminalStatus,
+  type LogStream,
+  type Progress,
+} from '@baton/contracts';
+import type { Store } from '@baton/store';
+import type { ContextHost } from './call/call-context.js';
+import type { LiveCall } from './call/live-call.js';
+import type { Timers } from './call/timers.js';
+import type { CallWrites } from './call/writes.js';
+import type { Clock } from './clock.js';
+import { callOfEventKey } from './keys.js';
+import type { Failures } from './log.js';
+import {
+  duplicateStepIdMessage,
+  EMPTY_STEP_ID_MESSAGE,
+  EVENT_CANCELLED_MESSAGE,
+  EVENT_TIMEOUT_MESSAGE,
+  notAnEventKeyMessage,
+} from './messages.js';
+import { storableText, storableValue } from './storable.js';
+import type { WriteBatcher } from './write-batcher.js';
+
+type WaitOutcome = EventOutcome | { timedOut: true };
+
+export interface ContextHostDeps {
+  writes: CallWrites;
+  writer: Pick<WriteBatcher, 'write'>;
+  store: Pick<Store, 'getResolution' | 'listSteps'>;
+  timers: Timers;
+  clock: Clock;
+  failures: Failures;
+  /** On a shared store only: progress is conflated to one event per call this often. */
+  progressIntervalMs: number | undefined;
+}
+
+/**
+ * What a running tool reports through its `ctx`: progress, status and logs (events on its call),
+ * durable steps, and waits for external events (seed 003), which `resolveEvent` answers.
+ */
+export class CallContextHost implements ContextHost {
+  readonly #deps: ContextHostDeps;
+  /** Calls waiting in `ctx.waitFor`, by event key: how to hand each its outcome. */
+  readonly #waiters = new Map<string, (outcome: WaitOutcome) => void>();
+
+  constructor(deps: ContextHostDeps) {
+    this.#deps = deps;
+  }
+
+  progress(call: LiveCall, progress: Progress): void {
+    if (isTerminalStatus(call.record.status)) return;
+    const { writes, timers, progressIntervalMs } = this.#deps;
+    call.record.progress = storableValue({ ...progress });
+    // On a shared store, what crosses the database is conflated: the latest progress per interval.
+    if (progressIntervalMs !== undefined && call.timers.progress !== undefined) return;
+    writes.emit(call, { type: 'progress', progress: call.record.progress });
+    writes.save(call);
+    if (progressIntervalMs === undefined) return;
+    const sent = call.record.progress;
+    timers.armFor(call, 'progress', progressIntervalMs, () => {
+      if (call.record.progress !== sent && call.record.progress) this.progress(call, call.record.progress);
+    });
+  }
+
+  status(call: LiveCall, given: string): void {
+    if (isTerminalStatus(call.record.status)) return;
+    const text = storableText(given);
+    call.record.statusText = text;
+    this.#deps.writes.emit(call, { type: 'status', text });
+    this.#deps.writes.save(call);
+  }
+
+  log(call: LiveCall, stream: LogStream, given: string): void {
+    if (isTerminalStatus(call.record.status)) return;
+    const chunk = storableText(given);
+    call.appendLog(stream, chunk);
+    this.#deps.writes.emit(call, { type: 'log', stream, chunk });
+    this.#deps.writes.save(call);
+  }
+
+  /** Seed 003: a step runs once per call; its result is stored before the tool goes on. */
+  async step<T>(call: LiveCall, givenStepId: string, run: () => T | Promise<T>): Promise<T> {
+    if (typeof givenStepId !== 'string' || givenStepId.trim() === '') {
+      throw new BatonError('durable_effect_empty_step_id', EMPTY_STEP_ID_MESSAGE);
+    }
+    // Escaped the same way on every attempt, so a recovered call finds its steps again.
+    const stepId = storableText(givenStepId);
+    call.stepsOfAttempt ??= new Set();
+    if (call.stepsOfAttempt.has(stepId)) {
+      throw new BatonError('durable_effect_duplicate_step_id', duplicateStepIdMessage(stepId));
+    }
+    call.stepsOfAttempt.add(stepId);
+    call.finishedSteps ??= call.recovered
+      ? this.#deps.store
+          .listSteps(call.record.callId)
+          .then((steps) => new Map(steps.map((step) => [step.stepId, step.value])))
+      : Promise.resolve(new Map());
+    const finished = await call.finishedSteps;
+    if (finished.has(stepId)) return finished.get(stepId) as T;
+    // A value no store can keep as it is is kept, and returned, as every store keeps it.
+    const value = storableValue(await run());
+    finished.set(stepId, value);
+    await this.#deps.writer.write('steps', { callId: call.record.callId, stepId, value });
+    return value;
+  }
+
+  /**
+   * Seed 003: waits for an external event. The waiter is in place before the store is read, so a
+   * resolution written meanwhile reaches it one way or the other; one kept from before (another
+   * attempt, another process) answers at once.
+   */
+  async waitFor<T>(call: LiveCall, key: string, options: { timeoutMs?: number }): Promise<T> {
+    const { writes, timers, store, failures } = this.#deps;
+    call.record.waitingFor = key;
+    writes.save(call);
+    let timer: unknown;
+    let onAbort: (() => void) | undefined;
+    try {
+      const outcome = await new Promise<WaitOutcome>((resolve) => {
+        let done = false;
+        const finish = (result: WaitOutcome) => {
+          if (done) return;
+          done = true;
+          if (this.#waiters.get(key) === finish) this.#waiters.delete(key);
+          resolve(result);
+        };
+        this.#waiters.set(key, finish);
+        onAbort = () => finish({ cancelled: true });
+        call.signal.addEventListener('abort', onAbort, { once: true });
+        if (call.signal.aborted) finish({ cancelled: true });
+        if (options.timeoutMs !== undefined) {
+          timer = timers.arm(() => {
+            timer = undefined;
+            finish({ timedOut: true });
+          }, options.timeoutMs);
+        }
+        // A read that fails leaves the wait to the resolution itself, or its timeout.
+        store
+          .getResolution(key)
+          .then(
+            (stored) => stored && finish(stored.outcome),
+            failures.on('read an event resolution', call.record.callId),
+          );
+      });
+      if ('value' in outcome) return outcome.value as T;
+      if ('error' in outcome) throw new BatonError('event_error', outcome.error);
+      if ('timedOut' in outcome) throw new BatonError('event_timeout', EVENT_TIMEOUT_MESSAGE);
+      throw new BatonError('event_cancelled', EVENT_CANCELLED_MESSAGE);
+    } finally {
+      timers.clear(timer);
+      if (onAbort) call.signal.removeEventListener('abort', onAbort);
+      if (call.record.waitingFor === key && !isTerminalStatus(call.record.status)) {
+        delete call.record.waitingFor;
+        writes.save(call);
+      }
+    }
+  }
+
+  /** Resolves an external event: stored first, so a call that waits after a restart, or between attempts, still gets it. */
+  async resolveEvent(key: string, given: EventOutcome): Promise<void> {
+    const callId = typeof key === 'string' ? callOfEventKey(key) : undefined;
+    if (callId === undefined) throw new BatonError('invalid_arguments', notAnEventKeyMessage(key));
+    const outcome = storableValue(given);
+    await this.#deps.writer.write('resolutions', { key, callId, outcome, at: this.#deps.clock.now() });
+    this.#waiters.get(key)?.(outcome);
+  }
+}

@@ -1,0 +1,79 @@
+/** Every default and limit of the runtime, in one place (with the seed it comes from). */
+import type { ErrorCode } from '@baton/contracts';
+
+/** Seed 002: the resource record keeps the last 2048 characters of a run's output. */
+export const OUTPUT_TAIL_CHARS = 2048;
+
+/** Seed 002: MAX_BACKGROUND_OUTPUT_LOG_CHARS, the cap of a background run's `output.log`. */
+export const OUTPUT_LOG_MAX_CHARS = 256 * 1024;
+
+/** How long an instance may go without a heartbeat before its calls are recovered. */
+export const DEFAULT_LEASE_MS = 5_000;
+
+/** A recovered idempotent call runs again while it has run fewer times than this. */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+/** Codes a retry policy never retries unless it names its own (a retryable ToolError aside). */
+export const DEFAULT_NON_RETRYABLE_CODES: readonly ErrorCode[] = [
+  'tool_error',
+  'invalid_arguments',
+  'connection_required',
+  'persistence_failed',
+];
+
+export const DEFAULT_RETRY_INITIAL_INTERVAL_MS = 1_000;
+export const DEFAULT_RETRY_BACKOFF_COEFFICIENT = 2;
+
+/** A call's end that the store refused is written again after this, doubling up to the maximum. */
+export const END_REWRITE_INITIAL_MS = 100;
+export const END_REWRITE_MAX_MS = 5_000;
+
+/** Calls running at once in one runtime. */
+export const DEFAULT_CONCURRENCY = 64;
+
+/**
+ * The slots one session (or one tenant) may hold by default: all but a quarter, so that one that
+ * floods with slow calls always leaves some to the others. Small pools are left whole.
+ */
+export function fairShareOf(concurrency: number): number {
+  return concurrency - Math.floor(concurrency / 4);
+}
+
+/** Calls waiting for a slot; past it a call is refused with `limit_exceeded`. */
+export const DEFAULT_MAX_QUEUED = 10_000;
+
+/** Seed 002: MAX_ACTIVE_BACKGROUND_RUNS_PER_SESSION. */
+export const DEFAULT_BACKGROUND_PER_SESSION = 5;
+
+/** Seed 002: MAX_ACTIVE_BACKGROUND_RUNS_PER_WORKER (a worker is one runtime). */
+export const DEFAULT_BACKGROUND_PER_WORKER = 64;
+
+/** Seed 002: MAX_ACTIVE_SCHEDULES_PER_SESSION. */
+export const DEFAULT_SCHEDULES_PER_SESSION = 10;
+
+/** Seed 004: outputs longer than this are cut for the model; the record keeps them whole. */
+export const DEFAULT_MAX_OUTPUT_CHARS = 32_000;
+
+/** A write batch is flushed at once when it holds this many changes, not only at the end of the tick. */
+export const WRITE_BATCH_MAX = 512;
+
+/** On a shared store: how often workers look for work and lapsed leases, and clients for ends. */
+export const DEFAULT_POLL_MS = 2_000;
+
+/** On a shared store: at most one progress event per call this often. */
+export const DEFAULT_PROGRESS_INTERVAL_MS = 100;
+
+/** Retention removes this many ended calls per transaction. */
+export const RETENTION_BATCH = 500;
+
+/** A follower reads this many stored events at a time (a replay of a long history is paged). */
+export const FOLLOW_PAGE_SIZE = 200;
+
+/** How many calls a worker claims at once at most. */
+export const CLAIM_BATCH_MAX = 64;
+
+/** Node's timers hold at most 2^31 - 1 ms (about 24.8 days); a later firing is re-armed on the way. */
+export const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+/** Seed 004: a notification's one-line summary of a run is cut here. */
+export const RUN_SUMMARY_CHARS = 300;

@@ -1,0 +1,83 @@
+import type { EventBus } from '@baton/bus';
+import type { CallEvent } from '@baton/contracts';
+import type { SessionEvent, Store, StoreNotice } from '@baton/store';
+import { EMPTY, filter, merge, Observable, Subject } from 'rxjs';
+import type { Timers } from './call/timers.js';
+import { type FollowOptions, followStore } from './follow.js';
+
+/** What to follow: one call's events (by `seq`), or a session's (by `position`); `after` resumes a stream. */
+export type FollowTarget = { callId: string; after?: number } | { sessionId: string; after?: number };
+
+export interface FollowingDeps {
+  bus: EventBus;
+  store: Pick<Store, 'listEvents' | 'listSessionEvents' | 'listen'>;
+  timers: Pick<Timers, 'background' | 'cancelBackground'>;
+  pollMs: number;
+}
+
+/**
+ * Reading events: what is stored, then what is stored later, each once and in order. The store is
+ * the only source; this process's bus and the shared store's notices only say when to read again.
+ */
+export class Following {
+  readonly #deps: FollowingDeps;
+  /** On a shared store: what the other processes committed. */
+  readonly #notices = new Subject<StoreNotice>();
+
+  constructor(deps: FollowingDeps) {
+    this.#deps = deps;
+  }
+
+  /** A notice of the shared store, for the followers it concerns. */
+  hear(notice: StoreNotice): void {
+    this.#notices.next(notice);
+  }
+
+  complete(): void {
+    this.#notices.complete();
+  }
+
+  follow(target: FollowTarget, options?: FollowOptions): Observable<CallEvent> | Observable<SessionEvent> {
+    const { bus, store } = this.#deps;
+    if ('callId' in target) {
+      const { callId } = target;
+      const stored$ = merge(
+        bus.call$(callId),
+        this.storedElsewhere((ids) => ids.callIds.includes(callId)),
+        this.ticks(),
+      );
+      const read = (seq: number, limit: number) => store.listEvents(callId, seq + 1, limit);
+      return followStore(stored$, read, (event) => event.seq, target.after ?? 0, true, options);
+    }
+    const { sessionId } = target;
+    const stored$ = merge(
+      bus.session$(sessionId),
+      this.storedElsewhere((ids) => ids.sessionIds.includes(sessionId)),
+      this.ticks(),
+    );
+    const read = (position: number, limit: number) => store.listSessionEvents(sessionId, position, limit);
+    return followStore(stored$, read, (stored) => stored.position, target.after ?? 0, true, options);
+  }
+
+  /** Events that other processes stored, as the shared store tells of them. */
+  storedElsewhere(about: (notice: Extract<StoreNotice, { type: 'events' }>) => boolean): Observable<unknown> {
+    return this.#notices.pipe(filter((notice) => notice.type === 'events' && about(notice)));
+  }
+
+  /**
+   * On a shared store, followers also read every poll: an event whose notice was lost (a dropped
+   * LISTEN connection) comes late, but comes.
+   */
+  ticks(): Observable<unknown> {
+    const { store, timers, pollMs } = this.#deps;
+    if (!store.listen) return EMPTY;
+    return new Observable((subscriber) => {
+      const tick = () => {
+        subscriber.next(undefined);
+        handle = timers.background(tick, pollMs);
+      };
+      let handle = timers.background(tick, pollMs);
+      return () => timers.cancelBackground(handle);
+    });
+  }
+}

@@ -1,0 +1,33 @@
+/** The keys the runtime makes for others to keep: event keys, and the replay key of seed 003. */
+
+/** Seed 003: one key for every attempt of a call, for the services a tool calls. */
+export function replayKey(sessionId: string, callId: string, toolName: string): string {
+  return `baton:${sessionId}:${callId}:${toolName}`;
+}
+
+/** The key of an external event of a call: the same every time for the same call and name. */
+export function eventKey(callId: string, name: string): string {
+  // encodeURIComponent throws on a lone surrogate: the name is made well-formed first.
+  return `baton-event:${encodeURIComponent(callId)}:${encodeURIComponent(name.toWellFormed())}`;
+}
+
+/** The call an event key belongs to, or undefined for a string that is not an event key. */
+export function callOfEventKey(key: string): string | undefined {
+  const [prefix, callId, name, ...rest] = key.split(':');
+  if (prefix !== 'baton-event' || !callId || name === undefined || rest.length > 0) return undefined;
+  try {
+    return decodeURIComponent(callId);
+  } catch {
+    // A malformed escape (`%E0%A4%A`) is not a key this runtime made: it is answered as such.
+    return undefined;
+  }
+}
+
+/** The id `checkStore` looks up: no call has it (ids are never empty). */
+export const HEALTH_PROBE_CALL_ID = '';
+
+/** Seed 002: where a run's files are, by name. */
+export function runPaths(runId: string): { artifactDir: string; logPath: string; resultPath: string } {
+  const artifactDir = `/.background/${runId}`;
+  return { artifactDir, logPath: `${artifactDir}/output.log`, resultPath: `${artifactDir}/result.json` };
+}

@@ -1,0 +1,197 @@
+/** Every text the runtime shows a model, a caller or an operator, in one place (with the seed it comes from). */
+import type { CallRecord, TerminalStatus } from '@baton/contracts';
+import { OUTPUT_LOG_MAX_CHARS, RUN_SUMMARY_CHARS } from './defaults.js';
+import { runPaths } from './keys.js';
+
+/** Seed 002's last line of a log that hit its cap. */
+export const OUTPUT_LOG_TRUNCATED_LINE = `\n[system] background output truncated at ${OUTPUT_LOG_MAX_CHARS} characters\n`;
+
+/** Seed 003's words for step ids that cannot be used. */
+export const EMPTY_STEP_ID_MESSAGE = 'durable effect step id must be non-empty';
+export function duplicateStepIdMessage(stepId: string): string {
+  return `durable effect step id \`${stepId}\` was already used by this tool call`;
+}
+
+export const APPROVAL_PENDING_MESSAGE =
+  'This tool call needs approval before it runs. Continue the conversation; a later notification will report the result.';
+
+export function approvalRejectedMessage(reason: string): string {
+  return `The tool call was rejected: ${reason}`;
+}
+
+export const EVENT_TIMEOUT_MESSAGE = 'the external event did not come in time';
+export const EVENT_CANCELLED_MESSAGE = 'the wait for the external event was cancelled';
+
+export function notAnEventKeyMessage(key: unknown): string {
+  return `${JSON.stringify(key)} is not an event key`;
+}
+
+export const INTERRUPTED_MESSAGE = 'The process running the tool call stopped before the call finished';
+
+export function persistenceFailedMessage(cause: unknown): string {
+  return `The call could not be saved: ${cause instanceof Error ? cause.message : String(cause)}`;
+}
+
+/** What a caller whose call could not be saved is shown (the record keeps why). */
+export const NOT_SAVED_OUTPUT = 'The call could not be saved';
+
+export function notJsonMessage(what: string, cause: unknown): string {
+  return `${what} is not JSON: ${cause instanceof Error ? cause.message : String(cause)}`;
+}
+
+export const CANCELLED_MESSAGE = 'The tool call was cancelled';
+
+export function cancelledMessage(reason: string | undefined): string {
+  return reason ? `${CANCELLED_MESSAGE}: ${reason}` : CANCELLED_MESSAGE;
+}
+
+export const CANCELLED_BY_CALLER = 'cancelled by the caller';
+export const CLOSED_REASON = 'the runtime was closed';
+export const CLOSED_MESSAGE = 'the runtime is closed';
+export const SESSION_CANCELLED_REASON = 'the session was cancelled';
+export const APPROVAL_REJECTED_REASON = 'rejected';
+
+export function batchFailedReason(callId: string, toolName: string): string {
+  return `call ${callId} (${toolName}) of the same batch failed`;
+}
+
+/** Seed 002's words. */
+export function backgroundPerSessionMessage(limit: number): string {
+  return `Maximum ${limit} active background runs per session. Wait for an existing run to finish before starting another.`;
+}
+
+/** Seed 002's words. */
+export function backgroundPerWorkerMessage(limit: number): string {
+  return `Worker is already running the maximum ${limit} active background runs. Try again after an existing run finishes.`;
+}
+
+/** Seed 002's words. */
+export function schedulesPerSessionMessage(limit: number): string {
+  return `Maximum ${limit} active schedules per session. Cancel an existing schedule first.`;
+}
+
+export function queueFullMessage(limit: number): string {
+  return `Too many tool calls are waiting (the limit is ${limit}). Try again after some of them finish.`;
+}
+
+/** Seed 004: the model gets the start of a long output and a line that says how much is missing. */
+export function truncatedOutput(text: string, maxChars: number): string {
+  const cut = text.length - maxChars;
+  return `${text.slice(0, maxChars)}\n[output truncated: ${cut} of ${text.length} characters cut]`;
+}
+
+export function timedOutMessage(timeoutMs: number): string {
+  return `The tool call timed out after ${timeoutMs} ms`;
+}
+
+export function toolNotFoundMessage(name: string, available: readonly string[]): string {
+  const list = available.length > 0 ? available.join(', ') : 'none';
+  return `Tool "${name}" not found. Available tools: ${list}`;
+}
+
+export function connectionRequiredMessage(provider: string): string {
+  return `The tool needs a connection to ${provider} before it can run`;
+}
+
+export function invalidRequestMessage(issues: ReadonlyArray<{ path: string; message: string }>): string {
+  return `Invalid tool call: ${issues.map((issue) => `${issue.path} ${issue.message}`).join('; ')}`;
+}
+
+export const NOT_A_CALL_MESSAGE = 'a call must be an object with a `name` and a `sessionId`';
+
+/** Why arguments are refused before the tool's own schema sees them. */
+export const ARGUMENT_MESSAGES = {
+  string: (why: string) => `the string ${why}`,
+  key: (why: string) => `a key ${why}`,
+  tooDeep: (maxDepth: number) => `arguments are nested more than ${maxDepth} levels deep (the limit)`,
+  notObject: (kind: string) => `arguments must be a JSON object, not ${kind}`,
+  notJson: (cause: string) => `arguments must be JSON: ${cause}`,
+  tooLarge: (bytes: number, limit: number) =>
+    `arguments are ${bytes} bytes, more than the limit of ${limit} bytes`,
+} as const;
+
+export function invalidOptionMessage(name: string): string {
+  return `createRuntime: ${name} must be a positive number`;
+}
+
+export function roleNeedsSharedStoreMessage(role: string): string {
+  return `createRuntime: role '${role}' needs a store that processes share (such as PostgreSQL)`;
+}
+
+const OUTCOME_WORDS: Record<TerminalStatus, string> = {
+  succeeded: 'completed',
+  failed: 'failed',
+  timed_out: 'failed',
+  cancelled: 'cancelled',
+};
+
+/** Seed 000: "Task completed: Background tool: NAME" (or failed / cancelled). */
+export function notificationTitle(toolName: string, outcome: TerminalStatus): string {
+  return `Task ${OUTCOME_WORDS[outcome]}: Background tool: ${toolName}`;
+}
+
+/** Seed 000's notification text: strings as they are, anything else as indented JSON. */
+function formatValue(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value, null, 2) ?? String(value);
+}
+
+/** Seed 000: "Tool call:\nNAME(ARGS)\nReturn value:\nVALUE", or "...\nError:\nMESSAGE". */
+export function notificationBody(
+  record: CallRecord,
+  outcome: { value: unknown } | { error: string },
+): string {
+  const call = `Tool call:\n${record.toolName}(${formatValue(record.args)})`;
+  return 'value' in outcome
+    ? `${call}\nReturn value:\n${formatValue(outcome.value)}`
+    : `${call}\nError:\n${outcome.error}`;
+}
+
+/** Seed 000's words for a background call cancelled before it finished. */
+export const CANCELLED_BEFORE_COMPLETION = 'tool execution was cancelled before completion';
+
+/** Seed 002: a run ends "completed" or "failed" (or "cancelled"). */
+export function runStatusWord(outcome: TerminalStatus): string {
+  return outcome === 'succeeded' ? 'completed' : outcome === 'cancelled' ? 'cancelled' : 'failed';
+}
+
+/** A line of what the run gave: its value, or its error, cut short. */
+export function runSummary(text: { value: unknown } | { error: string }): string {
+  const summary =
+    'value' in text ? (typeof text.value === 'string' ? text.value : JSON.stringify(text.value)) : text.error;
+  return summary.length > RUN_SUMMARY_CHARS ? `${summary.slice(0, RUN_SUMMARY_CHARS)}...` : summary;
+}
+
+/** Seed 002's words for `spawn_background`'s arguments. */
+export const SPAWN_MESSAGES = {
+  missingTool: 'Missing required parameter: tool',
+  recursive: 'spawn_background cannot target itself recursively',
+  unknownTool: (name: string) => `Unknown tool: ${name}`,
+  notBackground: (name: string) => `Tool does not support background execution: ${name}`,
+  endedAtOnce: (status: string) => `The run ended at once: ${status}`,
+} as const;
+
+/** Seed 002's words for a `schedule` (and ours for what it leaves unchecked). */
+export const SCHEDULE_MESSAGES = {
+  notObject: 'schedule must be an object',
+  notRfc3339: 'scheduled_at must be RFC3339',
+  neither: 'schedule must include exactly one of cron_expression (recurring) or scheduled_at (one-shot)',
+  both: 'schedule must not include both cron_expression and scheduled_at; provide exactly one',
+  badTimezone: (timezone: string) => `timezone must be an IANA time zone, not ${JSON.stringify(timezone)}`,
+  cronFields: 'cron_expression must have 5 fields: minute, hour, day of month, month, day of week',
+  badCron: (cause: string) => `cron_expression is not valid: ${cause}`,
+} as const;
+
+/** Seed 002: the message a session gets when a run it started ends. */
+export function runEndedMessage(record: CallRecord, status: string, summary: string): string {
+  const { logPath, resultPath } = runPaths(record.callId);
+  return [
+    `Background run ${status}.`,
+    `- run_id: ${record.callId}`,
+    `- title: ${record.run?.title ?? record.toolName}`,
+    `- tool: ${record.toolName}`,
+    `- summary: ${summary}`,
+    `- result_path: ${resultPath}`,
+    `- log_path: ${logPath}`,
+  ].join('\n');
+}

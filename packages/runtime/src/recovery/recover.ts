@@ -1,0 +1,150 @@
+import { BatonError, type CallRecord, type ToolRegistry } from '@baton/contracts';
+import type { Store } from '@baton/store';
+import type { Send } from '../call/driver.js';
+import type { LiveCall } from '../call/live-call.js';
+import type { CallRegistry } from '../call/registry.js';
+import { replyOf } from '../call/replies.js';
+import type { Slots } from '../call/slots.js';
+import type { Timers } from '../call/timers.js';
+import type { Clock } from '../clock.js';
+import type { Failures } from '../log.js';
+import { INTERRUPTED_MESSAGE } from '../messages.js';
+import type { Settings } from '../settings.js';
+import { goneInstances, thisInstance, unregisteredTool } from './instances.js';
+
+export interface RecoveryDeps {
+  settings: Pick<Settings, 'instanceId' | 'leaseMs' | 'forTool'>;
+  tools: ToolRegistry;
+  store: Pick<
+    Store,
+    'heartbeat' | 'registerInstance' | 'getCall' | 'listInstances' | 'claimCalls' | 'listEvents'
+  >;
+  registry: CallRegistry;
+  slots: Pick<Slots, 'release'>;
+  timers: Pick<Timers, 'clearAll'>;
+  send: Send;
+  clock: Clock;
+  failures: Failures;
+  closed: () => boolean;
+}
+
+const INTERRUPTED = {
+  ok: false,
+  error: { code: 'interrupted', message: INTERRUPTED_MESSAGE },
+  output: { error: INTERRUPTED_MESSAGE },
+} as const;
+
+/**
+ * The calls of instances that are gone: this runtime's lease (its heartbeat), the orphans it
+ * claims and takes up, and the copies of calls it lost to another instance.
+ */
+export class Recovery {
+  readonly #deps: RecoveryDeps;
+  /** Calls claimed here whose taking up failed: tried again at each recovery tick (see `takeUp`). */
+  readonly #notTakenUp = new Map<string, () => Promise<unknown>>();
+
+  constructor(deps: RecoveryDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * The heartbeat renews this instance's lease. One that finds itself unregistered lost its lease
+   * (it was stopped or cut off for longer than the lease): its calls went to others, and its writes
+   * for them are fenced off. It registers again, so that calls it takes from now on are recovered
+   * if it dies.
+   */
+  async beat(): Promise<void> {
+    const { store, settings, clock, registry, closed } = this.#deps;
+    const now = clock.now();
+    if (await store.heartbeat(settings.instanceId, now)) return;
+    if (closed()) return;
+    await store.registerInstance(thisInstance(settings.instanceId, now, settings.leaseMs));
+    // The calls another instance took while this one was away stop here.
+    for (const call of registry.all()) {
+      const stored = await store.getCall(call.record.callId);
+      if (stored?.ownerId !== undefined && stored.ownerId !== settings.instanceId) this.drop(call);
+    }
+  }
+
+  /**
+   * This instance no longer owns the call (another claimed it, and may be running it): its
+   * execution is aborted, its slot freed, and it writes nothing more. A caller here hears that it
+   * continues in the background, which it does, elsewhere.
+   */
+  drop(call: LiveCall): void {
+    const { timers, registry, slots, settings } = this.#deps;
+    call.dropped = true;
+    timers.clearAll(call);
+    registry.release(call);
+    if (call.executing) call.abort(new BatonError('interrupted', INTERRUPTED_MESSAGE));
+    call.answer(replyOf(call.record, settings.forTool(call.tool)));
+    slots.release(call);
+  }
+
+  async recoverOrphans(): Promise<void> {
+    const { store, settings, clock } = this.#deps;
+    // Calls claimed before whose taking up failed go first: nobody else will recover them.
+    for (const [callId, takeUp] of [...this.#notTakenUp]) await this.takeUp(callId, takeUp);
+    const gone = goneInstances(await store.listInstances(), settings.instanceId, clock.now());
+    const orphans = await store.claimCalls(gone, settings.instanceId);
+    await Promise.all(orphans.map((record) => this.takeUp(record.callId, () => this.recover(record))));
+  }
+
+  /**
+   * Takes up a call this instance has just claimed in the store (an orphan, or a queued call). Once
+   * claimed it is this instance's: if taking it up fails (a read fails under load, the database
+   * is away a moment), it is kept and tried again at every recovery tick, never left owned here
+   * and run by no one.
+   */
+  readonly takeUp = async (callId: string, takeUp: () => Promise<unknown>): Promise<void> => {
+    try {
+      await takeUp();
+      this.#notTakenUp.delete(callId);
+    } catch (error) {
+      this.#deps.failures.report('take up a claimed call', error, callId);
+      this.#notTakenUp.set(callId, takeUp);
+    }
+  };
+
+  /**
+   * A call whose runtime died, taken up at the state its record was left in: one that waits for its
+   * approval waits here; one that never started, or an idempotent one with attempts left, is
+   * queued again (same call id, next attempt) with its tool's own settings, budget included; any
+   * other fails with `interrupted`.
+   */
+  readonly recover = async (orphan: CallRecord): Promise<void> => {
+    const { registry, tools, store, settings, send } = this.#deps;
+    // A copy this instance still holds from before it lost the call is stale now.
+    const stale = registry.get(orphan.callId);
+    if (stale) this.drop(stale);
+    const tool = tools.get(orphan.toolName);
+    const lastSeq = (await store.listEvents(orphan.callId)).at(-1)?.seq ?? 0;
+    const record: CallRecord = { ...orphan, ownerId: settings.instanceId };
+    const awaitsApproval = tool !== undefined && orphan.approval === 'pending';
+    const runsAgain =
+      tool !== undefined &&
+      (orphan.status === 'queued' ||
+        (tool.execution.idempotent && orphan.attempt < settings.forTool(tool).recoveryAttempts));
+    const validated = awaitsApproval || runsAgain ? await tool?.validateInput(orphan.args) : undefined;
+    if (tool && awaitsApproval) {
+      // Still waiting for its approval: it waits here now, out of the queue, as it did there.
+      const args = validated?.ok ? validated.value : orphan.args;
+      send(registry.create({ record, tool, args, lastSeq, recovered: true }), { type: 'ADMIT' });
+      return;
+    }
+    if (tool && runsAgain && validated?.ok) {
+      const call = registry.create({ record, tool, args: validated.value, lastSeq, recovered: true });
+      send(call, { type: 'REQUEUE' });
+      send(call, { type: 'ADMIT' });
+      return;
+    }
+    const call = registry.create({
+      record,
+      tool: tool ?? unregisteredTool(orphan.toolName),
+      args: orphan.args,
+      lastSeq,
+      recovered: true,
+    });
+    send(call, { type: 'FAIL', outcome: INTERRUPTED });
+  };
+}

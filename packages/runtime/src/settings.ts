@@ -1,0 +1,160 @@
+import {
+  type AnyTool,
+  BatonError,
+  checkRetryPolicy,
+  DEFAULT_INLINE_BUDGET_MS,
+  DEFAULT_MAX_ARGS_BYTES,
+  DEFAULT_MAX_ARGS_DEPTH,
+  defaultResultFormatter,
+  type ExecutionMode,
+  MAX_ID_CHARS,
+  type ResultFormatter,
+  type RetryPolicy,
+} from '@baton/contracts';
+import type { Store } from '@baton/store';
+import { uuidv7 } from 'uuidv7';
+import type { ArgumentLimits } from './arguments.js';
+import type { CallInspector } from './call/live-call.js';
+import {
+  DEFAULT_BACKGROUND_PER_SESSION,
+  DEFAULT_BACKGROUND_PER_WORKER,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_LEASE_MS,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_MAX_OUTPUT_CHARS,
+  DEFAULT_MAX_QUEUED,
+  DEFAULT_POLL_MS,
+  DEFAULT_PROGRESS_INTERVAL_MS,
+  DEFAULT_SCHEDULES_PER_SESSION,
+  fairShareOf,
+} from './defaults.js';
+import { invalidOptionMessage, roleNeedsSharedStoreMessage } from './messages.js';
+import type { CallRequest, RuntimeLimits, RuntimeOptions, RuntimeRole } from './options.js';
+import type { RunRequest } from './spawn-background.js';
+
+/** What a call of one tool runs with: the tool's own settings, else the runtime's. */
+export interface ToolSettings {
+  inlineBudgetMs: number;
+  timeoutMs: number | undefined;
+  retry: RetryPolicy | undefined;
+  /** Runs a call may have in all: its retry policy's `maxAttempts`, else 1. */
+  maxAttempts: number;
+  /** Runs a recovered idempotent call may have in all: its policy's, else the runtime's `maxAttempts`. */
+  recoveryAttempts: number;
+  formatter: ResultFormatter;
+}
+
+/** The runtime's options, checked and with every default filled in: resolved once, read everywhere. */
+export interface Settings {
+  readonly instanceId: string;
+  readonly role: RuntimeRole;
+  readonly defaultMode: ExecutionMode;
+  readonly argumentLimits: ArgumentLimits;
+  readonly maxIdChars: number;
+  readonly maxOutputChars: number;
+  readonly leaseMs: number;
+  readonly limits: Required<RuntimeLimits>;
+  readonly tenantOf: ((sessionId: string) => string) | undefined;
+  /** On a shared store: how often to look for work, lapsed leases and ends. */
+  readonly pollMs: number;
+  /** On a shared store only: progress is conflated to one event per call this often. */
+  readonly progressIntervalMs: number | undefined;
+  readonly retentionTtlMs: number | undefined;
+  readonly inspect: CallInspector | undefined;
+  readonly builtins: readonly 'spawn_background'[];
+  /** The settings of calls of this tool (the same object every time). */
+  forTool(tool: AnyTool | undefined): ToolSettings;
+  /** A run started by `spawn_background` is a background call whatever its tool's own mode. */
+  modeOf(tool: AnyTool, request: CallRequest): ExecutionMode;
+}
+
+/** A number option must be a positive, finite number; unset stays unset. */
+export function positive(name: string, value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!(Number.isFinite(value) && value > 0)) {
+    throw new BatonError('invalid_definition', invalidOptionMessage(name));
+  }
+  return value;
+}
+
+function resolveLimits(limits: RuntimeLimits = {}): Required<RuntimeLimits> {
+  const concurrency = positive('limits.concurrency', limits.concurrency) ?? DEFAULT_CONCURRENCY;
+  // One session, or one tenant, holds at most its fair share of the slots unless told otherwise.
+  const fairShare = fairShareOf(concurrency);
+  const limit = (key: keyof RuntimeLimits, fallback: number) =>
+    positive(`limits.${key}`, limits[key]) ?? fallback;
+  return {
+    concurrency,
+    maxQueued: limit('maxQueued', DEFAULT_MAX_QUEUED),
+    backgroundPerSession: limit('backgroundPerSession', DEFAULT_BACKGROUND_PER_SESSION),
+    backgroundPerWorker: limit('backgroundPerWorker', DEFAULT_BACKGROUND_PER_WORKER),
+    schedulesPerSession: limit('schedulesPerSession', DEFAULT_SCHEDULES_PER_SESSION),
+    runningPerSession: limit('runningPerSession', fairShare),
+    runningPerTenant: limit('runningPerTenant', fairShare),
+  };
+}
+
+export function resolveSettings(options: RuntimeOptions, store: Store): Settings {
+  checkRetryPolicy('createRuntime', options.retry);
+  const role = options.role ?? 'both';
+  if (role !== 'both' && !store.listen) {
+    throw new BatonError('invalid_definition', roleNeedsSharedStoreMessage(role));
+  }
+  const inlineBudgetMs = positive('inlineBudgetMs', options.inlineBudgetMs) ?? DEFAULT_INLINE_BUDGET_MS;
+  const timeoutMs = positive('timeoutMs', options.timeoutMs);
+  const maxAttempts = positive('maxAttempts', options.maxAttempts) ?? DEFAULT_MAX_ATTEMPTS;
+  const formatter: ResultFormatter = { ...defaultResultFormatter, ...options.formatter };
+  const defaultMode = options.defaultMode ?? 'inline';
+  const perTool = new WeakMap<AnyTool, ToolSettings>();
+  const runtimeWide: ToolSettings = {
+    inlineBudgetMs,
+    timeoutMs,
+    retry: options.retry,
+    maxAttempts: options.retry?.maxAttempts ?? 1,
+    recoveryAttempts: options.retry?.maxAttempts ?? maxAttempts,
+    formatter,
+  };
+  const forTool = (tool: AnyTool | undefined): ToolSettings => {
+    if (!tool) return runtimeWide;
+    let settings = perTool.get(tool);
+    if (!settings) {
+      const { execution } = tool;
+      const retry = execution.retry ?? options.retry;
+      settings = {
+        inlineBudgetMs: execution.inlineBudgetMs ?? inlineBudgetMs,
+        timeoutMs: execution.timeoutMs ?? timeoutMs,
+        retry,
+        maxAttempts: retry?.maxAttempts ?? 1,
+        recoveryAttempts: retry?.maxAttempts ?? maxAttempts,
+        formatter: tool.formatter ? { ...formatter, ...tool.formatter } : formatter,
+      };
+      perTool.set(tool, settings);
+    }
+    return settings;
+  };
+  const ttl = options.retention && positive('retention.endedTtlMs', options.retention.endedTtlMs);
+  return {
+    instanceId: options.instanceId ?? uuidv7(),
+    role,
+    defaultMode,
+    argumentLimits: {
+      maxBytes: positive('maxArgsBytes', options.maxArgsBytes) ?? DEFAULT_MAX_ARGS_BYTES,
+      maxDepth: positive('maxArgsDepth', options.maxArgsDepth) ?? DEFAULT_MAX_ARGS_DEPTH,
+    },
+    maxIdChars: positive('maxIdChars', options.maxIdChars) ?? MAX_ID_CHARS,
+    maxOutputChars: positive('maxOutputChars', options.maxOutputChars) ?? DEFAULT_MAX_OUTPUT_CHARS,
+    leaseMs: positive('leaseMs', options.leaseMs) ?? DEFAULT_LEASE_MS,
+    limits: resolveLimits(options.limits),
+    tenantOf: options.tenantOf,
+    pollMs: positive('pollMs', options.pollMs) ?? DEFAULT_POLL_MS,
+    progressIntervalMs: store.listen
+      ? (positive('progressIntervalMs', options.progressIntervalMs) ?? DEFAULT_PROGRESS_INTERVAL_MS)
+      : undefined,
+    retentionTtlMs: ttl || undefined,
+    inspect: options.inspect,
+    builtins: options.builtins ?? [],
+    forTool,
+    modeOf: (tool, request) =>
+      (request as Partial<RunRequest>).background ? 'background' : (tool.execution.mode ?? defaultMode),
+  };
+}

@@ -1,0 +1,148 @@
+import { type AnyTool, type CallRecord, type CallReply, isTerminalStatus } from '@baton/contracts';
+import type { Store } from '@baton/store';
+import { firstValueFrom, merge, Subject, takeUntil } from 'rxjs';
+import { refusalHandledElsewhere } from '../call/ending.js';
+import { backgroundedReply, notSavedReply, replyOf } from '../call/replies.js';
+import type { Timers } from '../call/timers.js';
+import type { CallWrites } from '../call/writes.js';
+import type { Clock } from '../clock.js';
+import { followStore } from '../follow.js';
+import type { Following } from '../following.js';
+import type { Failures } from '../log.js';
+import type { Settings } from '../settings.js';
+import type { WriteBatcher } from '../write-batcher.js';
+
+export interface ClientDeps {
+  settings: Pick<Settings, 'forTool' | 'instanceId'>;
+  writes: Pick<CallWrites, 'stamp'>;
+  writer: Pick<WriteBatcher, 'add' | 'recordConfirmed'>;
+  store: Pick<Store, 'getCall' | 'claimQueued'>;
+  following: Pick<Following, 'storedElsewhere' | 'ticks'>;
+  timers: Timers;
+  clock: Clock;
+  failures: Failures;
+}
+
+/**
+ * The client role on a store that processes share: a call is stored with no owner for a worker to
+ * claim, and its reply comes back through the store: `backgrounded` when a worker's budget passes
+ * (or at once for background mode or an approval), else the end.
+ */
+export class SharedClient {
+  readonly #deps: ClientDeps;
+
+  constructor(deps: ClientDeps) {
+    this.#deps = deps;
+  }
+
+  submit(tool: AnyTool, given: CallRecord): Promise<CallReply> {
+    const { writes, writer, settings } = this.#deps;
+    const { ownerId: _, ...unowned } = given;
+    const approval = unowned.approval === 'pending';
+    // What the call machine decides at admission, for a call that this process does not run.
+    const record: CallRecord = { ...unowned, detached: approval || unowned.mode === 'background' };
+    const reason = approval ? ('approval' as const) : ('mode' as const);
+    writer.add('events', writes.stamp({ type: 'queued', mode: record.mode, to: 'queued' }, record, 1));
+    if (record.detached) {
+      const backgrounded = {
+        type: 'backgrounded' as const,
+        reason,
+        afterMs: 0,
+        from: 'queued' as const,
+        to: 'queued' as const,
+      };
+      writer.add('events', writes.stamp(backgrounded, record, 2));
+    }
+    const written = writer.recordConfirmed(record);
+    const toolSettings = settings.forTool(tool);
+    if (record.detached) {
+      const reply = backgroundedReply(record, toolSettings, reason);
+      return written.then(() => reply, notSavedReply(record.callId));
+    }
+    return this.#remoteReply(record, tool, written);
+  }
+
+  /**
+   * Waits in the store for the first thing the caller must hear: that the call was detached
+   * (`backgrounded`), or its end. It listens before the call is stored, so nothing a worker stores
+   * can come before it, and it reads the record only when the store tells of the call's events.
+   * An auto call that no worker has claimed when its budget passes is detached here, as a runtime
+   * detaches a call that waits in its queue.
+   */
+  async #remoteReply(record: CallRecord, tool: AnyTool, written: Promise<void>): Promise<CallReply> {
+    const { store, following, timers, clock, failures } = this.#deps;
+    const settings = this.#deps.settings.forTool(tool);
+    const { callId } = record;
+    const unstored = new Subject<void>();
+    const told$ = merge(
+      following.storedElsewhere((notice) => notice.callIds.includes(callId)),
+      following.ticks(),
+    );
+    let abandoned = false;
+    // Never rejects: a read that fails is reported, and the caller hears that the call continues.
+    const answered = firstValueFrom(
+      followStore(
+        told$,
+        async () => {
+          const found = await store.getCall(callId);
+          return found && (found.detached || isTerminalStatus(found.status)) ? [found] : [];
+        },
+        () => 1,
+        0,
+        false,
+      ).pipe(takeUntil(unstored)),
+    ).catch((error: unknown) => {
+      if (!abandoned) failures.report('read the reply of a call', error, callId);
+      return undefined;
+    });
+    try {
+      await written;
+    } catch (error) {
+      abandoned = true;
+      unstored.next();
+      return notSavedReply(callId)(error);
+    }
+    let budget: unknown;
+    if (record.mode === 'auto') {
+      budget = timers.arm(
+        () => {
+          budget = undefined;
+          this.#detachUnclaimed(callId).catch(failures.on('detach an unclaimed call', callId));
+        },
+        settings.inlineBudgetMs - (clock.now() - record.createdAt),
+      );
+    }
+    const answer = await answered.finally(() => {
+      budget = timers.clear(budget);
+    });
+    if (!answer) return replyOf(record, settings);
+    return isTerminalStatus(answer.status)
+      ? replyOf(answer, settings)
+      : backgroundedReply(record, settings, 'budget');
+  }
+
+  /**
+   * The budget of a client's call passed while no worker had it: the client takes it a moment,
+   * marks it detached (its end will be a notification) with the `backgrounded` event its caller
+   * hears, and gives it back. A call a worker holds is detached by that worker's own budget.
+   */
+  async #detachUnclaimed(callId: string): Promise<void> {
+    const { store, writes, writer, clock, settings } = this.#deps;
+    const [unclaimed] = await store.claimQueued(settings.instanceId, 1, callId);
+    if (!unclaimed) return;
+    const { lastSeq } = unclaimed;
+    const { ownerId: _, ...released } = unclaimed.record;
+    const record: CallRecord = { ...released, detached: true };
+    const afterMs = clock.now() - record.createdAt;
+    const event = {
+      type: 'backgrounded' as const,
+      reason: 'budget' as const,
+      afterMs,
+      from: 'queued' as const,
+      to: 'queued' as const,
+    };
+    writer.add('events', writes.stamp(event, record, lastSeq + 1));
+    // A refusal ends nothing here: the call stays the workers' to run, and the caller is not told twice.
+    await writer.recordConfirmed(record).catch(refusalHandledElsewhere);
+  }
+}

@@ -1,0 +1,176 @@
+import { type CallRecord, isTerminalStatus, type ToolRegistry } from '@baton/contracts';
+import type { CallControl, ClaimedCall, Store, StoreNotice } from '@baton/store';
+import type { Send } from '../call/driver.js';
+import type { LiveCall } from '../call/live-call.js';
+import type { CallRegistry } from '../call/registry.js';
+import type { Slots } from '../call/slots.js';
+import type { Timers } from '../call/timers.js';
+import { CLAIM_BATCH_MAX } from '../defaults.js';
+import type { Failures } from '../log.js';
+import type { Settings } from '../settings.js';
+import type { WriteBatcher } from '../write-batcher.js';
+
+export interface WorkerDeps {
+  settings: Pick<Settings, 'instanceId' | 'role' | 'limits'>;
+  tools: ToolRegistry;
+  store: Pick<Store, 'claimQueued' | 'getCall' | 'send'>;
+  registry: CallRegistry;
+  slots: Slots;
+  timers: Pick<Timers, 'clearAll'>;
+  writer: Pick<WriteBatcher, 'record' | 'recordConfirmed'>;
+  send: Send;
+  failures: Failures;
+  closed: () => boolean;
+  /** Carries out a request for a call run here (the runtime's cancel, approve, reject). */
+  control: (control: CallControl) => Promise<boolean>;
+  /** Takes up a claimed call, and keeps trying if that fails (see recovery). */
+  takeUp: (callId: string, takeUp: () => Promise<unknown>) => Promise<void>;
+  /** Ends a claimed call that cannot run here (its tool is gone, its arguments no longer fit). */
+  recover: (orphan: CallRecord) => Promise<void>;
+  /** Stops a stale copy of a call this instance lost. */
+  drop: (call: LiveCall) => void;
+}
+
+/**
+ * The worker role on a store that processes share: it claims the unowned calls that clients
+ * submit, as many as it has room for, runs them, and hands requests for them (cancel, approve,
+ * reject) to whichever process runs them.
+ */
+export class SharedWorker {
+  readonly #deps: WorkerDeps;
+  #claiming: Promise<void> | undefined;
+  #claimAgain = false;
+  /** Set by a notice of a queued call or a full claim; cleared by a claim that found fewer than it asked. */
+  #workMayWait = false;
+
+  constructor(deps: WorkerDeps) {
+    this.#deps = deps;
+  }
+
+  /** What a shared store tells this process: calls to claim, requests for the calls run here. */
+  hear(notice: StoreNotice): void {
+    const { settings, registry, control, failures } = this.#deps;
+    if (notice.type === 'queued') {
+      if (settings.role !== 'client') {
+        this.#workMayWait = true;
+        void this.claim();
+      }
+    } else if (notice.type === 'control' && registry.has(notice.callId)) {
+      control(notice).catch(failures.on(notice.action, notice.callId));
+    }
+  }
+
+  /** A slot was freed: the next calls that wait in the store are claimed, a batch at a time. */
+  freed(): void {
+    if (this.#workMayWait && this.#room() >= this.#deps.settings.limits.concurrency / 2) void this.claim();
+  }
+
+  /**
+   * How many more calls a worker may take: a slot for each, and as many again waiting here, so
+   * that freed slots start the next call at once and claims go in batches, not one per call.
+   */
+  #room(): number {
+    const { slots, settings } = this.#deps;
+    return 2 * settings.limits.concurrency - slots.running - slots.waiting;
+  }
+
+  /** Takes the unowned calls there is room for, until there are none or this worker is full. */
+  claim(): Promise<void> {
+    if (this.#claiming) {
+      this.#claimAgain = true;
+      return this.#claiming;
+    }
+    const { store, settings, takeUp, closed, failures } = this.#deps;
+    this.#claiming = (async () => {
+      do {
+        this.#claimAgain = false;
+        for (;;) {
+          const room = this.#room();
+          if (room <= 0 || closed()) break;
+          const asked = Math.min(room, CLAIM_BATCH_MAX);
+          const claimed = await store.claimQueued(settings.instanceId, asked);
+          // One after another: they join the queue in the order they were submitted.
+          for (const call of claimed) await takeUp(call.record.callId, () => this.adopt(call, true));
+          this.#workMayWait = claimed.length === asked;
+          if (!this.#workMayWait) break;
+        }
+      } while (this.#claimAgain && !closed());
+    })()
+      // A claim that fails (the database is away) is tried again at the next poll or notice.
+      .catch(failures.on('claim'))
+      .finally(() => {
+        this.#claiming = undefined;
+      });
+    return this.#claiming;
+  }
+
+  /** The claim under way, if any (a closing runtime waits for it). */
+  get claiming(): Promise<void> | undefined {
+    return this.#claiming;
+  }
+
+  /**
+   * A call another process submitted, now owned here: it runs (`run`), or it is held here to be
+   * cancelled or rejected. It starts where its record says, and the machine admits it as any call.
+   */
+  async adopt({ record: claimed, lastSeq }: ClaimedCall, run: boolean): Promise<LiveCall | undefined> {
+    const { registry, tools, settings, writer, send, recover, drop } = this.#deps;
+    const stale = registry.get(claimed.callId);
+    if (stale) drop(stale);
+    const tool = tools.get(claimed.toolName);
+    const validated = tool ? await tool.validateInput(claimed.args) : undefined;
+    if (!tool || !validated?.ok) {
+      await recover(claimed);
+      return registry.get(claimed.callId);
+    }
+    const record: CallRecord = { ...claimed, ownerId: settings.instanceId };
+    const call = registry.create({ record, tool, args: validated.value, lastSeq });
+    call.adopted = true;
+    writer.record(record);
+    if (run) send(call, { type: 'ADMIT' });
+    return call;
+  }
+
+  /**
+   * A worker that closes gives the calls it claimed and has not started back to the store, with no
+   * owner, for another worker to claim; they lose nothing. (Calls it runs end `cancelled`, as in
+   * one process.)
+   */
+  releaseWaiting(): void {
+    const { registry, slots, timers, writer } = this.#deps;
+    for (const call of registry.all()) {
+      const { record } = call;
+      if (!call.adopted || call.holdsSlot || record.status !== 'queued') continue;
+      timers.clearAll(call);
+      slots.release(call);
+      registry.release(call);
+      const { ownerId: _, ...released } = record;
+      writer.record(released);
+    }
+  }
+
+  /**
+   * A request for a call this process does not run. A call no one owns yet is claimed here and
+   * handled here; one a worker runs is asked of that worker through the store.
+   */
+  async controlRemote(control: CallControl): Promise<boolean> {
+    const { store, settings, writer } = this.#deps;
+    if (!store.send) return false;
+    const [unowned] = await store.claimQueued(settings.instanceId, 1, control.callId);
+    if (unowned) {
+      if (control.action === 'approve') {
+        // Approved, it goes back to the workers: no owner, and the notice of a queued call.
+        const { ownerId: _, ...released } = unowned.record;
+        await writer.recordConfirmed({ ...released, approval: 'approved' });
+        return true;
+      }
+      await this.adopt(unowned, false);
+      return this.#deps.control(control);
+    }
+    const record = await store.getCall(control.callId);
+    if (!record || isTerminalStatus(record.status)) return false;
+    if (control.action !== 'cancel' && record.approval !== 'pending') return false;
+    await store.send(control);
+    return true;
+  }
+}
