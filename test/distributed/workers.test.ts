@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { type CallEvent, type CallRecord, isTerminalStatus } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
+import { storedEvents } from '@baton/runtime/testing';
 import { postgresStore } from '@baton/store-postgres';
 import { type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
 import pg from 'pg';
@@ -107,7 +108,9 @@ function client(schema: string): Runtime {
 /** Resolves with the call's record once it has ended, however long it runs (woken by the store). */
 async function ended(runtime: Runtime, callId: string): Promise<CallRecord> {
   await firstValueFrom(
-    runtime.followCall(callId).pipe(filter((event) => isTerminalStatus(event.type as CallRecord['status']))),
+    runtime
+      .follow({ callId: callId })
+      .pipe(filter((event) => isTerminalStatus(event.type as CallRecord['status']))),
   );
   return (await runtime.get(callId)) as CallRecord;
 }
@@ -172,7 +175,7 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     // Approval from the client: the call waits unclaimed, then goes to a worker.
     const guarded = await submitter.call({ name: 'guarded', args: {}, sessionId: 's' });
     expect(guarded.status).toBe('backgrounded');
-    expect(await submitter.approve(guarded.callId)).toBe(true);
+    expect(await submitter.inputs.approve(guarded.callId)).toBe(true);
     expect(await ended(submitter, guarded.callId)).toMatchObject({
       status: 'succeeded',
       result: { by: 'w1' },
@@ -236,7 +239,7 @@ describe('a client process and worker processes on one PostgreSQL', () => {
       status: 'succeeded',
       progress: { current: 1_000 },
     });
-    const types = (await submitter.replay(reply.callId)).map((event: CallEvent) => event.type);
+    const types = (await storedEvents(submitter, reply.callId)).map((event: CallEvent) => event.type);
     expect(types.filter((type) => type === 'progress').length).toBeLessThanOrEqual(2);
     expect(types.filter((type) => type !== 'progress')).toEqual(['queued', 'started', 'succeeded']);
   });
@@ -341,13 +344,13 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     await startWorker('B', schema);
     const record = await ended(submitter, 'fenced');
     expect(record).toMatchObject({ status: 'succeeded', attempt: 2, result: { by: 'B' } });
-    const before = await submitter.replay('fenced');
+    const before = await storedEvents(submitter, 'fenced');
 
     // A wakes up, its tool returns, and it writes the end of attempt 1: the commit changes nothing.
     stopped.child.kill('SIGCONT');
     await stopped.printed('fenced succeeded');
     expect(await submitter.get('fenced')).toEqual(record);
-    expect(await submitter.replay('fenced')).toEqual(before);
+    expect(await storedEvents(submitter, 'fenced')).toEqual(before);
     expect(await submitter.notifications.list({ sessionId: 's' })).toHaveLength(1);
   });
 });

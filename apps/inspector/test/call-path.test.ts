@@ -32,6 +32,44 @@ describe("a call's path through the machine, from its events", () => {
   });
 });
 
+describe("a call's path, from the transitions its events carry", () => {
+  it('follows from and to: a call detached in the queue starts in the background, a retry stays where it is', () => {
+    const path = pathOf([
+      event({ type: 'queued', mode: 'auto', to: 'queued' }),
+      event({ type: 'backgrounded', reason: 'budget', afterMs: 300, from: 'queued', to: 'queued' }),
+      event({ type: 'started', attempt: 1, from: 'queued', to: 'backgrounded' }),
+      event({
+        type: 'retrying',
+        attempt: 2,
+        delayMs: 10,
+        error: { code: 'tool_error', message: 'x' },
+        from: 'backgrounded',
+        to: 'backgrounded',
+      }),
+      event({ type: 'started', attempt: 2, from: 'backgrounded', to: 'backgrounded' }),
+      event({
+        type: 'failed',
+        error: { code: 'tool_error', message: 'x' },
+        from: 'backgrounded',
+        to: 'failed',
+      }),
+    ]);
+    expect(path).toEqual(['queued', 'backgrounded', 'failed']);
+    expect([...edgesOf(path)]).toEqual(['queued->backgrounded', 'backgrounded->failed']);
+  });
+
+  it('draws a recovered call queued again from where it was left', () => {
+    const path = pathOf([
+      event({ type: 'queued', mode: 'auto', to: 'queued' }),
+      event({ type: 'started', attempt: 1, from: 'queued', to: 'inline' }),
+      event({ type: 'queued', mode: 'auto', from: 'inline', to: 'queued' }),
+      event({ type: 'started', attempt: 2, from: 'queued', to: 'inline' }),
+      event({ type: 'succeeded', output: 1, from: 'inline', to: 'succeeded' }),
+    ]);
+    expect([...edgesOf(path)]).toEqual(['queued->inline', 'inline->queued', 'inline->succeeded']);
+  });
+});
+
 describe('how the table shows time and progress', () => {
   it('formats durations and progress', () => {
     expect(formatDuration(12)).toBe('12 ms');

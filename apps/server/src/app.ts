@@ -271,7 +271,7 @@ export function buildApp({
     if (after === undefined) return fail(reply, 400, 'invalid_request', 'Last-Event-ID must be an event id');
     return openStream(scope, request, reply, (ready) =>
       runtime
-        .followCall(scope.inside(params.id), after, { ready })
+        .follow({ callId: scope.inside(params.id), after: after }, { ready })
         .pipe(map((event) => ({ id: event.seq, data: scope.show(event) }))),
     );
   });
@@ -281,7 +281,7 @@ export function buildApp({
     if (after === undefined) return fail(reply, 400, 'invalid_request', 'Last-Event-ID must be an event id');
     return openStream(scope, request, reply, (ready) =>
       runtime
-        .followSession(scope.inside(params.id), after, { ready })
+        .follow({ sessionId: scope.inside(params.id), after: after }, { ready })
         .pipe(map(({ position, event }) => ({ id: position, data: scope.show(event) }))),
     );
   });
@@ -305,12 +305,12 @@ export function buildApp({
 
   route(API.approveCall, async ({ params, scope, reply }) => {
     if (!(await callOf(scope, params.id, reply))) return reply;
-    return { approved: await runtime.approve(scope.inside(params.id)) };
+    return { approved: await runtime.inputs.approve(scope.inside(params.id)) };
   });
 
   route(API.rejectCall, async ({ params, body, scope, reply }) => {
     if (!(await callOf(scope, params.id, reply))) return reply;
-    return { rejected: await runtime.reject(scope.inside(params.id), body.reason) };
+    return { rejected: await runtime.inputs.reject(scope.inside(params.id), body.reason) };
   });
 
   route(API.listNotifications, async ({ query, scope }) => {

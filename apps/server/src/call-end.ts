@@ -19,7 +19,7 @@ export function endOf(event: CallEvent): TerminalStatus | undefined {
 export function ended(runtime: Runtime, callId: string, signal?: AbortSignal): Promise<TerminalStatus> {
   return new Promise((resolve, reject) => {
     const subscription = runtime
-      .followCall(callId)
+      .follow({ callId: callId })
       .pipe(
         map(endOf),
         filter((status) => status !== undefined),

@@ -88,7 +88,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     after: registered,
     writer: settings.instanceId,
   });
-  const schedules = schedulesOf(settings, { store, clock, writer, tools, call: hooks.call });
+  const schedules = schedulesOf(settings, { store, clock, writer, tools, failures, call: hooks.call });
   const writes = new CallWrites(writer, clock);
   let worker: SharedWorker | undefined;
   const { concurrency, runningPerSession, runningPerTenant } = settings.limits;
@@ -206,6 +206,7 @@ function schedulesOf(
     clock: Clock;
     writer: WriteBatcher;
     tools: ToolRegistry;
+    failures: Failures;
     call: RuntimeHooks['call'];
   },
 ): ScheduleRunner {
@@ -216,6 +217,7 @@ function schedulesOf(
     save: (schedule) => parts.writer.write('schedules', schedule),
     fire: (schedule) => startRun({ start }, schedule),
     perSession: settings.limits.schedulesPerSession,
+    failed: (op, error) => parts.failures.report(op, error),
   });
   if (settings.builtins.includes(SPAWN_BACKGROUND)) {
     const tool = spawnBackgroundTool({

@@ -87,6 +87,8 @@ export interface ScheduleRunnerOptions {
   /** Starts the background run of one firing. */
   fire(schedule: Schedule): Promise<unknown>;
   perSession: number;
+  /** Where a firing that failed (the store is away) is reported; the schedule stays armed. */
+  failed(op: string, error: unknown): void;
 }
 
 /**
@@ -161,7 +163,7 @@ export class ScheduleRunner {
     const delay = Math.min(Math.max(nextAt - this.#options.clock.now(), 0), LONGEST_TIMER_MS);
     const handle = this.#options.clock.setTimeout(() => {
       this.#timers.delete(schedule.id);
-      void this.#due(schedule, nextAt);
+      this.#due(schedule, nextAt).catch((error: unknown) => this.#options.failed('fire a schedule', error));
     }, delay);
     unref(handle);
     this.#timers.set(schedule.id, handle);
@@ -188,7 +190,7 @@ export class ScheduleRunner {
     const fired: Schedule = { ...schedule, ...next, firings: schedule.firings + 1 };
     if (nextAt === undefined) delete fired.nextAt;
     this.#arm(fired);
-    await this.#options.fire(fired).catch(() => {});
+    await this.#options.fire(fired);
   }
 
   #disarm(scheduleId: string): void {

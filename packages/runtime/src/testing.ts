@@ -1,7 +1,12 @@
 /**
  * `@baton/runtime/testing`: what a test of code built on Baton needs: a simulated clock to move
- * budgets and timeouts by hand, the in-memory store, and promises a test settles itself.
+ * budgets and timeouts by hand, the in-memory store, promises a test settles itself, and the events
+ * a call has stored.
  */
+import type { CallEvent } from '@baton/contracts';
+import { firstValueFrom, toArray } from 'rxjs';
+import type { Runtime } from './options.js';
+
 export { memoryStore } from '@baton/store';
 export { SimulatedClock } from 'xstate';
 
@@ -20,4 +25,9 @@ export function deferred<T = void>(): Deferred<T> {
     reject = rej;
   });
   return { promise, resolve, reject };
+}
+
+/** The events of a call stored now, from `fromSeq` on: `follow` that completes once it has read them. */
+export function storedEvents(runtime: Runtime, callId: string, fromSeq = 1): Promise<CallEvent[]> {
+  return firstValueFrom(runtime.follow({ callId, after: fromSeq - 1 }, { live: false }).pipe(toArray()));
 }

@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createRuntime } from '../src/index.js';
 import { deferred, SimulatedClock } from '../src/testing.js';
-import { gatedTool, settle, testRuntime, typesOf } from './helpers.js';
+import { gatedTool, settle, storedEvents, testRuntime, typesOf } from './helpers.js';
 
 /** No process has this pid (above Linux's largest pid_max), so an instance that claims it is gone. */
 const DEAD_PID = 4_194_305;
@@ -164,7 +164,7 @@ describe('recovery of the calls of a runtime that is gone', () => {
       'Tool call:\nunsafe({\n  "n": 21\n})\nError:\nThe process running the tool call stopped before the call finished',
     );
     // The events go on from the stored ones, without a gap.
-    expect((await runtime.replay('safe_bg')).map((event) => `${event.seq}:${event.type}`)).toEqual([
+    expect((await storedEvents(runtime, 'safe_bg')).map((event) => `${event.seq}:${event.type}`)).toEqual([
       '1:queued',
       '2:queued',
       '3:started',
@@ -187,6 +187,46 @@ describe('recovery of the calls of a runtime that is gone', () => {
     expect((await runtime.get('gone_tool'))?.error?.code).toBe('interrupted');
     expect((await runtime.get('gone_bg'))?.error?.code).toBe('interrupted');
     expect(runtime.stats().active).toBe(0);
+    await runtime.close();
+  });
+
+  it("keeps the tool's own inline budget for a recovered call: a caller that asks again is answered at it, not at the runtime's", async () => {
+    const store = memoryStore();
+    const { tool, runs } = gatedTool('slow', { mode: 'auto', idempotent: true, inlineBudgetMs: 5_000 });
+    await orphans(store, [orphan('slow_call', 'slow', 'inline', { createdAt: 0 })]);
+    const clock = new SimulatedClock();
+    clock.set(1_000);
+    // The runtime's own budget (300 ms) passed long ago; the tool's (5 s) has 4 s left.
+    const runtime = createRuntime({ tools: [tool], store, clock, inlineBudgetMs: 300 });
+    await runtime.ready;
+    await settle();
+    expect(runs).toHaveLength(1);
+    let answered: unknown;
+    void runtime.call({ name: 'slow', sessionId: 's1', callId: 'slow_call' }).then((reply) => {
+      answered = reply;
+    });
+    clock.increment(3_999);
+    await settle();
+    expect(answered).toBeUndefined();
+    expect((await runtime.get('slow_call'))?.status).toBe('inline');
+    clock.increment(1);
+    await settle();
+    expect(answered).toEqual({
+      callId: 'slow_call',
+      status: 'backgrounded',
+      output: {
+        status: 'running',
+        tool: 'slow',
+        message: expect.stringContaining('5000'),
+      },
+    });
+    expect((await runtime.get('slow_call'))?.status).toBe('backgrounded');
+    runs[0]?.resolve('done');
+    await settle();
+    // Promoted, its end reaches the session as a notification.
+    expect((await runtime.notifications.list()).map((n) => [n.callId, n.outcome])).toEqual([
+      ['slow_call', 'succeeded'],
+    ]);
     await runtime.close();
   });
 
@@ -433,7 +473,7 @@ describe('retention and replay', () => {
     clock.increment(10_000);
     await settle();
     expect(await runtime.get(ended.callId)).toBeUndefined();
-    expect(await runtime.replay(ended.callId)).toEqual([]);
+    expect(await storedEvents(runtime, ended.callId)).toEqual([]);
     expect((await runtime.get(running.callId))?.status).toBe('backgrounded');
   });
 
@@ -459,10 +499,10 @@ describe('retention and replay', () => {
     const echo = defineTool({ name: 'echo', description: 'e', input: z.object({}), execute: () => 'ok' });
     const { runtime, events } = testRuntime([echo]);
     const reply = await runtime.call({ name: 'echo', sessionId: 's' });
-    expect(await runtime.replay(reply.callId)).toEqual(
+    expect(await storedEvents(runtime, reply.callId)).toEqual(
       events.filter((event) => event.callId === reply.callId),
     );
-    expect((await runtime.replay(reply.callId, 2)).map((event) => event.type)).toEqual([
+    expect((await storedEvents(runtime, reply.callId, 2)).map((event) => event.type)).toEqual([
       'started',
       'succeeded',
     ]);

@@ -3,7 +3,7 @@ import { memoryStore } from '@baton/store';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { deferred } from '../src/testing.js';
-import { settle, testRuntime, typesOf } from './helpers.js';
+import { settle, storedEvents, testRuntime, typesOf } from './helpers.js';
 
 describe('the context a tool gets (seed 003)', () => {
   it('has the call, session, tool, attempt, max attempts, a replay key and what prepare returned', async () => {
@@ -272,7 +272,7 @@ describe('durable steps (seed 003)', () => {
     clock.increment(100);
     expect(await pending).toMatchObject({ status: 'succeeded', output: { receipt: 'r-1' } });
     expect(runs).toEqual({ charge: 1, notify: 2 });
-    expect((await runtime.replay('c1')).filter((event) => event.type === 'started')).toHaveLength(2);
+    expect((await storedEvents(runtime, 'c1')).filter((event) => event.type === 'started')).toHaveLength(2);
     expect((await store.listSteps('c1')).map((step) => [step.stepId, step.value])).toEqual([
       ['charge', { receipt: 'r-1' }],
       ['notify', undefined],

@@ -30,10 +30,10 @@ describe('external events (seed 003)', () => {
     const { runtime } = testRuntime([tool]);
     const reply = await runtime.call({ name: 'confirm', sessionId: 's', callId: 'c1' });
     const key = await waiting;
-    expect(key).toBe(runtime.eventKey('c1', 'confirmation'));
+    expect(key).toBe(runtime.inputs.key('c1', 'confirmation'));
     await settle();
     expect((await runtime.get('c1'))?.waitingFor).toBe(key);
-    await runtime.resolveEvent(key, { value: { ok: true } });
+    await runtime.inputs.resolve(key, { value: { ok: true } });
     await settle();
     const record = await runtime.get(reply.callId);
     expect(record).toMatchObject({ status: 'succeeded', result: { confirmed: true } });
@@ -44,7 +44,7 @@ describe('external events (seed 003)', () => {
     const errored = confirmTool();
     const first = testRuntime([errored.tool]);
     await first.runtime.call({ name: 'confirm', sessionId: 's', callId: 'c1' });
-    await first.runtime.resolveEvent(await errored.waiting, { error: 'the user said no' });
+    await first.runtime.inputs.resolve(await errored.waiting, { error: 'the user said no' });
     await settle();
     expect((await first.runtime.get('c1'))?.error).toEqual({
       code: 'event_error',
@@ -66,7 +66,7 @@ describe('external events (seed 003)', () => {
     const cancelledEvent = confirmTool();
     const third = testRuntime([cancelledEvent.tool]);
     await third.runtime.call({ name: 'confirm', sessionId: 's', callId: 'c3' });
-    await third.runtime.resolveEvent(await cancelledEvent.waiting, { cancelled: true });
+    await third.runtime.inputs.resolve(await cancelledEvent.waiting, { cancelled: true });
     await settle();
     expect((await third.runtime.get('c3'))?.error?.code).toBe('event_cancelled');
     expect(third.runtime.stats().timers).toBe(0);
@@ -88,7 +88,7 @@ describe('external events (seed 003)', () => {
     const runtime = createRuntime({ tools: [again.tool], store, clock });
     await runtime.ready;
     expect(await again.waiting).toBe(key);
-    await runtime.resolveEvent(key, { value: { ok: true } });
+    await runtime.inputs.resolve(key, { value: { ok: true } });
     await settle();
     expect(await runtime.get('c1')).toMatchObject({
       status: 'succeeded',
@@ -101,7 +101,7 @@ describe('external events (seed 003)', () => {
   it('answers a wait at once with an event resolved while nobody waited', async () => {
     const { tool } = confirmTool();
     const { runtime } = testRuntime([tool]);
-    await runtime.resolveEvent(runtime.eventKey('early', 'confirmation'), { value: { ok: false } });
+    await runtime.inputs.resolve(runtime.inputs.key('early', 'confirmation'), { value: { ok: false } });
     await runtime.call({ name: 'confirm', sessionId: 's', callId: 'early' });
     await settle();
     expect(await runtime.get('early')).toMatchObject({ status: 'succeeded', result: { confirmed: false } });
@@ -109,7 +109,7 @@ describe('external events (seed 003)', () => {
 
   it('refuses a key that is not an event key', async () => {
     const { runtime } = testRuntime([]);
-    await expect(runtime.resolveEvent('whatever', { value: 1 })).rejects.toMatchObject({
+    await expect(runtime.inputs.resolve('whatever', { value: 1 })).rejects.toMatchObject({
       code: 'invalid_arguments',
     });
   });
@@ -135,8 +135,8 @@ describe('approval', () => {
     await settle();
     expect(runs).toHaveLength(0);
     expect((await runtime.get('d1'))?.approval).toBe('pending');
-    expect(await runtime.approve('d1')).toBe(true);
-    expect(await runtime.approve('d1')).toBe(false);
+    expect(await runtime.inputs.approve('d1')).toBe(true);
+    expect(await runtime.inputs.approve('d1')).toBe(false);
     await settle();
     expect(runs).toHaveLength(1);
     runs[0]?.resolve('deployed');
@@ -151,7 +151,7 @@ describe('approval', () => {
     const { tool, runs } = needsApproval();
     const { runtime } = testRuntime([tool]);
     await runtime.call({ name: 'deploy', sessionId: 's', callId: 'd1' });
-    expect(await runtime.reject('d1', 'not on a Friday')).toBe(true);
+    expect(await runtime.inputs.reject('d1', 'not on a Friday')).toBe(true);
     expect(await runtime.get('d1')).toMatchObject({
       status: 'failed',
       approval: 'rejected',
@@ -170,7 +170,7 @@ describe('approval', () => {
     await runtime.call({ name: 'deploy', sessionId: 's', callId: 'd1' });
     expect(await runtime.cancel('d1')).toBe(true);
     expect((await runtime.get('d1'))?.status).toBe('cancelled');
-    expect(await runtime.approve('d1')).toBe(false);
+    expect(await runtime.inputs.approve('d1')).toBe(false);
     expect(runs).toHaveLength(0);
   });
 
@@ -191,7 +191,7 @@ describe('approval', () => {
       approval: 'pending',
       ownerId: runtime.instanceId,
     });
-    expect(await runtime.approve('d1')).toBe(true);
+    expect(await runtime.inputs.approve('d1')).toBe(true);
     await settle();
     expect(second.runs).toHaveLength(1);
     second.runs[0]?.resolve('deployed');

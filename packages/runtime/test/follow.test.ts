@@ -14,7 +14,7 @@ describe('following stored events', () => {
     await runtime.call({ name: 'work', sessionId: 's', callId: 'c1' });
     await settle();
     const first: CallEvent[] = [];
-    const subscription = runtime.followCall('c1').subscribe((event) => first.push(event));
+    const subscription = runtime.follow({ callId: 'c1' }).subscribe((event) => first.push(event));
     await settle();
     expect(first.map((event) => event.type)).toEqual(['queued', 'backgrounded', 'started']);
     subscription.unsubscribe();
@@ -22,7 +22,7 @@ describe('following stored events', () => {
     runs[0]?.resolve({ ok: true });
     await settle();
     const resumed: CallEvent[] = [];
-    runtime.followCall('c1', first.at(-1)?.seq).subscribe((event) => resumed.push(event));
+    runtime.follow({ callId: 'c1', after: first.at(-1)?.seq }).subscribe((event) => resumed.push(event));
     await settle();
     expect(resumed.map((event) => event.type)).toEqual(['succeeded', 'notification']);
     expect([...first, ...resumed].map((event) => event.seq)).toEqual([1, 2, 3, 4, 5]);
@@ -32,7 +32,7 @@ describe('following stored events', () => {
     const { tool, runs } = gatedTool('work', { mode: 'background' });
     const { runtime } = testRuntime([tool]);
     const seen: SessionEvent[] = [];
-    const live = runtime.followSession('s').subscribe((stored) => seen.push(stored));
+    const live = runtime.follow({ sessionId: 's' }).subscribe((stored) => seen.push(stored));
     await runtime.call({ name: 'work', sessionId: 's', callId: 'a' });
     await runtime.call({ name: 'work', sessionId: 'other', callId: 'x' });
     await settle();
@@ -43,7 +43,9 @@ describe('following stored events', () => {
     runs[0]?.resolve('a done');
     await settle();
     const resumed: SessionEvent[] = [];
-    runtime.followSession('s', seen.at(-1)?.position).subscribe((stored) => resumed.push(stored));
+    runtime
+      .follow({ sessionId: 's', after: seen.at(-1)?.position })
+      .subscribe((stored) => resumed.push(stored));
     await settle();
     runs[2]?.resolve('b done');
     await settle();
@@ -90,7 +92,9 @@ describe('following stored events', () => {
     };
     let open = deferred();
     const seen: SessionEvent[] = [];
-    runtime.followSession('s', 0, { ready: () => open.promise }).subscribe((stored) => seen.push(stored));
+    runtime
+      .follow({ sessionId: 's', after: 0 }, { ready: () => open.promise })
+      .subscribe((stored) => seen.push(stored));
     await settle();
     // The consumer is not ready: nothing is read.
     expect(pages).toEqual([]);

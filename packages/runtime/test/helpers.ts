@@ -57,3 +57,5 @@ export async function settle(): Promise<void> {
 export function typesOf(events: CallEvent[], callId: string): string[] {
   return events.filter((event) => event.callId === callId).map((event) => event.type);
 }
+
+export { storedEvents } from '../src/testing.js';

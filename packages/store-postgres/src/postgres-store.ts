@@ -22,6 +22,7 @@ import {
   type StoreNotice,
   type StoreWrite,
   scheduleAfterFiring,
+  withStoreErrors,
 } from '@baton/store';
 import pg from 'pg';
 import { MIGRATIONS } from './migrations.js';
@@ -669,5 +670,5 @@ export class PostgresStore implements Store {
 }
 
 export function postgresStore(options: PostgresStoreOptions): Store {
-  return new PostgresStore(options);
+  return withStoreErrors(new PostgresStore(options));
 }

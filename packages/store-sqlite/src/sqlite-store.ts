@@ -22,6 +22,7 @@ import {
   type Store,
   type StoreWrite,
   scheduleAfterFiring,
+  withStoreErrors,
 } from '@baton/store';
 import type Database from 'better-sqlite3';
 import { integrityProblems, openDatabase } from './opening.js';
@@ -402,5 +403,5 @@ export class SqliteStore implements Store {
 }
 
 export function sqliteStore(options: SqliteStoreOptions): Store {
-  return new SqliteStore(options);
+  return withStoreErrors(new SqliteStore(options));
 }

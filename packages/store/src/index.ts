@@ -13,3 +13,4 @@ export {
   type StoreNotice,
   type StoreWrite,
 } from './store.js';
+export { asStoreError, withStoreErrors } from './store-errors.js';

@@ -20,6 +20,7 @@ import {
   type Store,
   type StoreWrite,
 } from './store.js';
+import { withStoreErrors } from './store-errors.js';
 
 interface StoredCall {
   record: CallRecord;
@@ -315,5 +316,5 @@ export class MemoryStore implements Store {
 }
 
 export function memoryStore(): Store {
-  return new MemoryStore();
+  return withStoreErrors(new MemoryStore());
 }

@@ -2,7 +2,14 @@
  * `@baton/store/testing`: the conformance suite every Store adapter runs, and record builders for
  * tests. Uses vitest (an optional peer dependency of this package).
  */
-import type { CallEvent, CallRecord, Notification, RuntimeInstance, Schedule } from '@baton/contracts';
+import {
+  type CallEvent,
+  type CallRecord,
+  isBatonError,
+  type Notification,
+  type RuntimeInstance,
+  type Schedule,
+} from '@baton/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ClaimedCall, Store } from './store.js';
 
@@ -98,6 +105,18 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       const record = await store.getCall('c1');
       expect(record).toMatchObject({ callId: 'c1', status: 'succeeded', result: { n: 1 } });
       expect(await store.getCall('missing')).toBeUndefined();
+    });
+
+    it('fails with BatonError only: a write it refuses is persistence_failed, its own error the cause', async () => {
+      await store.write({ calls: [makeCallRecord({ callId: 'c1' })], events: [statusEvent('c1', 1)] });
+      const refused = await store.write({ events: [statusEvent('c1', 1)] }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(isBatonError(refused)).toBe(true);
+      expect(refused).toMatchObject({ code: 'persistence_failed' });
+      expect((refused as Error).cause).toBeInstanceOf(Error);
+      expect((refused as Error).message).toBe(((refused as Error).cause as Error).message);
     });
 
     it('hands out copies: changing a returned record changes nothing stored', async () => {

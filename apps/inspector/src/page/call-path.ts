@@ -1,8 +1,9 @@
 import type { CallEvent, CallStatus } from '@baton/contracts';
 
 /**
- * The states a call went through, in order, read from its events: `started` means `inline`
- * unless the call was already backgrounded (a background-mode call, or one promoted in the queue).
+ * The states a call went through, in order, read from its events: each state event says which
+ * transition of the machine it reports (`from` -> `to`). Events stored before they did are read
+ * by their type: `started` means `inline` unless the call was already backgrounded.
  */
 export function pathOf(events: readonly CallEvent[]): CallStatus[] {
   const path: CallStatus[] = [];
@@ -10,6 +11,11 @@ export function pathOf(events: readonly CallEvent[]): CallStatus[] {
     if (path.at(-1) !== state) path.push(state);
   };
   for (const event of events) {
+    if ('to' in event && event.to !== undefined) {
+      if (event.from !== undefined) enter(event.from);
+      enter(event.to);
+      continue;
+    }
     switch (event.type) {
       case 'queued':
         enter('queued');
