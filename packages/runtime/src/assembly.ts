@@ -130,42 +130,25 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   );
   const client = new SharedClient({ settings, writes, writer, store, following, timers, clock, failures });
   const submit = client.submit.bind(client);
-  const intake = new Intake({
+  // What the modules beside the journey share; each takes the part it declares.
+  const common = {
     settings,
     tools,
+    store,
     registry,
     slots,
+    timers,
     writes,
     writer,
-    store,
-    send,
-    clock,
-    closed,
-    submit,
-  });
-  const recovery = new Recovery({
-    settings,
-    tools,
-    store,
-    registry,
-    slots,
-    timers,
     send,
     clock,
     failures,
     closed,
-  });
+  };
+  const intake = new Intake({ ...common, submit });
+  const recovery = new Recovery(common);
   worker = new SharedWorker({
-    settings,
-    tools,
-    store,
-    registry,
-    slots,
-    timers,
-    writer,
-    send,
-    failures,
-    closed,
+    ...common,
     control: hooks.control,
     takeUp: recovery.takeUp,
     recover: recovery.recover,

@@ -41,17 +41,14 @@ export interface ContextHostDeps {
  * durable steps, and waits for external events (seed 003), which `resolveEvent` answers.
  */
 export class CallContextHost implements ContextHost {
-  readonly #deps: ContextHostDeps;
   /** Calls waiting in `ctx.waitFor`, by event key: how to hand each its outcome. */
   readonly #waiters = new Map<string, (outcome: WaitOutcome) => void>();
 
-  constructor(deps: ContextHostDeps) {
-    this.#deps = deps;
-  }
+  constructor(private readonly deps: ContextHostDeps) {}
 
   progress(call: LiveCall, progress: Progress): void {
     if (isTerminalStatus(call.record.status)) return;
-    const { writes, timers, progressIntervalMs } = this.#deps;
+    const { writes, timers, progressIntervalMs } = this.deps;
     call.record.progress = storableValue({ ...progress });
     // On a shared store, what crosses the database is conflated: the latest progress per interval.
     if (progressIntervalMs !== undefined && call.timers.progress !== undefined) return;
@@ -68,16 +65,16 @@ export class CallContextHost implements ContextHost {
     if (isTerminalStatus(call.record.status)) return;
     const text = storableText(given);
     call.record.statusText = text;
-    this.#deps.writes.emit(call, { type: 'status', text });
-    this.#deps.writes.save(call);
+    this.deps.writes.emit(call, { type: 'status', text });
+    this.deps.writes.save(call);
   }
 
   log(call: LiveCall, stream: LogStream, given: string): void {
     if (isTerminalStatus(call.record.status)) return;
     const chunk = storableText(given);
     call.appendLog(stream, chunk);
-    this.#deps.writes.emit(call, { type: 'log', stream, chunk });
-    this.#deps.writes.save(call);
+    this.deps.writes.emit(call, { type: 'log', stream, chunk });
+    this.deps.writes.save(call);
   }
 
   /** Seed 003: a step runs once per call; its result is stored before the tool goes on. */
@@ -93,7 +90,7 @@ export class CallContextHost implements ContextHost {
     }
     call.stepsOfAttempt.add(stepId);
     call.finishedSteps ??= call.recovered
-      ? this.#deps.store
+      ? this.deps.store
           .listSteps(call.record.callId)
           .then((steps) => new Map(steps.map((step) => [step.stepId, step.value])))
       : Promise.resolve(new Map());
@@ -102,7 +99,7 @@ export class CallContextHost implements ContextHost {
     // A value no store can keep as it is is kept, and returned, as every store keeps it.
     const value = storableValue(await run());
     finished.set(stepId, value);
-    await this.#deps.writer.write('steps', { callId: call.record.callId, stepId, value });
+    await this.deps.writer.write('steps', { callId: call.record.callId, stepId, value });
     return value;
   }
 
@@ -112,7 +109,7 @@ export class CallContextHost implements ContextHost {
    * attempt, another process) answers at once.
    */
   async waitFor<T>(call: LiveCall, key: string, options: { timeoutMs?: number }): Promise<T> {
-    const { writes, timers, store, failures } = this.#deps;
+    const { writes, timers, store, failures } = this.deps;
     call.record.waitingFor = key;
     writes.save(call);
     let timer: unknown;
@@ -163,7 +160,7 @@ export class CallContextHost implements ContextHost {
     const callId = typeof key === 'string' ? callOfEventKey(key) : undefined;
     if (callId === undefined) throw new BatonError('invalid_arguments', notAnEventKeyMessage(key));
     const outcome = storableValue(given);
-    await this.#deps.writer.write('resolutions', { key, callId, outcome, at: this.#deps.clock.now() });
+    await this.deps.writer.write('resolutions', { key, callId, outcome, at: this.deps.clock.now() });
     this.#waiters.get(key)?.(outcome);
   }
 }

@@ -20,13 +20,10 @@ export interface FollowingDeps {
  * the only source; this process's bus and the shared store's notices only say when to read again.
  */
 export class Following {
-  readonly #deps: FollowingDeps;
   /** On a shared store: what the other processes committed. */
   readonly #notices = new Subject<StoreNotice>();
 
-  constructor(deps: FollowingDeps) {
-    this.#deps = deps;
-  }
+  constructor(private readonly deps: FollowingDeps) {}
 
   /** A notice of the shared store, for the followers it concerns. */
   hear(notice: StoreNotice): void {
@@ -38,7 +35,7 @@ export class Following {
   }
 
   follow(target: FollowTarget, options?: FollowOptions): Observable<CallEvent> | Observable<SessionEvent> {
-    const { bus, store } = this.#deps;
+    const { bus, store } = this.deps;
     if ('callId' in target) {
       const { callId } = target;
       const stored$ = merge(
@@ -69,7 +66,7 @@ export class Following {
    * LISTEN connection) comes late, but comes.
    */
   ticks(): Observable<unknown> {
-    const { store, timers, pollMs } = this.#deps;
+    const { store, timers, pollMs } = this.deps;
     if (!store.listen) return EMPTY;
     return new Observable((subscriber) => {
       const tick = () => {

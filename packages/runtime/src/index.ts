@@ -1,4 +1,6 @@
 /** `@baton/runtime`: the actor system that runs tool calls. What this file exports is the public API. */
+
+export type { RuntimeFailure } from '@baton/contracts';
 export type { CallInspector } from './call/live-call.js';
 export { type Clock, systemClock } from './clock.js';
 export {
@@ -14,17 +16,5 @@ export {
 } from './defaults.js';
 export type { FollowOptions } from './follow.js';
 export { type Logger, quietLogger } from './log.js';
-export type {
-  BatchOptions,
-  BatchRequest,
-  CallRequest,
-  FollowCall,
-  FollowSession,
-  Runtime,
-  RuntimeInputs,
-  RuntimeLimits,
-  RuntimeOptions,
-  RuntimeRole,
-  RuntimeStats,
-} from './options.js';
+export type * from './options.js';
 export { createRuntime } from './runtime.js';

@@ -40,8 +40,4 @@ export class Failures {
   on(op: string, callId?: string): (error: unknown) => void {
     return (error) => this.report(op, error, callId);
   }
-
-  get logger(): Logger {
-    return this.#logger;
-  }
 }

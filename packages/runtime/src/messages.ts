@@ -97,6 +97,20 @@ export function invalidRequestMessage(issues: ReadonlyArray<{ path: string; mess
   return `Invalid tool call: ${issues.map((issue) => `${issue.path} ${issue.message}`).join('; ')}`;
 }
 
+export function invalidArgumentsFor(toolName: string, issues: string): string {
+  return `Invalid arguments for tool "${toolName}": ${issues}`;
+}
+
+export function outputRefusedMessage(toolName: string): string {
+  return `tool "${toolName}" returned a value its output schema refuses`;
+}
+
+/** Why a string cannot be stored as it is (see storable.ts). */
+export const UNSTORABLE_TEXT = {
+  nul: 'contains a NUL character (\\u0000), which cannot be stored',
+  loneSurrogate: 'contains a lone surrogate (text that is not well-formed UTF-16)',
+} as const;
+
 export const NOT_A_CALL_MESSAGE = 'a call must be an object with a `name` and a `sessionId`';
 
 /** Why arguments are refused before the tool's own schema sees them. */

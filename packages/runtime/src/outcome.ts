@@ -10,7 +10,13 @@ import {
   type RecordedError,
   type ToolImage,
 } from '@baton/contracts';
-import { connectionRequiredMessage, persistenceFailedMessage } from './messages.js';
+import {
+  connectionRequiredMessage,
+  invalidArgumentsFor,
+  notJsonMessage,
+  outputRefusedMessage,
+  persistenceFailedMessage,
+} from './messages.js';
 import { storableText, storableValue } from './storable.js';
 
 /** How one run of a tool ended, before the call machine decides what it means. */
@@ -82,7 +88,9 @@ function storableOutcome(outcome: Outcome): Outcome {
     return { ...outcome, value, ...(rawOutput !== undefined ? { rawOutput } : {}) };
   } catch (cause) {
     const message = persistenceFailedMessage(
-      new Error(`the tool's result is not JSON: ${storableText(String((cause as Error)?.message ?? cause))}`),
+      new Error(
+        notJsonMessage("the tool's result", storableText(String((cause as Error)?.message ?? cause))),
+      ),
     );
     return { ok: false, error: { code: 'persistence_failed', message }, output: { error: message } };
   }
@@ -111,13 +119,10 @@ export function returnedOutcome(tool: AnyTool, returned: unknown): Outcome | Pro
   const decide = (result: Awaited<typeof checked>): Outcome =>
     result.ok
       ? storableOutcome({ ...outcome, value: result.value })
-      : internalError(
-          new Error(describeIssues(result.issues)),
-          `tool "${tool.name}" returned a value its output schema refuses`,
-        );
+      : internalError(new Error(describeIssues(result.issues)), outputRefusedMessage(tool.name));
   return checked instanceof Promise ? checked.then(decide, (cause) => internalError(cause)) : decide(checked);
 }
 
 export function invalidArgumentsMessage(toolName: string, issues: readonly CallIssue[]): string {
-  return `Invalid arguments for tool "${toolName}": ${describeIssues(issues)}`;
+  return invalidArgumentsFor(toolName, describeIssues(issues));
 }

@@ -15,19 +15,7 @@ import type { Store } from '@baton/store';
 import { uuidv7 } from 'uuidv7';
 import type { ArgumentLimits } from './arguments.js';
 import type { CallInspector } from './call/live-call.js';
-import {
-  DEFAULT_BACKGROUND_PER_SESSION,
-  DEFAULT_BACKGROUND_PER_WORKER,
-  DEFAULT_CONCURRENCY,
-  DEFAULT_LEASE_MS,
-  DEFAULT_MAX_ATTEMPTS,
-  DEFAULT_MAX_OUTPUT_CHARS,
-  DEFAULT_MAX_QUEUED,
-  DEFAULT_POLL_MS,
-  DEFAULT_PROGRESS_INTERVAL_MS,
-  DEFAULT_SCHEDULES_PER_SESSION,
-  fairShareOf,
-} from './defaults.js';
+import * as defaults from './defaults.js';
 import { invalidOptionMessage, roleNeedsSharedStoreMessage } from './messages.js';
 import type { CallRequest, RuntimeLimits, RuntimeOptions, RuntimeRole } from './options.js';
 import type { RunRequest } from './spawn-background.js';
@@ -78,17 +66,17 @@ export function positive(name: string, value: number | undefined): number | unde
 }
 
 function resolveLimits(limits: RuntimeLimits = {}): Required<RuntimeLimits> {
-  const concurrency = positive('limits.concurrency', limits.concurrency) ?? DEFAULT_CONCURRENCY;
+  const concurrency = positive('limits.concurrency', limits.concurrency) ?? defaults.DEFAULT_CONCURRENCY;
   // One session, or one tenant, holds at most its fair share of the slots unless told otherwise.
-  const fairShare = fairShareOf(concurrency);
+  const fairShare = defaults.fairShareOf(concurrency);
   const limit = (key: keyof RuntimeLimits, fallback: number) =>
     positive(`limits.${key}`, limits[key]) ?? fallback;
   return {
     concurrency,
-    maxQueued: limit('maxQueued', DEFAULT_MAX_QUEUED),
-    backgroundPerSession: limit('backgroundPerSession', DEFAULT_BACKGROUND_PER_SESSION),
-    backgroundPerWorker: limit('backgroundPerWorker', DEFAULT_BACKGROUND_PER_WORKER),
-    schedulesPerSession: limit('schedulesPerSession', DEFAULT_SCHEDULES_PER_SESSION),
+    maxQueued: limit('maxQueued', defaults.DEFAULT_MAX_QUEUED),
+    backgroundPerSession: limit('backgroundPerSession', defaults.DEFAULT_BACKGROUND_PER_SESSION),
+    backgroundPerWorker: limit('backgroundPerWorker', defaults.DEFAULT_BACKGROUND_PER_WORKER),
+    schedulesPerSession: limit('schedulesPerSession', defaults.DEFAULT_SCHEDULES_PER_SESSION),
     runningPerSession: limit('runningPerSession', fairShare),
     runningPerTenant: limit('runningPerTenant', fairShare),
   };
@@ -102,7 +90,7 @@ export function resolveSettings(options: RuntimeOptions, store: Store): Settings
   }
   const inlineBudgetMs = positive('inlineBudgetMs', options.inlineBudgetMs) ?? DEFAULT_INLINE_BUDGET_MS;
   const timeoutMs = positive('timeoutMs', options.timeoutMs);
-  const maxAttempts = positive('maxAttempts', options.maxAttempts) ?? DEFAULT_MAX_ATTEMPTS;
+  const maxAttempts = positive('maxAttempts', options.maxAttempts) ?? defaults.DEFAULT_MAX_ATTEMPTS;
   const formatter: ResultFormatter = { ...defaultResultFormatter, ...options.formatter };
   const defaultMode = options.defaultMode ?? 'inline';
   const perTool = new WeakMap<AnyTool, ToolSettings>();
@@ -142,13 +130,13 @@ export function resolveSettings(options: RuntimeOptions, store: Store): Settings
       maxDepth: positive('maxArgsDepth', options.maxArgsDepth) ?? DEFAULT_MAX_ARGS_DEPTH,
     },
     maxIdChars: positive('maxIdChars', options.maxIdChars) ?? MAX_ID_CHARS,
-    maxOutputChars: positive('maxOutputChars', options.maxOutputChars) ?? DEFAULT_MAX_OUTPUT_CHARS,
-    leaseMs: positive('leaseMs', options.leaseMs) ?? DEFAULT_LEASE_MS,
+    maxOutputChars: positive('maxOutputChars', options.maxOutputChars) ?? defaults.DEFAULT_MAX_OUTPUT_CHARS,
+    leaseMs: positive('leaseMs', options.leaseMs) ?? defaults.DEFAULT_LEASE_MS,
     limits: resolveLimits(options.limits),
     tenantOf: options.tenantOf,
-    pollMs: positive('pollMs', options.pollMs) ?? DEFAULT_POLL_MS,
+    pollMs: positive('pollMs', options.pollMs) ?? defaults.DEFAULT_POLL_MS,
     progressIntervalMs: store.listen
-      ? (positive('progressIntervalMs', options.progressIntervalMs) ?? DEFAULT_PROGRESS_INTERVAL_MS)
+      ? (positive('progressIntervalMs', options.progressIntervalMs) ?? defaults.DEFAULT_PROGRESS_INTERVAL_MS)
       : undefined,
     retentionTtlMs: ttl || undefined,
     inspect: options.inspect,

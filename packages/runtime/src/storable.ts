@@ -5,11 +5,12 @@
  * such character becomes U+FFFD, the replacement character (as `String.prototype.toWellFormed`
  * does for lone surrogates).
  */
+import { UNSTORABLE_TEXT } from './messages.js';
 
 /** Why a string cannot be stored as it is, or undefined when it can. */
 export function unstorableText(text: string): string | undefined {
-  if (text.includes('\0')) return 'contains a NUL character (\\u0000), which cannot be stored';
-  if (!text.isWellFormed()) return 'contains a lone surrogate (text that is not well-formed UTF-16)';
+  if (text.includes('\0')) return UNSTORABLE_TEXT.nul;
+  if (!text.isWellFormed()) return UNSTORABLE_TEXT.loneSurrogate;
   return undefined;
 }
 

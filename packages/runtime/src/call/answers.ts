@@ -16,11 +16,7 @@ export interface AnswersDeps {
 
 /** The two ways a caller is answered: at once that the call continues, or with its end. */
 export class Answers {
-  readonly #deps: AnswersDeps;
-
-  constructor(deps: AnswersDeps) {
-    this.#deps = deps;
-  }
+  constructor(private readonly deps: AnswersDeps) {}
 
   /**
    * The `answerBackgrounded` action (seed 000 / 001): the caller hears at once that the call
@@ -31,7 +27,7 @@ export class Answers {
     { params: { reason } }: Extract<CallAction, { type: 'answerBackgrounded' }>,
     { from, to }: Transition,
   ): void {
-    const { writes, writer, registry, clock } = this.#deps;
+    const { writes, writer, registry, clock } = this.deps;
     const record = call.record;
     record.detached = true;
     registry.detached(call);

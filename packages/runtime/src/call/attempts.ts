@@ -32,15 +32,11 @@ export function retryDelayMs(policy: RetryPolicy, attempt: number): number {
  * and whether it runs again. The same execution runs whether the caller waits or not.
  */
 export class Attempts {
-  readonly #deps: AttemptsDeps;
-
-  constructor(deps: AttemptsDeps) {
-    this.#deps = deps;
-  }
+  constructor(private readonly deps: AttemptsDeps) {}
 
   /** The `runAttempt` action: the timeout, armed just before, bounds each attempt. */
   run(call: LiveCall, { from, to }: Transition): void {
-    const { writes } = this.#deps;
+    const { writes } = this.deps;
     call.record.attempt++;
     call.stepsOfAttempt = undefined;
     writes.emit(call, { type: 'started', attempt: call.record.attempt, from: from.status, to: to.status });
@@ -51,7 +47,7 @@ export class Attempts {
     if (call.record.attempt >= call.maxAttempts) call.args = undefined;
     let returned: unknown;
     try {
-      returned = call.tool.execute(args as never, new CallContext(call, this.#deps.host));
+      returned = call.tool.execute(args as never, new CallContext(call, this.deps.host));
     } catch (thrown) {
       this.#settle(call, thrownOutcome(thrown));
       return;
@@ -69,7 +65,7 @@ export class Attempts {
   /** The `announceRetry` action: the call stays where it is while it waits; its caller's reply is unaffected. */
   announceRetry(call: LiveCall, { event, from, to }: Transition): void {
     if (event.type !== 'RETRY') return;
-    this.#deps.writes.emit(call, {
+    this.deps.writes.emit(call, {
       type: 'retrying',
       attempt: call.record.attempt + 1,
       delayMs: this.delayOf(call),
@@ -94,7 +90,7 @@ export class Attempts {
   #settle(call: LiveCall, outcome: Outcome): void {
     call.executing = false;
     if (call.dropped || isTerminalStatus(call.record.status)) return;
-    const { send } = this.#deps;
+    const { send } = this.deps;
     if (outcome.ok) send(call, { type: 'DONE', outcome });
     else if (this.#retries(call, outcome)) send(call, { type: 'RETRY', error: outcome.error });
     else send(call, { type: 'FAIL', outcome });
@@ -103,7 +99,7 @@ export class Attempts {
   /** Whether a failed attempt runs again: attempts left, and a code its policy retries. */
   #retries(call: LiveCall, failure: Extract<Outcome, { ok: false }>): boolean {
     const policy = call.settings.retry;
-    if (!policy || call.record.attempt >= call.maxAttempts || this.#deps.closed()) return false;
+    if (!policy || call.record.attempt >= call.maxAttempts || this.deps.closed()) return false;
     if (failure.retryable) return true;
     return !(policy.nonRetryableCodes ?? DEFAULT_NON_RETRYABLE_CODES).includes(failure.error.code);
   }

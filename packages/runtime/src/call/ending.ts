@@ -2,7 +2,12 @@ import { BatonError, type RecordedError, type TerminalStatus } from '@baton/cont
 import type { Clock } from '../clock.js';
 import { END_REWRITE_INITIAL_MS, END_REWRITE_MAX_MS } from '../defaults.js';
 import type { Failures } from '../log.js';
-import { cancelledMessage, persistenceFailedMessage, timedOutMessage } from '../messages.js';
+import {
+  CANCELLED_BY_CALLER,
+  cancelledMessage,
+  persistenceFailedMessage,
+  timedOutMessage,
+} from '../messages.js';
 import type { RefusedWrite, Rows, WriteBatcher } from '../write-batcher.js';
 import { failBatch } from './batches.js';
 import type { Send, Transition } from './driver.js';
@@ -30,15 +35,11 @@ export interface EndingDeps {
  * happens when the store refuses it), and a batch that stops at its first failure.
  */
 export class CallEnding {
-  readonly #deps: EndingDeps;
-
-  constructor(deps: EndingDeps) {
-    this.#deps = deps;
-  }
+  constructor(private readonly deps: EndingDeps) {}
 
   /** The `recordOutcome` action: the record's end, and the terminal event (from where the call was). */
   recordOutcome(call: LiveCall, status: TerminalStatus, { event, from }: Transition): void {
-    const { writes, clock, maxOutputChars } = this.#deps;
+    const { writes, clock, maxOutputChars } = this.deps;
     const record = call.record;
     record.endedAt = clock.now();
     record.durationMs = record.endedAt - (record.startedAt ?? record.createdAt);
@@ -62,7 +63,7 @@ export class CallEnding {
       });
       writes.emit(call, {
         type: 'cancelled',
-        reason: event.reason ?? 'cancelled by the caller',
+        reason: event.reason ?? CANCELLED_BY_CALLER,
         ...transition,
       });
       return;
@@ -88,7 +89,7 @@ export class CallEnding {
 
   /** The `writeEnd` action: the end is written; until then `get()` still finds the call here. */
   writeEnd(call: LiveCall): void {
-    const { writer, registry } = this.#deps;
+    const { writer, registry } = this.deps;
     registry.ended(call);
     const written = writer.recordConfirmed(call.record);
     call.endWritten = written;
@@ -98,7 +99,7 @@ export class CallEnding {
 
   /** The `failBatch` action: the batch's waiting calls are cancelled before this call's slot goes to one of them. */
   failBatch(call: LiveCall): void {
-    failBatch(call.batch, call.record, this.#deps.send);
+    failBatch(call.batch, call.record, this.deps.send);
   }
 
   /**
@@ -107,7 +108,7 @@ export class CallEnding {
    * keeps the others of their batch).
    */
   refused(refusals: readonly RefusedWrite[]): void {
-    const { registry, send, failures } = this.#deps;
+    const { registry, send, failures } = this.deps;
     for (const { callId, error, rows } of refusals) {
       failures.report('write', error, callId);
       if (callId === undefined) continue;
@@ -132,7 +133,7 @@ export class CallEnding {
    * call is never left `backgrounded` with no end.
    */
   #storeEndAgain(call: LiveCall, error: unknown, refusedRows: Rows): void {
-    const { writer, registry, writes, notifications, later } = this.#deps;
+    const { writer, registry, writes, notifications, later } = this.deps;
     const refusals = ++call.refusedEnds;
     const forget = () => registry.written(call);
     if (refusals > 1) {

@@ -71,18 +71,15 @@ interface Admitted {
  * as a reply; nothing here rejects.
  */
 export class Intake {
-  readonly #deps: IntakeDeps;
   /** Calls whose `callId` is being looked up in the store, so that the same id twice is one call. */
   readonly #lookups = new Map<string, Promise<CallReply | undefined>>();
 
-  constructor(deps: IntakeDeps) {
-    this.#deps = deps;
-  }
+  constructor(private readonly deps: IntakeDeps) {}
 
   call(request: CallRequest): Promise<CallReply> {
     const refused = this.#checkRequest(request);
     if (refused) return refused;
-    const createdAt = this.#deps.clock.now();
+    const createdAt = this.deps.clock.now();
     if (request.callId === undefined) return this.#validate(request, uuidv7(), createdAt, undefined);
     const callId = request.callId;
     return this.#existing(callId).then(
@@ -98,7 +95,7 @@ export class Intake {
     }));
     // Each request with ids that cannot be kept gets its own refusal; the others go on.
     const refused = await Promise.all(batchRequests.map((request) => this.#checkRequest(request)));
-    const createdAt = this.#deps.clock.now();
+    const createdAt = this.deps.clock.now();
     const batch: CallBatch = { continueOnFailure: options.continueOnFailure ?? true, calls: [] };
     // Known ids answer with their call; the others are admitted in the order of the requests.
     const existing = await Promise.all(
@@ -125,9 +122,9 @@ export class Intake {
    */
   #checkRequest(request: CallRequest): Promise<CallReply> | undefined {
     const callId = typeof request?.callId === 'string' ? request.callId : '';
-    if (this.#deps.closed())
+    if (this.deps.closed())
       return Promise.resolve(failedReply(callId, { code: 'closed', message: CLOSED_MESSAGE }));
-    const issues = requestIdIssues(request, this.#deps.settings.maxIdChars);
+    const issues = requestIdIssues(request, this.deps.settings.maxIdChars);
     if (issues.length === 0) return undefined;
     return Promise.resolve(
       failedReply(callId, { code: 'invalid_arguments', message: invalidRequestMessage(issues), issues }),
@@ -136,7 +133,7 @@ export class Intake {
 
   /** The reply of a call this runtime holds: live, or ended and not yet written. */
   #known(callId: string): Promise<CallReply> | undefined {
-    const { registry, settings, tools } = this.#deps;
+    const { registry, settings, tools } = this.deps;
     const live = registry.get(callId);
     if (live) return live.reply;
     const ended = registry.ending(callId);
@@ -151,7 +148,7 @@ export class Intake {
     if (known) return known;
     let lookup = this.#lookups.get(callId);
     if (!lookup) {
-      const { store, settings, tools } = this.#deps;
+      const { store, settings, tools } = this.deps;
       // A lookup that fails is a reply too: without it, running the call could run it twice.
       lookup = store
         .getCall(callId)
@@ -176,7 +173,7 @@ export class Intake {
     // Another call with this id may have been admitted, or even ended, while its lookup was under way.
     const known = this.#known(callId);
     if (known) return known;
-    const { settings, tools } = this.#deps;
+    const { settings, tools } = this.deps;
     const refuse = (args: unknown, error: RecordedError) =>
       this.#refuse(request, callId, createdAt, args, error, batch);
     const checked = checkArguments(request.args, settings.argumentLimits);
@@ -250,7 +247,7 @@ export class Intake {
 
   /** Where waiting makes no sense, a call past a limit is refused with words that tell the model what to do. */
   #limitRefusal(mode: string, sessionId: string): string | undefined {
-    const { settings, registry, slots } = this.#deps;
+    const { settings, registry, slots } = this.deps;
     const { backgroundPerSession, backgroundPerWorker, maxQueued } = settings.limits;
     if (mode === 'background') {
       if (registry.backgroundIn(sessionId) >= backgroundPerSession)
@@ -274,7 +271,7 @@ export class Intake {
     prepared,
     awaitingApproval,
   }: Admitted): Promise<CallReply> {
-    const { settings, registry, writes, send } = this.#deps;
+    const { settings, registry, writes, send } = this.deps;
     const mode = settings.modeOf(tool, request);
     const record: CallRecord = {
       callId,
@@ -294,7 +291,7 @@ export class Intake {
     if (awaitingApproval) record.approval = 'pending';
     const run = (request as Partial<RunRequest>).run;
     if (run) record.run = run;
-    if (settings.role === 'client') return this.#deps.submit(tool, record);
+    if (settings.role === 'client') return this.deps.submit(tool, record);
     const call = registry.create({ record, tool, args });
     writes.emit(call, { type: 'queued', mode, to: 'queued' });
     writes.save(call);
@@ -319,7 +316,7 @@ export class Intake {
     error: RecordedError,
     batch: CallBatch | undefined,
   ): Promise<CallReply> {
-    const { writes, writer } = this.#deps;
+    const { writes, writer } = this.deps;
     const record: CallRecord = {
       callId,
       sessionId: request.sessionId,
@@ -341,10 +338,10 @@ export class Intake {
       'events',
       writes.stamp({ type: 'failed', error: modelVisible(error), to: 'failed' }, record, 1),
     );
-    failBatch(batch, record, this.#deps.send);
+    failBatch(batch, record, this.deps.send);
     return writer
       .recordConfirmed(record)
-      .then(() => replyOf(record, this.#deps.settings.forTool(undefined)), notSavedReply(callId));
+      .then(() => replyOf(record, this.deps.settings.forTool(undefined)), notSavedReply(callId));
   }
 }
 

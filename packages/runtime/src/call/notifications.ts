@@ -22,15 +22,11 @@ export interface NotificationsDeps {
 
 /** What the session of a detached call gets when it ends: a notification, and the run's files. */
 export class CallNotifications {
-  readonly #deps: NotificationsDeps;
-
-  constructor(deps: NotificationsDeps) {
-    this.#deps = deps;
-  }
+  constructor(private readonly deps: NotificationsDeps) {}
 
   /** The `notify` action (seed 000): the end of a call whose caller was answered `backgrounded` goes to its session. */
   notify(call: LiveCall, status: TerminalStatus): void {
-    const { writes, writer, clock } = this.#deps;
+    const { writes, writer, clock } = this.deps;
     const record = call.record;
     if (record.run && !record.run.signalOnCompletion) return;
     const visible = record.error && modelVisible(record.error);
@@ -71,7 +67,7 @@ export class CallNotifications {
     const { callId, result, rawOutput, error } = call.record;
     const log = status === 'succeeded' && rawOutput !== undefined ? rawOutput : call.outputLog();
     const outcome = status === 'succeeded' ? result : { status, error: error?.message };
-    const { writer } = this.#deps;
+    const { writer } = this.deps;
     writer.add('artifacts', { callId, name: 'output.log', content: log });
     writer.add('artifacts', {
       callId,

@@ -13,22 +13,19 @@ export interface SlotsDeps {
 
 /** The concurrency slots: a call joins the queue, starts when the admission gives it a slot, and gives it back. */
 export class Slots {
-  readonly #deps: SlotsDeps;
   #pumping = false;
 
-  constructor(deps: SlotsDeps) {
-    this.#deps = deps;
-  }
+  constructor(private readonly deps: SlotsDeps) {}
 
   /** The `enqueue` action. */
   enqueue(call: LiveCall): void {
-    this.#deps.admission.enqueue(call);
+    this.deps.admission.enqueue(call);
     this.pump();
   }
 
   /** The `releaseSlot` action: the slot goes to the next call that may start, or the call leaves the queue. */
   release(call: LiveCall): void {
-    const { admission, freed } = this.#deps;
+    const { admission, freed } = this.deps;
     if (!call.holdsSlot) {
       admission.withdraw(call);
       return;
@@ -43,7 +40,7 @@ export class Slots {
   pump(): void {
     if (this.#pumping) return;
     this.#pumping = true;
-    const { admission, send, clock } = this.#deps;
+    const { admission, send, clock } = this.deps;
     try {
       for (let call = admission.take(); call; call = admission.take()) {
         call.holdsSlot = true;
@@ -56,10 +53,10 @@ export class Slots {
   }
 
   get running(): number {
-    return this.#deps.admission.running;
+    return this.deps.admission.running;
   }
 
   get waiting(): number {
-    return this.#deps.admission.waiting;
+    return this.deps.admission.waiting;
   }
 }

@@ -39,13 +39,10 @@ const INTERRUPTED = {
  * claims and takes up, and the copies of calls it lost to another instance.
  */
 export class Recovery {
-  readonly #deps: RecoveryDeps;
   /** Calls claimed here whose taking up failed: tried again at each recovery tick (see `takeUp`). */
   readonly #notTakenUp = new Map<string, () => Promise<unknown>>();
 
-  constructor(deps: RecoveryDeps) {
-    this.#deps = deps;
-  }
+  constructor(private readonly deps: RecoveryDeps) {}
 
   /**
    * The heartbeat renews this instance's lease. One that finds itself unregistered lost its lease
@@ -54,7 +51,7 @@ export class Recovery {
    * if it dies.
    */
   async beat(): Promise<void> {
-    const { store, settings, clock, registry, closed } = this.#deps;
+    const { store, settings, clock, registry, closed } = this.deps;
     const now = clock.now();
     if (await store.heartbeat(settings.instanceId, now)) return;
     if (closed()) return;
@@ -72,7 +69,7 @@ export class Recovery {
    * continues in the background, which it does, elsewhere.
    */
   drop(call: LiveCall): void {
-    const { timers, registry, slots, settings } = this.#deps;
+    const { timers, registry, slots, settings } = this.deps;
     call.dropped = true;
     timers.clearAll(call);
     registry.release(call);
@@ -82,7 +79,7 @@ export class Recovery {
   }
 
   async recoverOrphans(): Promise<void> {
-    const { store, settings, clock } = this.#deps;
+    const { store, settings, clock } = this.deps;
     // Calls claimed before whose taking up failed go first: nobody else will recover them.
     for (const [callId, takeUp] of [...this.#notTakenUp]) await this.takeUp(callId, takeUp);
     const gone = goneInstances(await store.listInstances(), settings.instanceId, clock.now());
@@ -101,7 +98,7 @@ export class Recovery {
       await takeUp();
       this.#notTakenUp.delete(callId);
     } catch (error) {
-      this.#deps.failures.report('take up a claimed call', error, callId);
+      this.deps.failures.report('take up a claimed call', error, callId);
       this.#notTakenUp.set(callId, takeUp);
     }
   };
@@ -113,7 +110,7 @@ export class Recovery {
    * other fails with `interrupted`.
    */
   readonly recover = async (orphan: CallRecord): Promise<void> => {
-    const { registry, tools, store, settings, send } = this.#deps;
+    const { registry, tools, store, settings, send } = this.deps;
     // A copy this instance still holds from before it lost the call is stale now.
     const stale = registry.get(orphan.callId);
     if (stale) this.drop(stale);

@@ -29,14 +29,10 @@ export interface ClientDeps {
  * (or at once for background mode or an approval), else the end.
  */
 export class SharedClient {
-  readonly #deps: ClientDeps;
-
-  constructor(deps: ClientDeps) {
-    this.#deps = deps;
-  }
+  constructor(private readonly deps: ClientDeps) {}
 
   submit(tool: AnyTool, given: CallRecord): Promise<CallReply> {
-    const { writes, writer, settings } = this.#deps;
+    const { writes, writer, settings } = this.deps;
     const { ownerId: _, ...unowned } = given;
     const approval = unowned.approval === 'pending';
     // What the call machine decides at admission, for a call that this process does not run.
@@ -70,8 +66,8 @@ export class SharedClient {
    * detaches a call that waits in its queue.
    */
   async #remoteReply(record: CallRecord, tool: AnyTool, written: Promise<void>): Promise<CallReply> {
-    const { store, following, timers, clock, failures } = this.#deps;
-    const settings = this.#deps.settings.forTool(tool);
+    const { store, following, timers, clock, failures } = this.deps;
+    const settings = this.deps.settings.forTool(tool);
     const { callId } = record;
     const unstored = new Subject<void>();
     const told$ = merge(
@@ -127,7 +123,7 @@ export class SharedClient {
    * hears, and gives it back. A call a worker holds is detached by that worker's own budget.
    */
   async #detachUnclaimed(callId: string): Promise<void> {
-    const { store, writes, writer, clock, settings } = this.#deps;
+    const { store, writes, writer, clock, settings } = this.deps;
     const [unclaimed] = await store.claimQueued(settings.instanceId, 1, callId);
     if (!unclaimed) return;
     const { lastSeq } = unclaimed;

@@ -37,19 +37,16 @@ export interface WorkerDeps {
  * reject) to whichever process runs them.
  */
 export class SharedWorker {
-  readonly #deps: WorkerDeps;
   #claiming: Promise<void> | undefined;
   #claimAgain = false;
   /** Set by a notice of a queued call or a full claim; cleared by a claim that found fewer than it asked. */
   #workMayWait = false;
 
-  constructor(deps: WorkerDeps) {
-    this.#deps = deps;
-  }
+  constructor(private readonly deps: WorkerDeps) {}
 
   /** What a shared store tells this process: calls to claim, requests for the calls run here. */
   hear(notice: StoreNotice): void {
-    const { settings, registry, control, failures } = this.#deps;
+    const { settings, registry, control, failures } = this.deps;
     if (notice.type === 'queued') {
       if (settings.role !== 'client') {
         this.#workMayWait = true;
@@ -62,7 +59,7 @@ export class SharedWorker {
 
   /** A slot was freed: the next calls that wait in the store are claimed, a batch at a time. */
   freed(): void {
-    if (this.#workMayWait && this.#room() >= this.#deps.settings.limits.concurrency / 2) void this.claim();
+    if (this.#workMayWait && this.#room() >= this.deps.settings.limits.concurrency / 2) void this.claim();
   }
 
   /**
@@ -70,7 +67,7 @@ export class SharedWorker {
    * that freed slots start the next call at once and claims go in batches, not one per call.
    */
   #room(): number {
-    const { slots, settings } = this.#deps;
+    const { slots, settings } = this.deps;
     return 2 * settings.limits.concurrency - slots.running - slots.waiting;
   }
 
@@ -80,7 +77,7 @@ export class SharedWorker {
       this.#claimAgain = true;
       return this.#claiming;
     }
-    const { store, settings, takeUp, closed, failures } = this.#deps;
+    const { store, settings, takeUp, closed, failures } = this.deps;
     this.#claiming = (async () => {
       do {
         this.#claimAgain = false;
@@ -114,7 +111,7 @@ export class SharedWorker {
    * cancelled or rejected. It starts where its record says, and the machine admits it as any call.
    */
   async adopt({ record: claimed, lastSeq }: ClaimedCall, run: boolean): Promise<LiveCall | undefined> {
-    const { registry, tools, settings, writer, send, recover, drop } = this.#deps;
+    const { registry, tools, settings, writer, send, recover, drop } = this.deps;
     const stale = registry.get(claimed.callId);
     if (stale) drop(stale);
     const tool = tools.get(claimed.toolName);
@@ -137,7 +134,7 @@ export class SharedWorker {
    * one process.)
    */
   releaseWaiting(): void {
-    const { registry, slots, timers, writer } = this.#deps;
+    const { registry, slots, timers, writer } = this.deps;
     for (const call of registry.all()) {
       const { record } = call;
       if (!call.adopted || call.holdsSlot || record.status !== 'queued') continue;
@@ -154,7 +151,7 @@ export class SharedWorker {
    * handled here; one a worker runs is asked of that worker through the store.
    */
   async controlRemote(control: CallControl): Promise<boolean> {
-    const { store, settings, writer } = this.#deps;
+    const { store, settings, writer } = this.deps;
     if (!store.send) return false;
     const [unowned] = await store.claimQueued(settings.instanceId, 1, control.callId);
     if (unowned) {
@@ -165,7 +162,7 @@ export class SharedWorker {
         return true;
       }
       await this.adopt(unowned, false);
-      return this.#deps.control(control);
+      return this.deps.control(control);
     }
     const record = await store.getCall(control.callId);
     if (!record || isTerminalStatus(record.status)) return false;
