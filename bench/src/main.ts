@@ -2,6 +2,7 @@
  * `npm run bench`: what Baton costs and how far it carries, each measure beside a baseline run in
  * the same process and minute (these machines are shared and noisy: read the ratios and medians).
  * `--smoke` runs one short round of everything, as CI does, so that the bench cannot rot.
+ * `--only 1,4,5` runs those measures alone (results/partial.json), for a change that touches them.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -17,6 +18,10 @@ import { promotionAccuracy } from './suites/promotion.js';
 import { throughStores } from './suites/sqlite.js';
 
 const smoke = process.argv.includes('--smoke');
+const onlyAt = process.argv.indexOf('--only');
+const only = onlyAt === -1 ? undefined : new Set((process.argv[onlyAt + 1] ?? '').split(','));
+/** Whether measure `n` runs this time. */
+const runs = (n: number) => only === undefined || only.has(String(n));
 const config = benchConfig(smoke);
 const started = Date.now();
 const rows: Row[] = [];
@@ -25,22 +30,36 @@ const notes: string[] = [];
 const log = (text: string) => process.stderr.write(`bench: ${text}\n`);
 log(`${smoke ? 'smoke round' : `${config.rounds} rounds`}, ${config.calls} calls per throughput round`);
 
-log('1. inline calls in memory');
-rows.push(...(await inlineInMemory(config)));
-log('2. inline calls through SQLite');
-rows.push(...(await throughStores(config)));
-log('3. BullMQ on a local Redis');
-const peer = await bullmq(config);
-if (typeof peer === 'string') notes.push(`3. BullMQ ${peer}`);
-else rows.push(...peer);
-log('4. promotion accuracy');
-rows.push(...(await promotionAccuracy(config)));
-log('5. memory per parked call');
-rows.push(...(await parkedMemory(config)));
-log('6. bus fan-out');
-rows.push(...(await busFanOut(config)));
-log('7. inline calls through PostgreSQL: one process, then a client and worker processes');
-rows.push(...(await throughPostgres(config)));
+if (runs(1)) {
+  log('1. inline calls in memory');
+  rows.push(...(await inlineInMemory(config)));
+}
+if (runs(2)) {
+  log('2. inline calls through SQLite');
+  rows.push(...(await throughStores(config)));
+}
+if (runs(3)) {
+  log('3. BullMQ on a local Redis');
+  const peer = await bullmq(config);
+  if (typeof peer === 'string') notes.push(`3. BullMQ ${peer}`);
+  else rows.push(...peer);
+}
+if (runs(4)) {
+  log('4. promotion accuracy');
+  rows.push(...(await promotionAccuracy(config)));
+}
+if (runs(5)) {
+  log('5. memory per parked call');
+  rows.push(...(await parkedMemory(config)));
+}
+if (runs(6)) {
+  log('6. bus fan-out');
+  rows.push(...(await busFanOut(config)));
+}
+if (runs(7)) {
+  log('7. inline calls through PostgreSQL: one process, then a client and worker processes');
+  rows.push(...(await throughPostgres(config)));
+}
 
 // Baton beside the peer, round by round.
 const bullmqRow = rows.find((row) => row.subject === BULLMQ);
@@ -120,5 +139,6 @@ const results = {
 };
 const dir = join(import.meta.dirname, '..', 'results');
 mkdirSync(dir, { recursive: true });
-writeFileSync(join(dir, smoke ? 'smoke.json' : 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-log(`done in ${results.seconds.toFixed(0)} s; results/${smoke ? 'smoke' : 'latest'}.json written`);
+const file = smoke ? 'smoke.json' : only ? 'partial.json' : 'latest.json';
+writeFileSync(join(dir, file), `${JSON.stringify(results, null, 2)}\n`);
+log(`done in ${results.seconds.toFixed(0)} s; results/${file} written`);

@@ -51,7 +51,7 @@ export class CallContextHost implements ContextHost {
     const { writes, timers, progressIntervalMs } = this.deps;
     call.record.progress = storableValue({ ...progress });
     // On a shared store, what crosses the database is conflated: the latest progress per interval.
-    if (progressIntervalMs !== undefined && call.timers.progress !== undefined) return;
+    if (progressIntervalMs !== undefined && call.progressTimer !== undefined) return;
     writes.emit(call, { type: 'progress', progress: call.record.progress });
     writes.save(call);
     if (progressIntervalMs === undefined) return;

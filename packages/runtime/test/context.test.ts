@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { OUTPUT_TAIL_CHARS } from '../src/index.js';
 import { deferred } from '../src/testing.js';
-import { settle, testRuntime, typesOf } from './helpers.js';
+import { reportingTool, settle, testRuntime, typesOf } from './helpers.js';
 
 describe('what a tool reports through its context', () => {
   it('gives the tool its call id, session, name and attempt', async () => {
@@ -28,20 +28,11 @@ describe('what a tool reports through its context', () => {
   });
 
   it('turns progress, status and log into bus events and keeps the latest on the record, with a 2048-character tail of [stream]-prefixed output', async () => {
-    const step = deferred();
-    const worker = defineTool({
-      name: 'worker',
-      description: 'w',
-      input: z.object({}),
-      execution: { mode: 'background' },
-      async execute(_, ctx) {
-        ctx.progress({ current: 1, total: 3, unit: 'page', label: 'fetching' });
-        ctx.status('reading page 1');
-        ctx.log('stdout', 'a'.repeat(3000));
-        ctx.log('stderr', 'END');
-        await step.promise;
-        return 'ok';
-      },
+    const { tool: worker, step } = reportingTool((ctx) => {
+      ctx.progress({ current: 1, total: 3, unit: 'page', label: 'fetching' });
+      ctx.status('reading page 1');
+      ctx.log('stdout', 'a'.repeat(3000));
+      ctx.log('stderr', 'END');
     });
     const { runtime, events } = testRuntime([worker]);
     const reply = await runtime.call({ name: 'worker', sessionId: 's' });

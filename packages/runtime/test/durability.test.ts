@@ -5,27 +5,21 @@ import { makeCallRecord, makeInstance } from '@baton/store/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createRuntime } from '../src/index.js';
-import { deferred, SimulatedClock } from '../src/testing.js';
-import { gatedTool, settle, storedEvents, testRuntime, typesOf } from './helpers.js';
+import { SimulatedClock } from '../src/testing.js';
+import { gatedTool, reportingTool, settle, storedEvents, testRuntime, typesOf } from './helpers.js';
 
 /** No process has this pid (above Linux's largest pid_max), so an instance that claims it is gone. */
 const DEAD_PID = 4_194_305;
 
 describe('artifacts of a background run (seed 002)', () => {
   it('keeps output.log ([stream]-prefixed) and a pretty result.json', async () => {
-    const step = deferred();
-    const worker = defineTool({
-      name: 'worker',
-      description: 'w',
-      input: z.object({}),
-      execution: { mode: 'background' },
-      async execute(_, ctx) {
+    const { tool: worker, step } = reportingTool(
+      (ctx) => {
         ctx.log('stdout', 'fetching\n');
         ctx.log('stderr', 'slow mirror\n');
-        await step.promise;
-        return { pages: 3 };
       },
-    });
+      { pages: 3 },
+    );
     const { runtime } = testRuntime([worker]);
     const reply = await runtime.call({ name: 'worker', sessionId: 's' });
     step.resolve();

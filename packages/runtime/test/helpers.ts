@@ -1,4 +1,10 @@
-import { type AnyTool, type CallEvent, defineTool, type ExecutionOptions } from '@baton/contracts';
+import {
+  type AnyTool,
+  type CallEvent,
+  defineTool,
+  type ExecutionOptions,
+  type ToolContext,
+} from '@baton/contracts';
 import { afterEach } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../src/index.js';
@@ -44,6 +50,23 @@ export function gatedTool(name: string, execution: ExecutionOptions = {}) {
     },
   });
   return { tool, runs };
+}
+
+/** A background tool `worker` that reports through its `ctx`, then waits until the test lets it finish with `result`. */
+export function reportingTool(report: (ctx: ToolContext) => void, result: unknown = 'ok') {
+  const step = deferred();
+  const tool = defineTool({
+    name: 'worker',
+    description: 'w',
+    input: z.object({}),
+    execution: { mode: 'background' },
+    async execute(_, ctx) {
+      report(ctx);
+      await step.promise;
+      return result;
+    },
+  });
+  return { tool, step };
 }
 
 /**

@@ -43,7 +43,8 @@ export class CallEnding {
     const record = call.record;
     record.endedAt = clock.now();
     record.durationMs = record.endedAt - (record.startedAt ?? record.createdAt);
-    const transition = { from: from.status, to: status };
+    // Stamped as literals, not spread: this runs once per call.
+    const left = from.status;
     if (event.type === 'DONE') {
       const { value, images, rawOutput } = event.outcome;
       const output = forModel(value, maxOutputChars);
@@ -51,7 +52,7 @@ export class CallEnding {
       record.output = output;
       if (images) record.images = images;
       if (rawOutput !== undefined) record.rawOutput = rawOutput;
-      writes.emit(call, { type: 'succeeded', output, ...transition });
+      writes.emit(call, { type: 'succeeded', output, from: left, to: status });
       return;
     }
     if (event.type === 'CANCEL') {
@@ -64,7 +65,8 @@ export class CallEnding {
       writes.emit(call, {
         type: 'cancelled',
         reason: event.reason ?? CANCELLED_BY_CALLER,
-        ...transition,
+        from: left,
+        to: status,
       });
       return;
     }
@@ -72,13 +74,13 @@ export class CallEnding {
       const timeoutMs = call.settings.timeoutMs ?? 0;
       record.error = { code: 'timed_out', message: timedOutMessage(timeoutMs) };
       record.output = { error: record.error.message };
-      writes.emit(call, { type: 'timed_out', timeoutMs, ...transition });
+      writes.emit(call, { type: 'timed_out', timeoutMs, from: left, to: status });
       return;
     }
     const failure = (event as Extract<Transition['event'], { type: 'FAIL' }>).outcome;
     record.error = failure.error;
     record.output = failure.output;
-    writes.emit(call, { type: 'failed', error: modelVisible(failure.error), ...transition });
+    writes.emit(call, { type: 'failed', error: modelVisible(failure.error), from: left, to: status });
   }
 
   /** The `abort` action: a running execution hears, through its signal, why its call ended. */

@@ -8,6 +8,7 @@ import {
   type CompiledCallLogic,
   callMachine,
   compiledCallLogic,
+  nextCallStep,
   snapshotOf,
 } from '@baton/machine';
 import { type Actor, createActor, type InspectionEvent, type Observer } from 'xstate';
@@ -27,7 +28,7 @@ export interface CallBatch {
 }
 
 /** The timers a call may have armed, one of each kind: the machine's, and progress conflation's. */
-export type CallTimers = Partial<Record<CallTimer | 'progress', unknown>>;
+export type CallTimerKind = CallTimer | 'progress';
 
 export interface LiveCallInit {
   record: CallRecord;
@@ -74,7 +75,12 @@ export class LiveCall {
   /** The write of the call's end, once it ended. */
   endWritten: Promise<void> | undefined;
   batch: CallBatch | undefined;
-  readonly timers: CallTimers = {};
+  /** Armed by the machine's `armTimer` (see timers.ts), one of each kind at most. */
+  budgetTimer: unknown;
+  timeoutTimer: unknown;
+  retryTimer: unknown;
+  /** On a shared store: armed after a progress event; later progress waits for it (conflation). */
+  progressTimer: unknown;
   readonly maxAttempts: number;
   readonly recovered: boolean;
   /** Finished durable steps by id: kept across attempts, loaded from the store once for a recovered call. */
@@ -116,15 +122,24 @@ export class LiveCall {
     return this.#state;
   }
 
-  /** Sends an event to the call's actor (reviving it if it sleeps) and returns the machine's step. */
+  /**
+   * Sends an event to the call's actor and returns the machine's step. A call that sleeps (queued,
+   * or in the background) has no actor, only its state: the step is the compiled machine's, and an
+   * actor is made when the call starts running inline, for as long as it does.
+   */
   send(event: CallMachineEvent): CallStep {
     // With an inspector the machine itself runs beside, so that XState's tools see it (slower; for development).
     this.#inspected?.send(event);
-    const actor = this.#actor ?? createActor(compiledCallLogic, { input: this.#state }).start();
-    actor.send(event);
-    const step = actor.getSnapshot().context;
+    let step: CallStep;
+    if (this.#actor) {
+      this.#actor.send(event);
+      step = this.#actor.getSnapshot().context;
+    } else {
+      step = nextCallStep(this.#state, event);
+    }
     this.#state = step.state;
-    this.#actor = step.state.status === 'inline' ? actor : undefined;
+    if (step.state.status !== 'inline') this.#actor = undefined;
+    else this.#actor ??= createActor(compiledCallLogic, { input: step.state }).start();
     return step;
   }
 

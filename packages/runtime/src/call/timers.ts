@@ -1,9 +1,15 @@
 import { type Clock, unref } from '../clock.js';
-import type { CallTimers, LiveCall } from './live-call.js';
+import type { CallTimerKind, LiveCall } from './live-call.js';
 
-type TimerKind = keyof CallTimers;
+/** Where a call keeps its timer of each kind (fields, not a map: a parked call holds thousands of them). */
+const FIELDS = {
+  budget: 'budgetTimer',
+  timeout: 'timeoutTimer',
+  retry: 'retryTimer',
+  progress: 'progressTimer',
+} as const satisfies Record<CallTimerKind, keyof LiveCall>;
 
-const TIMER_KINDS: readonly TimerKind[] = ['budget', 'timeout', 'retry', 'progress'];
+const KINDS = Object.keys(FIELDS) as CallTimerKind[];
 
 /**
  * Every timer of every call, armed on the runtime's clock and counted (`stats().timers`): arming,
@@ -39,20 +45,22 @@ export class Timers {
   }
 
   /** Arms the call's timer of this kind (at most one each): it forgets itself when it fires. */
-  armFor(call: LiveCall, kind: TimerKind, ms: number, fire: () => void): void {
-    call.timers[kind] = this.clear(call.timers[kind]);
-    call.timers[kind] = this.arm(() => {
-      call.timers[kind] = undefined;
+  armFor(call: LiveCall, kind: CallTimerKind, ms: number, fire: () => void): void {
+    const field = FIELDS[kind];
+    this.clear(call[field]);
+    call[field] = this.arm(() => {
+      call[field] = undefined;
       fire();
     }, ms);
   }
 
-  clearFor(call: LiveCall, kind: TimerKind): void {
-    call.timers[kind] = this.clear(call.timers[kind]);
+  clearFor(call: LiveCall, kind: CallTimerKind): void {
+    const field = FIELDS[kind];
+    call[field] = this.clear(call[field]);
   }
 
   clearAll(call: LiveCall): void {
-    for (const kind of TIMER_KINDS) if (call.timers[kind] !== undefined) this.clearFor(call, kind);
+    for (const kind of KINDS) if (call[FIELDS[kind]] !== undefined) this.clearFor(call, kind);
   }
 
   /** A timer that must not keep the process alive (housekeeping, followers' polls): not counted. */
