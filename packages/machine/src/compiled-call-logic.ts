@@ -32,16 +32,25 @@ export interface CallStep {
   readonly actions: readonly CallAction[];
 }
 
-const states = new Map<string, CallState>();
-const steps = new Map<string, CallStep>();
+const MODES: readonly ExecutionMode[] = ['inline', 'auto', 'background'];
+
+/** The shared state objects, by path, then by mode and detached flag (no key is built per lookup). */
+const states = new Map<CallPath, CallState[]>();
+/** The steps out of each state object, by event: asked of the machine once each. */
+const steps = new Map<CallState, Map<CallMachineEvent['type'], CallStep>>();
 
 /** The one shared object for a state, so that "nothing changed" is an identity test. */
 export function callState(path: CallPath, mode: ExecutionMode, detached: boolean): CallState {
-  const key = `${path}|${mode}|${detached}`;
-  let state = states.get(key);
+  let kinds = states.get(path);
+  if (!kinds) {
+    kinds = [];
+    states.set(path, kinds);
+  }
+  const index = MODES.indexOf(mode) * 2 + (detached ? 1 : 0);
+  let state = kinds[index];
   if (!state) {
     state = Object.freeze({ path, status: path.split('.')[0] as CallStatus, mode, detached });
-    states.set(key, state);
+    kinds[index] = state;
   }
   return state;
 }
@@ -91,8 +100,12 @@ export function snapshotOf(state: CallState) {
  * replays what the machine decided, effects included.
  */
 export function nextCallStep(state: CallState, event: CallMachineEvent): CallStep {
-  const key = `${state.path}|${state.mode}|${state.detached}|${event.type}`;
-  let step = steps.get(key);
+  let out = steps.get(state);
+  if (!out) {
+    out = new Map();
+    steps.set(state, out);
+  }
+  let step = out.get(event.type);
   if (!step) {
     const [next, actions] = transition(callMachine, snapshotOf(state), event);
     step = Object.freeze({
@@ -108,7 +121,7 @@ export function nextCallStep(state: CallState, event: CallMachineEvent): CallSte
         ),
       ),
     });
-    steps.set(key, step);
+    out.set(event.type, step);
   }
   return step;
 }

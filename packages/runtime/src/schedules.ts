@@ -1,9 +1,9 @@
 import { type Schedule, ToolError } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import { Cron } from 'croner';
-import { uuidv7 } from 'uuidv7';
 import { type Clock, unref } from './clock.js';
 import { LONGEST_TIMER_MS } from './defaults.js';
+import { newId } from './ids.js';
 import { SCHEDULE_MESSAGES, schedulesPerSessionMessage } from './messages.js';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
@@ -124,7 +124,7 @@ export class ScheduleRunner {
         : nextFiring(fields, now);
     const schedule: Schedule = {
       ...fields,
-      id: `sch_${uuidv7().replaceAll('-', '')}`,
+      id: `sch_${newId().replaceAll('-', '')}`,
       enabled: true,
       firings: 0,
       createdAt: now,

@@ -12,10 +12,10 @@ import {
   type RetryPolicy,
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
-import { uuidv7 } from 'uuidv7';
 import type { ArgumentLimits } from './arguments.js';
 import type { CallInspector } from './call/live-call.js';
 import * as defaults from './defaults.js';
+import { newId } from './ids.js';
 import { invalidOptionMessage, roleNeedsSharedStoreMessage } from './messages.js';
 import type { CallRequest, RuntimeLimits, RuntimeOptions, RuntimeRole } from './options.js';
 import type { RunRequest } from './spawn-background.js';
@@ -122,7 +122,7 @@ export function resolveSettings(options: RuntimeOptions, store: Store): Settings
   };
   const ttl = options.retention && positive('retention.endedTtlMs', options.retention.endedTtlMs);
   return {
-    instanceId: options.instanceId ?? uuidv7(),
+    instanceId: options.instanceId ?? newId(),
     role,
     defaultMode,
     argumentLimits: {

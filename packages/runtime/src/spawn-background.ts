@@ -7,7 +7,7 @@ import {
   ToolError,
   type ToolRegistry,
 } from '@baton/contracts';
-import { uuidv7 } from 'uuidv7';
+import { newId } from './ids.js';
 import { runPaths } from './keys.js';
 import { SPAWN_MESSAGES } from './messages.js';
 import type { CallRequest } from './options.js';
@@ -37,7 +37,7 @@ export async function startRun(
     name: run.toolName,
     args: run.args,
     sessionId: run.sessionId,
-    callId: `bg_${uuidv7().replaceAll('-', '')}`,
+    callId: `bg_${newId().replaceAll('-', '')}`,
     background: true,
     run: { title: run.title, signalOnCompletion: run.signalOnCompletion },
   });

@@ -1,10 +1,9 @@
-import type { CallAction } from '@baton/machine';
+import type { CallState } from '@baton/machine';
 import type { Clock } from '../clock.js';
 import type { WriteBatcher } from '../write-batcher.js';
-import type { Transition } from './driver.js';
 import type { LiveCall } from './live-call.js';
 import type { CallRegistry } from './registry.js';
-import { backgroundedReply, notSavedReply, replyOf } from './replies.js';
+import { type BackgroundReason, backgroundedReply, notSavedReply, replyOf } from './replies.js';
 import type { CallWrites } from './writes.js';
 
 export interface AnswersDeps {
@@ -22,11 +21,7 @@ export class Answers {
    * The `answerBackgrounded` action (seed 000 / 001): the caller hears at once that the call
    * continues, with its id as the handle, once the record that says so is written.
    */
-  backgrounded(
-    call: LiveCall,
-    { params: { reason } }: Extract<CallAction, { type: 'answerBackgrounded' }>,
-    { from, to }: Transition,
-  ): void {
+  backgrounded(call: LiveCall, reason: BackgroundReason, from: CallState, to: CallState): void {
     const { writes, writer, registry, clock } = this.deps;
     const record = call.record;
     record.detached = true;

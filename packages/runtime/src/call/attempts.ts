@@ -1,4 +1,5 @@
 import { isTerminalStatus, type RetryPolicy } from '@baton/contracts';
+import type { CallState } from '@baton/machine';
 import {
   DEFAULT_NON_RETRYABLE_CODES,
   DEFAULT_RETRY_BACKOFF_COEFFICIENT,
@@ -6,7 +7,7 @@ import {
 } from '../defaults.js';
 import { type Outcome, returnedOutcome, thrownOutcome } from '../outcome.js';
 import { CallContext, type ContextHost } from './call-context.js';
-import type { Send, Transition } from './driver.js';
+import type { DriverEvent, Send } from './driver.js';
 import type { LiveCall } from './live-call.js';
 import { modelVisible } from './replies.js';
 import type { CallWrites } from './writes.js';
@@ -35,7 +36,7 @@ export class Attempts {
   constructor(private readonly deps: AttemptsDeps) {}
 
   /** The `runAttempt` action: the timeout, armed just before, bounds each attempt. */
-  run(call: LiveCall, { from, to }: Transition): void {
+  run(call: LiveCall, from: CallState, to: CallState): void {
     const { writes } = this.deps;
     call.record.attempt++;
     call.stepsOfAttempt = undefined;
@@ -63,7 +64,7 @@ export class Attempts {
   }
 
   /** The `announceRetry` action: the call stays where it is while it waits; its caller's reply is unaffected. */
-  announceRetry(call: LiveCall, { event, from, to }: Transition): void {
+  announceRetry(call: LiveCall, event: DriverEvent, from: CallState, to: CallState): void {
     if (event.type !== 'RETRY') return;
     this.deps.writes.emit(call, {
       type: 'retrying',

@@ -14,21 +14,21 @@ export type DriverEvent =
 /** Sends an event to a call: the one way anything tells a call's machine anything. */
 export type Send = (call: LiveCall, event: DriverEvent) => void;
 
-/** One transition as its effects see it: the event, and the states the call left and entered. */
-export interface Transition {
-  event: DriverEvent;
-  from: CallState;
-  to: CallState;
-}
-
-/** The runtime's way of carrying out each action the machine names. */
+/**
+ * The runtime's way of carrying out each action the machine names. Each is given the event and the
+ * states the call left (`from`) and entered (`to`), as arguments: a transition allocates nothing.
+ */
 export type Effects = {
-  [T in CallActionType]: (
-    call: LiveCall,
-    action: Extract<CallAction, { type: T }>,
-    transition: Transition,
-  ) => void;
+  [T in CallActionType]: Effect<Extract<CallAction, { type: T }>>;
 };
+
+export type Effect<A extends CallAction = CallAction> = (
+  call: LiveCall,
+  action: A,
+  event: DriverEvent,
+  from: CallState,
+  to: CallState,
+) => void;
 
 /** The machine's events carry no data: one shared object each serves every call. */
 const MACHINE_EVENTS: { readonly [T in CallMachineEvent['type']]: Readonly<{ type: T }> } = {
@@ -65,13 +65,7 @@ export class CallDriver {
     if (step.state === from && step.actions.length === 0) return;
     call.record.status = step.state.status;
     const effects = this.#effects as Effects;
-    const transition: Transition = { event, from, to: step.state };
-    for (const action of step.actions) {
-      (effects[action.type] as (call: LiveCall, action: CallAction, transition: Transition) => void)(
-        call,
-        action,
-        transition,
-      );
-    }
+    for (const action of step.actions)
+      (effects[action.type] as Effect)(call, action, event, from, step.state);
   };
 }

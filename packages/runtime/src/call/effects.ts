@@ -39,7 +39,8 @@ function delayOf(timer: CallTimer, call: LiveCall, modules: EffectModules): numb
 export function callEffects(modules: EffectModules): Effects {
   const { answers, attempts, ending, notifications, slots, timers, writes, send } = modules;
   return {
-    answerBackgrounded: (call, action, transition) => answers.backgrounded(call, action, transition),
+    answerBackgrounded: (call, { params: { reason } }, _, from, to) =>
+      answers.backgrounded(call, reason, from, to),
     armTimer: (call, { params: { timer } }) => {
       const ms = delayOf(timer, call, modules);
       if (ms === undefined) return;
@@ -51,16 +52,16 @@ export function callEffects(modules: EffectModules): Effects {
     clearTimer: (call, { params: { timer } }) => timers.clearFor(call, timer),
     clearTimers: (call) => timers.clearAll(call),
     enqueue: (call) => slots.enqueue(call),
-    runAttempt: (call, _, transition) => attempts.run(call, transition),
-    announceRetry: (call, _, transition) => attempts.announceRetry(call, transition),
-    announceQueued: (call, _, { from, to }) => {
+    runAttempt: (call, _, __, from, to) => attempts.run(call, from, to),
+    announceRetry: (call, _, event, from, to) => attempts.announceRetry(call, event, from, to),
+    announceQueued: (call, _, __, from, to) => {
       writes.emit(call, { type: 'queued', mode: call.record.mode, from: from.status, to: to.status });
       writes.save(call);
     },
     write: (call) => writes.save(call),
     abort: (call) => ending.abort(call),
-    recordOutcome: (call, { params: { status } }, transition) =>
-      ending.recordOutcome(call, status, transition),
+    recordOutcome: (call, { params: { status } }, event, from) =>
+      ending.recordOutcome(call, status, event, from),
     notify: (call, { params: { status } }) => notifications.notify(call, status),
     keepArtifacts: (call, { params: { status } }) => notifications.keepArtifacts(call, status),
     writeEnd: (call) => ending.writeEnd(call),

@@ -1,4 +1,5 @@
 import { BatonError, type RecordedError, type TerminalStatus } from '@baton/contracts';
+import type { CallState } from '@baton/machine';
 import type { Clock } from '../clock.js';
 import { END_REWRITE_INITIAL_MS, END_REWRITE_MAX_MS } from '../defaults.js';
 import type { Failures } from '../log.js';
@@ -10,7 +11,7 @@ import {
 } from '../messages.js';
 import type { RefusedWrite, Rows, WriteBatcher } from '../write-batcher.js';
 import { failBatch } from './batches.js';
-import type { Send, Transition } from './driver.js';
+import type { DriverEvent, Send } from './driver.js';
 import type { LiveCall } from './live-call.js';
 import type { CallNotifications } from './notifications.js';
 import type { CallRegistry } from './registry.js';
@@ -35,10 +36,13 @@ export interface EndingDeps {
  * happens when the store refuses it), and a batch that stops at its first failure.
  */
 export class CallEnding {
+  /** How many times the store refused each call's end (rare: kept here, not on every call). */
+  readonly #refusedEnds = new WeakMap<LiveCall, number>();
+
   constructor(private readonly deps: EndingDeps) {}
 
   /** The `recordOutcome` action: the record's end, and the terminal event (from where the call was). */
-  recordOutcome(call: LiveCall, status: TerminalStatus, { event, from }: Transition): void {
+  recordOutcome(call: LiveCall, status: TerminalStatus, event: DriverEvent, from: CallState): void {
     const { writes, clock, maxOutputChars } = this.deps;
     const record = call.record;
     record.endedAt = clock.now();
@@ -77,7 +81,7 @@ export class CallEnding {
       writes.emit(call, { type: 'timed_out', timeoutMs, from: left, to: status });
       return;
     }
-    const failure = (event as Extract<Transition['event'], { type: 'FAIL' }>).outcome;
+    const failure = (event as Extract<DriverEvent, { type: 'FAIL' }>).outcome;
     record.error = failure.error;
     record.output = failure.output;
     writes.emit(call, { type: 'failed', error: modelVisible(failure.error), from: left, to: status });
@@ -136,7 +140,8 @@ export class CallEnding {
    */
   #storeEndAgain(call: LiveCall, error: unknown, refusedRows: Rows): void {
     const { writer, registry, writes, notifications, later } = this.deps;
-    const refusals = ++call.refusedEnds;
+    const refusals = (this.#refusedEnds.get(call) ?? 0) + 1;
+    this.#refusedEnds.set(call, refusals);
     const forget = () => registry.written(call);
     if (refusals > 1) {
       // The reduced end was refused too: the same rows, again, later.

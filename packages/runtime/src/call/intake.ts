@@ -8,9 +8,9 @@ import type {
   ValidationResult,
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
-import { uuidv7 } from 'uuidv7';
 import { checkArguments, requestIdIssues } from '../arguments.js';
 import type { Clock } from '../clock.js';
+import { newId } from '../ids.js';
 import {
   backgroundPerSessionMessage,
   backgroundPerWorkerMessage,
@@ -61,8 +61,6 @@ interface Admitted {
   rawArgs: unknown;
   args: unknown;
   batch: CallBatch | undefined;
-  prepared: unknown;
-  awaitingApproval: boolean;
 }
 
 /**
@@ -80,7 +78,7 @@ export class Intake {
     const refused = this.#checkRequest(request);
     if (refused) return refused;
     const createdAt = this.deps.clock.now();
-    if (request.callId === undefined) return this.#validate(request, uuidv7(), createdAt, undefined);
+    if (request.callId === undefined) return this.#validate(request, newId(), createdAt, undefined);
     const callId = request.callId;
     return this.#existing(callId).then(
       (existing) => existing ?? this.#validate(request, callId, createdAt, undefined),
@@ -106,7 +104,7 @@ export class Intake {
     );
     return Promise.all(
       batchRequests.map(
-        (request, i) => existing[i] ?? this.#validate(request, request.callId ?? uuidv7(), createdAt, batch),
+        (request, i) => existing[i] ?? this.#validate(request, request.callId ?? newId(), createdAt, batch),
       ),
     );
   }
@@ -207,10 +205,7 @@ export class Intake {
    * Seed 003: `prepare` runs before the call is queued, then `needsApproval` decides whether it
    * waits for an approval; if either fails, the call ends without running.
    */
-  #prepare(
-    admitted: Omit<Admitted, 'prepared' | 'awaitingApproval'>,
-    refuse: (error: RecordedError) => Promise<CallReply>,
-  ): Promise<CallReply> {
+  #prepare(admitted: Admitted, refuse: (error: RecordedError) => Promise<CallReply>): Promise<CallReply> {
     const { tool, request, callId, args } = admitted;
     const failed = (thrown: unknown) => refuse(thrownOutcome(thrown).error);
     const admitPrepared = (given: unknown): Promise<CallReply> => {
@@ -231,7 +226,7 @@ export class Intake {
           admitted.batch,
         );
       }
-      const admit = (awaitingApproval: boolean) => this.#admit({ ...admitted, prepared, awaitingApproval });
+      const admit = (awaitingApproval: boolean) => this.#admit(admitted, prepared, awaitingApproval);
       const needs = tool.execution.needsApproval;
       if (typeof needs !== 'function') return admit(needs === true);
       return attempt(() => needs(args as never), admit, failed);
@@ -260,17 +255,11 @@ export class Intake {
   }
 
   /** The call is accepted: its record and its actor, then the machine admits it (a slot, the queue, or its approval). */
-  #admit({
-    tool,
-    request,
-    callId,
-    createdAt,
-    rawArgs,
-    args,
-    batch,
-    prepared,
-    awaitingApproval,
-  }: Admitted): Promise<CallReply> {
+  #admit(
+    { tool, request, callId, createdAt, rawArgs, args, batch }: Admitted,
+    prepared: unknown,
+    awaitingApproval: boolean,
+  ): Promise<CallReply> {
     const { settings, registry, writes, send } = this.deps;
     const mode = settings.modeOf(tool, request);
     const record: CallRecord = {

@@ -35,17 +35,28 @@ export interface LiveCallInit {
   tool: AnyTool;
   args: unknown;
   settings: ToolSettings;
-  /** Runs this call may have in all. */
-  maxAttempts: number;
   /** Where the call starts: read from its record (see `callStateOf`). */
   state: CallState;
   /** The last `seq` the call stored (a recovered or claimed call has events already). */
-  lastSeq?: number;
+  lastSeq?: number | undefined;
   /** A recovered call may have durable steps stored by the runtime that died. */
-  recovered?: boolean;
+  recovered?: boolean | undefined;
   /** Runs the call as a live `callMachine` actor that this observer watches, start to end. */
-  inspect?: CallInspector;
+  inspect?: CallInspector | undefined;
 }
+
+const FLAGS = {
+  executing: 1,
+  holdsSlot: 2,
+  adopted: 4,
+  dropped: 8,
+  recovered: 16,
+  logTruncated: 32,
+  inspected: 64,
+} as const;
+
+/** With `createRuntime({ inspect })`, the machine itself beside each call (kept out of the call: rare, and big). */
+const inspectedActors = new WeakMap<LiveCall, Actor<CallMachine>>();
 
 /** A call between its admission and its terminal state: its actor, timers, signal and pending reply. */
 export class LiveCall {
@@ -62,16 +73,8 @@ export class LiveCall {
   #actor: Actor<CompiledCallLogic> | undefined;
   #state: CallState;
   readonly reply: Promise<CallReply>;
-  /** The tool is running and has not returned. */
-  executing = false;
-  /** The call holds one of the admission's running slots. */
-  holdsSlot = false;
-  /** Claimed from a shared store (another process submitted it): a closing worker gives it back if it has not started. */
-  adopted = false;
-  /** Another instance owns the call now: this copy does nothing more. */
-  dropped = false;
-  /** How many times the store refused this call's end (see ending.ts). */
-  refusedEnds = 0;
+  /** The call's yes-or-no facts, in one number (a parked call holds as little as it can): see FLAGS. */
+  #flags = 0;
   /** The write of the call's end, once it ended. */
   endWritten: Promise<void> | undefined;
   batch: CallBatch | undefined;
@@ -81,19 +84,15 @@ export class LiveCall {
   retryTimer: unknown;
   /** On a shared store: armed after a progress event; later progress waits for it (conflation). */
   progressTimer: unknown;
-  readonly maxAttempts: number;
-  readonly recovered: boolean;
   /** Finished durable steps by id: kept across attempts, loaded from the store once for a recovered call. */
   finishedSteps: Promise<Map<string, unknown>> | undefined;
   /** The step ids this attempt has used (seed 003: an id is used once per attempt); made on the first step. */
   stepsOfAttempt: Set<string> | undefined;
   #seq: number;
   #log = '';
-  #logTruncated = false;
   /** Resolves `reply`; dropped once used, so that a call parked for hours holds no closure for it. */
   #answer: ((reply: CallReply | Promise<CallReply>) => void) | undefined;
   #controller: AbortController | undefined;
-  #inspected: Actor<CallMachine> | undefined;
   #abortReason: BatonError | undefined;
 
   constructor(init: LiveCallInit) {
@@ -101,21 +100,72 @@ export class LiveCall {
     this.tool = init.tool;
     this.args = init.args;
     this.settings = init.settings;
-    this.maxAttempts = init.maxAttempts;
-    this.recovered = init.recovered ?? false;
+    if (init.recovered) this.#flags = FLAGS.recovered;
     this.#seq = init.lastSeq ?? 0;
     this.#state = init.state;
     if (init.inspect) {
-      this.#inspected = createActor(callMachine, {
+      const inspected = createActor(callMachine, {
         input: { mode: init.state.mode, detached: init.state.detached },
         snapshot: snapshotOf(init.state),
         inspect: init.inspect,
         id: init.record.callId,
       }).start();
+      inspectedActors.set(this, inspected);
+      this.#flags |= FLAGS.inspected;
     }
     this.reply = new Promise((resolve) => {
       this.#answer = resolve;
     });
+  }
+
+  /** The tool is running and has not returned. */
+  get executing(): boolean {
+    return (this.#flags & FLAGS.executing) !== 0;
+  }
+
+  set executing(on: boolean) {
+    this.#flag(FLAGS.executing, on);
+  }
+
+  /** The call holds one of the admission's running slots. */
+  get holdsSlot(): boolean {
+    return (this.#flags & FLAGS.holdsSlot) !== 0;
+  }
+
+  set holdsSlot(on: boolean) {
+    this.#flag(FLAGS.holdsSlot, on);
+  }
+
+  /** Claimed from a shared store (another process submitted it): a closing worker gives it back if it has not started. */
+  get adopted(): boolean {
+    return (this.#flags & FLAGS.adopted) !== 0;
+  }
+
+  set adopted(on: boolean) {
+    this.#flag(FLAGS.adopted, on);
+  }
+
+  /** Another instance owns the call now: this copy does nothing more. */
+  get dropped(): boolean {
+    return (this.#flags & FLAGS.dropped) !== 0;
+  }
+
+  set dropped(on: boolean) {
+    this.#flag(FLAGS.dropped, on);
+  }
+
+  /** Taken up after its runtime died: it may have durable steps stored by the runtime that died. */
+  get recovered(): boolean {
+    return (this.#flags & FLAGS.recovered) !== 0;
+  }
+
+  /** Runs this call may have in all: its retry policy's, or for a recovered call its recovery attempts. */
+  get maxAttempts(): number {
+    return this.recovered ? this.settings.recoveryAttempts : this.settings.maxAttempts;
+  }
+
+  #flag(flag: number, on: boolean): void {
+    this.#flags = on ? this.#flags | flag : this.#flags & ~flag;
   }
 
   get state(): CallState {
@@ -129,7 +179,7 @@ export class LiveCall {
    */
   send(event: CallMachineEvent): CallStep {
     // With an inspector the machine itself runs beside, so that XState's tools see it (slower; for development).
-    this.#inspected?.send(event);
+    if (this.#flags & FLAGS.inspected) inspectedActors.get(this)?.send(event);
     let step: CallStep;
     if (this.#actor) {
       this.#actor.send(event);
@@ -158,15 +208,15 @@ export class LiveCall {
   appendLog(stream: LogStream, chunk: string): void {
     const line = `[${stream}] ${chunk}`;
     this.record.outputTail = (this.record.outputTail + line).slice(-OUTPUT_TAIL_CHARS);
-    if (this.#logTruncated) return;
+    if (this.#flags & FLAGS.logTruncated) return;
     const room = OUTPUT_LOG_MAX_CHARS - this.#log.length;
     this.#log += line.length <= room ? line : line.slice(0, room);
-    this.#logTruncated = line.length > room;
+    this.#flag(FLAGS.logTruncated, line.length > room);
   }
 
   /** The `output.log` of a background run. */
   outputLog(): string {
-    return this.#logTruncated ? `${this.#log}${OUTPUT_LOG_TRUNCATED_LINE}` : this.#log;
+    return this.#flags & FLAGS.logTruncated ? `${this.#log}${OUTPUT_LOG_TRUNCATED_LINE}` : this.#log;
   }
 
   /** Made on first use: most tools never look at their signal. */

@@ -1,6 +1,6 @@
 import type { Notification, TerminalStatus } from '@baton/contracts';
-import { uuidv7 } from 'uuidv7';
 import type { Clock } from '../clock.js';
+import { newId } from '../ids.js';
 import {
   CANCELLED_BEFORE_COMPLETION,
   notificationBody,
@@ -44,7 +44,7 @@ export class CallNotifications {
           ? { error: visible.message }
           : { value: record.output };
     const notification: Notification = {
-      id: uuidv7(),
+      id: newId(),
       callId: record.callId,
       sessionId: record.sessionId,
       toolName: record.toolName,

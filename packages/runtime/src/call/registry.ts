@@ -7,9 +7,9 @@ export interface NewCall {
   record: CallRecord;
   tool: AnyTool;
   args: unknown;
-  lastSeq?: number;
+  lastSeq?: number | undefined;
   /** Taken up after its runtime died: it may have durable steps, and its retries count differently. */
-  recovered?: boolean;
+  recovered?: boolean | undefined;
 }
 
 /**
@@ -37,11 +37,10 @@ export class CallRegistry {
       tool,
       args,
       settings,
-      maxAttempts: recovered ? settings.recoveryAttempts : settings.maxAttempts,
       state: callStateOf(record),
-      ...(lastSeq !== undefined ? { lastSeq } : {}),
-      ...(recovered ? { recovered } : {}),
-      ...(this.#settings.inspect ? { inspect: this.#settings.inspect } : {}),
+      lastSeq,
+      recovered,
+      inspect: this.#settings.inspect,
     });
     this.#live.set(record.callId, call);
     if (record.detached) this.#countBackground(record.sessionId, 1);
