@@ -120,9 +120,9 @@ function mcpServer(runtime: Runtime, scope: TenantScope, mcpSessionId: () => str
 
     if (task) {
       // The task exists once its first event is stored; the client may ask for it right away.
-      const stored = firstValueFrom(runtime.callEvents$(callId));
+      const stored = firstValueFrom(runtime.follow({ callId }));
+      // `call()` never rejects: a refusal is a reply, and the task reports it.
       const reply = runtime.call({ name, args, sessionId, callId });
-      reply.catch(() => {});
       await Promise.race([stored, reply]);
       return { task: taskOf(await recordOf(callId), scope) };
     }
@@ -132,7 +132,7 @@ function mcpServer(runtime: Runtime, scope: TenantScope, mcpSessionId: () => str
       progressToken === undefined
         ? undefined
         : runtime
-            .callEvents$(callId)
+            .follow({ callId })
             .pipe(filter((event) => event.type === 'progress'))
             .subscribe((event) => {
               const { current, total, label } = event.progress;

@@ -1,5 +1,10 @@
+import { hostname } from 'node:os';
+import { memoryStore } from '@baton/store';
+import { makeCallRecord, makeInstance } from '@baton/store/testing';
 import { describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
+import { createRuntime } from '../src/index.js';
+import { SimulatedClock } from '../src/testing.js';
 import { gatedTool, settle, testRuntime } from './helpers.js';
 
 describe('createRuntime({ inspect })', () => {
@@ -33,5 +38,35 @@ describe('createRuntime({ inspect })', () => {
       'succeeded',
     ]);
     expect((await runtime.get('c1'))?.status).toBe('succeeded');
+  });
+});
+
+describe('createRuntime({ inspect }) and calls taken up after a crash', () => {
+  it('watches a recovered call too, from the state its record was left in', async () => {
+    const store = memoryStore();
+    // A process id no process has: the instance is gone, its calls are orphans.
+    await store.registerInstance(makeInstance({ id: 'dead', pid: 4_194_305, host: hostname() }));
+    await store.write({
+      calls: [
+        makeCallRecord({ callId: 'orphan', toolName: 'work', status: 'inline', attempt: 1, ownerId: 'dead' }),
+      ],
+    });
+    const seen: InspectionEvent[] = [];
+    const { tool } = gatedTool('work', { idempotent: true });
+    const runtime = createRuntime({
+      tools: [tool],
+      store,
+      clock: new SimulatedClock(),
+      inspect: (event) => seen.push(event),
+    });
+    await runtime.ready;
+    await settle();
+    const ids = seen.flatMap((event) =>
+      event.type === '@xstate.actor' ? [(event.actorRef as { id?: string }).id] : [],
+    );
+    expect(ids).toEqual(['orphan']);
+    const events = seen.flatMap((event) => (event.type === '@xstate.event' ? [event.event.type] : []));
+    expect(events).toEqual(['xstate.init', 'REQUEUE', 'ADMIT', 'START']);
+    await runtime.close();
   });
 });

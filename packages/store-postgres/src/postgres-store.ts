@@ -295,6 +295,7 @@ export class PostgresStore implements Store {
       // An idle connection that the server dropped: the pool replaces it on the next query.
     });
     this.#ready = this.#migrate(schema);
+    // Every method awaits #ready and fails with its error; this only keeps it from going unhandled.
     this.#ready.catch(() => {});
   }
 
@@ -640,6 +641,7 @@ export class PostgresStore implements Store {
     const retry = () => {
       if (this.#listening !== client) return;
       this.#listening = undefined;
+      // The connection already failed (that is why this runs): ending it may fail too, to no loss.
       client.end().catch(() => {});
       if (!this.#closed && this.#listeners.size > 0)
         setTimeout(() => void this.#connectListener(), RELISTEN_MS).unref();
@@ -663,6 +665,8 @@ export class PostgresStore implements Store {
     this.#closed = true;
     const listening = this.#listening;
     this.#listening = undefined;
+    // Closing: a listener whose connection is gone, or a migration that failed (reported to every
+    // caller already), must not keep the pool open.
     await listening?.end().catch(() => {});
     await this.#ready.catch(() => {});
     await this.#pool.end();
