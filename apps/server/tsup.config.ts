@@ -1,3 +1,3 @@
-import { appBuild } from '../../tsup.base.js';
+import { packageBuild } from '../../tsup.base.js';
 
-export default appBuild('src/main.ts');
+export default packageBuild(['src/index.ts', 'src/main.ts', 'src/cli.ts']);

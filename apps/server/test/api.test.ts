@@ -5,8 +5,8 @@ import { memoryStore } from '@baton/store';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { buildApp } from '../src/app.js';
 import { demoTools } from '../src/demo-tools.js';
+import { createServer } from '../src/server.js';
 
 let runtime: Runtime;
 let app: FastifyInstance;
@@ -14,7 +14,7 @@ let app: FastifyInstance;
 beforeEach(async () => {
   runtime = createRuntime({ tools: demoTools, clock: new SimulatedClock() });
   await runtime.ready;
-  app = buildApp({ runtime });
+  app = createServer({ runtime });
 });
 
 afterEach(async () => {
@@ -239,7 +239,7 @@ describe('notifications', () => {
       clock: new SimulatedClock(),
       limits: { backgroundPerSession: 1_000, backgroundPerWorker: 1_000 },
     });
-    const server = buildApp({ runtime: own });
+    const server = createServer({ runtime: own });
     // A notification's event is published once the notification is stored.
     let stored = 0;
     const allStored = new Promise<void>((resolve) =>
@@ -267,7 +267,7 @@ describe('health', () => {
     const store = memoryStore();
     const own = createRuntime({ tools: demoTools, store, clock: new SimulatedClock() });
     await own.ready;
-    const server = buildApp({ runtime: own });
+    const server = createServer({ runtime: own });
     const heartbeat = vi.spyOn(store, 'heartbeat').mockRejectedValue(new Error('disk I/O error'));
     const failing = await server.inject('/healthz');
     expect([failing.statusCode, failing.json().error]).toEqual([

@@ -1,8 +1,8 @@
 import { createRuntime, type Runtime } from '@baton/runtime';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../src/app.js';
 import { demoTools } from '../src/demo-tools.js';
+import { createServer } from '../src/server.js';
 
 let runtime: Runtime;
 let app: FastifyInstance;
@@ -17,7 +17,7 @@ async function start(mcp: { sessionTtlMs?: number; sessionsPerTenant?: number; s
   runtime = createRuntime({ tools: demoTools });
   await runtime.ready;
   const tokens = { 'token-of-tenant-a-1': 'a', 'token-of-tenant-b-1': 'b' };
-  app = buildApp({ runtime, tokens, mcp: { ...mcp, now: () => now } });
+  app = createServer({ runtime, tokens, mcp: { ...mcp, now: () => now } });
 }
 
 const headers = (token: string, session?: string) => ({

@@ -15,8 +15,8 @@ import {
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { buildApp } from '../src/app.js';
 import { demoTools } from '../src/demo-tools.js';
+import { createServer } from '../src/server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-mcp-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -61,7 +61,7 @@ afterEach(async () => {
 async function serve(tools: RuntimeOptions['tools'], path = ':memory:'): Promise<Served> {
   const runtime = createRuntime({ tools, store: sqliteStore({ path }), inlineBudgetMs: 60_000 });
   await runtime.ready;
-  const app = buildApp({
+  const app = createServer({
     runtime,
     tokens: { 'token-of-tenant-a-0001': 'acme', 'token-of-tenant-b-0002': 'bolt' },
   });

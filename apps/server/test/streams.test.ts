@@ -2,17 +2,17 @@ import { connect, type Socket } from 'node:net';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AppOptions, buildApp } from '../src/app.js';
 import { demoTools } from '../src/demo-tools.js';
+import { createServer, type ServerOptions } from '../src/server.js';
 
 let runtime: Runtime;
 let app: FastifyInstance;
 let base: URL;
 
-async function listen(options: Omit<AppOptions, 'runtime'> = {}) {
+async function listen(options: Omit<ServerOptions, 'runtime'> = {}) {
   runtime = createRuntime({ tools: demoTools });
   await runtime.ready;
-  app = buildApp({ runtime, ...options });
+  app = createServer({ runtime, ...options });
   base = new URL(await app.listen({ host: '127.0.0.1', port: 0 }));
 }
 

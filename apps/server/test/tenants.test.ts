@@ -2,8 +2,8 @@ import { createRuntime, type Runtime } from '@baton/runtime';
 import { SimulatedClock } from '@baton/runtime/testing';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../src/app.js';
 import { demoTools } from '../src/demo-tools.js';
+import { createServer } from '../src/server.js';
 
 const A = 'token-of-tenant-a-0001';
 const B = 'token-of-tenant-b-0002';
@@ -14,7 +14,7 @@ let app: FastifyInstance;
 beforeEach(async () => {
   runtime = createRuntime({ tools: demoTools, clock: new SimulatedClock() });
   await runtime.ready;
-  app = buildApp({ runtime, tokens: { [A]: 'acme', [B]: 'bolt' } });
+  app = createServer({ runtime, tokens: { [A]: 'acme', [B]: 'bolt' } });
 });
 
 afterEach(async () => {

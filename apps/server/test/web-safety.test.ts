@@ -2,8 +2,8 @@ import { createRuntime, type Runtime } from '@baton/runtime';
 import { SimulatedClock } from '@baton/runtime/testing';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type AppOptions, buildApp } from '../src/app.js';
 import { demoTools } from '../src/demo-tools.js';
+import { createServer, type ServerOptions } from '../src/server.js';
 
 const open: Array<{ app: FastifyInstance; runtime: Runtime }> = [];
 afterEach(async () => {
@@ -13,10 +13,10 @@ afterEach(async () => {
   }
 });
 
-async function server(options: Omit<AppOptions, 'runtime'> = {}) {
+async function server(options: Omit<ServerOptions, 'runtime'> = {}) {
   const runtime = createRuntime({ tools: demoTools, clock: new SimulatedClock() });
   await runtime.ready;
-  const app = buildApp({ runtime, ...options });
+  const app = createServer({ runtime, ...options });
   open.push({ app, runtime });
   return { app, runtime };
 }

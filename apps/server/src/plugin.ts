@@ -1,4 +1,3 @@
-import { STATUS_CODES } from 'node:http';
 import {
   isBatonError,
   toAnthropicTool,
@@ -10,7 +9,7 @@ import { inspectorAssetsDir } from '@baton/inspector';
 import { callMachine, machineGraph } from '@baton/machine';
 import type { Runtime } from '@baton/runtime';
 import fastifyStatic from '@fastify/static';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { filter, map } from 'rxjs';
 import type { z } from 'zod';
 import { API, type Endpoint } from './api.js';
@@ -21,7 +20,7 @@ import { resumeAfter, StreamLimits, streamEvents } from './sse.js';
 import { Tenancy, type TenantScope } from './tenancy.js';
 import { type WebSafetyOptions, webSafetyHook } from './web-safety.js';
 
-export interface AppOptions {
+export interface BatonPluginOptions {
   runtime: Runtime;
   /** Bearer token -> tenant. Without tokens every request is one anonymous tenant. */
   tokens?: Record<string, string>;
@@ -59,11 +58,7 @@ interface RouteInput<E extends Endpoint> {
   reply: FastifyReply;
 }
 
-/** Routes that answer without a token: a load balancer's probe, the API's description, and the
- * inspector's page (which holds no data: it asks for a token when the API wants one). */
-const PUBLIC = new Set<string>([API.health.url, API.openapi.url, '/inspector', '/inspector/*']);
-
-function fail(reply: FastifyReply, status: number, code: string, message: string, extra: object = {}) {
+export function fail(reply: FastifyReply, status: number, code: string, message: string, extra: object = {}) {
   return reply.code(status).send({ error: { code, message, ...extra } });
 }
 
@@ -72,53 +67,20 @@ function notFound(reply: FastifyReply, what = 'call') {
 }
 
 /**
- * The reference server's HTTP API over a runtime: REST, Server-Sent Events, Prometheus metrics,
- * OpenAPI and MCP. Each tenant sees only its own calls. Bodies over 1 MiB get 413.
+ * Baton's HTTP API over a runtime, as a Fastify plugin: REST, Server-Sent Events, Prometheus
+ * metrics, OpenAPI, MCP and the inspector. Each tenant sees only its own calls. Mount it in an app
+ * you have (`app.register(batonPlugin, { runtime, prefix: '/baton' })`), or take the whole server
+ * from `createServer`. Its hooks, parsers and error handlers apply to its own routes only.
  */
-export function buildApp({
-  runtime,
-  tokens = {},
-  webSafety = {},
-  limits = {},
-  mcp = {},
-}: AppOptions): FastifyInstance {
-  // Any id the API takes (128 characters, each up to 9 when percent-encoded) fits in a path
-  // parameter, so that a long id is answered by its schema (400), not by the router (414).
-  const app = Fastify({
-    bodyLimit: 1024 * 1024,
-    forceCloseConnections: true,
-    routerOptions: { maxParamLength: 2048 },
-    // What Node's HTTP parser refuses (not HTTP, headers too large) answers in the API's format too.
-    clientErrorHandler: (error, socket) => {
-      const code = (error as NodeJS.ErrnoException).code;
-      // Bytes after a request that asked to close: that request still gets its answer, then the
-      // connection closes as it asked; the bytes after it are dropped.
-      if (code === 'HPE_CLOSED_CONNECTION') return;
-      if (socket.destroyed || !socket.writable) return;
-      const [status, errorCode, message] =
-        code === 'HPE_HEADER_OVERFLOW'
-          ? [431, 'headers_too_large', 'the request headers are larger than the server takes']
-          : code === 'ERR_HTTP_REQUEST_TIMEOUT'
-            ? [408, 'request_timeout', 'the request did not arrive in time']
-            : [400, 'invalid_request', `the request is not valid HTTP (${code ?? 'parse error'})`];
-      const body = JSON.stringify({ error: { code: errorCode, message } });
-      socket.end(
-        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      );
-    },
-    // What the router refuses before any route runs answers in the API's one error format too.
-    frameworkErrors: (error, _request, reply) => {
-      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-        return fail(reply, 414, 'uri_too_long', 'a part of the path is longer than any id can be');
-      }
-      if (error.code === 'FST_ERR_BAD_URL') {
-        return fail(reply, 400, 'invalid_request', 'the URL is not valid: it has a malformed %-escape');
-      }
-      app.log.error(error);
-      return fail(reply, 500, 'internal_error', 'the server failed to answer');
-    },
-  });
+export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
+  app,
+  { runtime, tokens = {}, webSafety = {}, limits = {}, mcp = {} },
+) => {
+  /** Routes that answer without a token: a load balancer's probe, the API's description, and the
+   * inspector's page (which holds no data: it asks for a token when the API wants one). */
+  const PUBLIC = new Set(
+    [API.health.url, API.openapi.url, '/inspector', '/inspector/*'].map((url) => `${app.prefix}${url}`),
+  );
   const tenancy = new Tenancy(tokens);
   const scopes = new WeakMap<FastifyRequest, TenantScope>();
 
@@ -353,7 +315,6 @@ export function buildApp({
   });
 
   mountMcp(app, runtime, (request) => scopes.get(request), mcp);
-  app.get('/inspector', (_request, reply) => reply.redirect('/inspector/'));
-  void app.register(fastifyStatic, { root: inspectorAssetsDir, prefix: '/inspector/' });
-  return app;
-}
+  app.get('/inspector', (_request, reply) => reply.redirect(`${app.prefix}/inspector/`));
+  await app.register(fastifyStatic, { root: inspectorAssetsDir, prefix: '/inspector/' });
+};

@@ -1,0 +1,127 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const CLI = join(import.meta.dirname, '..', 'dist', 'cli.js');
+// Inside the repository, so that a user's module finds `@baton/contracts` as it would in a project.
+const outputs = join(import.meta.dirname, '..', 'test-output');
+mkdirSync(outputs, { recursive: true });
+const dir = mkdtempSync(join(outputs, 'command-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs `baton …` to its end: its exit code and what it printed. */
+function baton(args: string[], cwd = dir): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('the baton command', () => {
+  it('prints its options with --help, and starts nothing', async () => {
+    const help = await baton(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('baton serve [module] [options]');
+    expect(help.stdout).toContain('--port <n>');
+    expect(help.stdout).not.toContain('listening');
+    const bare = await baton([]);
+    expect(bare.code).toBe(2);
+    expect(bare.stdout).toContain('Usage:');
+  });
+
+  it('says in one line what is wrong with a module, a command or a flag', async () => {
+    writeFileSync(join(dir, 'empty.mjs'), 'export const answer = 42;\n');
+    const empty = await baton(['serve', './empty.mjs', '--port', '0']);
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toMatch(/^\.\/empty\.mjs exports no tools: export tools made with defineTool\(\)/);
+    const missing = await baton(['serve', './missing.mjs']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^cannot load \.\/missing\.mjs: /);
+    expect((await baton(['frobnicate'])).stderr).toMatch(/^unknown command frobnicate/);
+    expect((await baton(['serve', '--port', 'eighty'])).stderr).toMatch(/BATON_PORT/);
+    expect((await baton(['serve', '--colour'])).stderr).toMatch(/--colour/);
+  });
+
+  it('serves the tools of your module over REST and MCP, logs each request, and stops cleanly on SIGTERM', async () => {
+    writeFileSync(
+      join(dir, 'tools.mjs'),
+      [
+        "import { defineTool } from '@baton/contracts';",
+        'export const greet = defineTool({',
+        "  name: 'greet',",
+        "  description: 'Greets someone',",
+        "  input: { type: 'object', properties: { who: { type: 'string' } }, required: ['who'] },",
+        "  execute: ({ who }) => 'hello, ' + who,",
+        '});',
+        '',
+      ].join('\n'),
+    );
+    const child = spawn(
+      process.execPath,
+      [CLI, 'serve', './tools.mjs', '--port', '0', '--store', 'baton.db'],
+      {
+        cwd: dir,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const lines: string[] = [];
+    let address = '';
+    const reading = (async () => {
+      for await (const line of createInterface({ input: child.stdout })) {
+        lines.push(line);
+        address ||= /listening on (\S+)/.exec(line)?.[1] ?? '';
+      }
+    })();
+    while (!lines.some((line) => line.includes('try:'))) {
+      if (child.exitCode !== null)
+        throw new Error(`baton exited with ${child.exitCode}: ${lines.join('\n')}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // Last, the tools it serves and a sample call that works as printed.
+    expect(lines.find((line) => line.includes('tools:'))).toContain('greet');
+
+    const call = await fetch(`${address}/v1/calls`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'greet', args: { who: 'REST' }, sessionId: 's', callId: 'c1' }),
+    });
+    expect(await call.json()).toMatchObject({ status: 'succeeded', output: 'hello, REST' });
+    // What the inspector reads of a call.
+    expect(await (await fetch(`${address}/v1/calls/c1`)).json()).toMatchObject({
+      toolName: 'greet',
+      status: 'succeeded',
+    });
+
+    const client = new Client({ name: 'baton-command-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${address}/mcp`)));
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['greet']);
+    const result = await client.callTool({ name: 'greet', arguments: { who: 'MCP' } });
+    expect(JSON.stringify(result.content)).toContain('hello, MCP');
+    await client.close();
+
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    await reading;
+    const logs = lines.flatMap((line) =>
+      line.startsWith('{') ? [JSON.parse(line) as Record<string, unknown>] : [],
+    );
+    expect(logs.find((log) => log.msg === 'started')).toMatchObject({ tools: ['greet'], service: 'baton' });
+    expect(logs).toContainEqual(
+      expect.objectContaining({ msg: 'request', method: 'POST', url: '/v1/calls', status: 200 }),
+    );
+    expect(logs.at(-1)).toMatchObject({ msg: 'stopped' });
+  }, 60_000);
+});

@@ -1,0 +1,79 @@
+import { createRuntime } from '@baton/runtime';
+import { SimulatedClock } from '@baton/runtime/testing';
+import Fastify from 'fastify';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { demoTools } from '../src/demo-tools.js';
+import { batonPlugin, createServer } from '../src/index.js';
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function demoRuntime() {
+  const runtime = createRuntime({ tools: demoTools, clock: new SimulatedClock() });
+  cleanups.push(() => runtime.close());
+  await runtime.ready;
+  return runtime;
+}
+
+const TOKEN = 'a-token-of-sixteen-characters';
+
+describe('batonPlugin in an app you already have', () => {
+  it('serves the API under a prefix, with its tokens, and leaves the rest of the app alone', async () => {
+    const runtime = await demoRuntime();
+    const app = Fastify();
+    cleanups.push(() => app.close());
+    app.get('/hello', async () => ({ hello: 'world' }));
+    await app.register(batonPlugin, { runtime, prefix: '/baton', tokens: { [TOKEN]: 'acme' } });
+
+    // The app's own route: no token asked, Baton's hooks do not reach it.
+    expect((await app.inject('/hello')).json()).toEqual({ hello: 'world' });
+    // Baton's public routes stay public under the prefix; the others want the token.
+    expect((await app.inject('/baton/healthz')).statusCode).toBe(200);
+    expect((await app.inject('/baton/openapi.json')).statusCode).toBe(200);
+    expect((await app.inject('/baton/v1/calls')).statusCode).toBe(401);
+    const call = await app.inject({
+      method: 'POST',
+      url: '/baton/v1/calls',
+      headers: { authorization: `Bearer ${TOKEN}` },
+      payload: { name: 'echo', args: { text: 'mounted' }, sessionId: 's' },
+    });
+    expect(call.json()).toMatchObject({ status: 'succeeded', output: { text: 'mounted' } });
+    expect((await app.inject('/baton/inspector')).headers.location).toBe('/baton/inspector/');
+    // A path under the prefix that is no route answers in the API's format.
+    expect(
+      (await app.inject({ url: '/baton/nope', headers: { authorization: `Bearer ${TOKEN}` } })).json(),
+    ).toEqual({ error: { code: 'not_found', message: 'no route GET /baton/nope' } });
+  });
+});
+
+describe('createServer', () => {
+  it('logs one line per request at info, with its method, URL, status and time', async () => {
+    const runtime = await demoRuntime();
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const app = createServer({ runtime, logger });
+    cleanups.push(() => app.close());
+    await app.inject({
+      method: 'POST',
+      url: '/v1/calls',
+      payload: { name: 'echo', args: { text: 'x' }, sessionId: 's' },
+    });
+    await app.inject('/v1/calls/nope');
+    const requests = lines.filter((line) => line.msg === 'request');
+    expect(requests).toEqual([
+      expect.objectContaining({
+        level: 30,
+        method: 'POST',
+        url: '/v1/calls',
+        status: 200,
+        ms: expect.any(Number),
+      }),
+      expect.objectContaining({ level: 30, method: 'GET', url: '/v1/calls/nope', status: 404 }),
+    ]);
+    // Fastify's own two lines per request are off.
+    expect(lines.filter((line) => line.msg === 'incoming request')).toEqual([]);
+  });
+});
