@@ -1,5 +1,9 @@
 import {
+  type CallEvent,
+  type CallRecord,
+  type CallStatus,
   isBatonError,
+  isTerminalStatus,
   toAnthropicTool,
   toGeminiFunctionDeclaration,
   toMcpTool,
@@ -10,7 +14,7 @@ import { callMachine, machineGraph } from '@baton/machine';
 import type { Runtime } from '@baton/runtime';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { filter, map } from 'rxjs';
+import { filter, firstValueFrom, map, take, takeWhile } from 'rxjs';
 import type { z } from 'zod';
 import { API, type Endpoint } from './api.js';
 import { type McpSessionOptions, mountMcp } from './mcp.js';
@@ -64,6 +68,20 @@ export function fail(reply: FastifyReply, status: number, code: string, message:
 
 function notFound(reply: FastifyReply, what = 'call') {
   return fail(reply, 404, 'not_found', `${what} not found`);
+}
+
+/**
+ * Until a call's stream has sent its last event: the terminal one, or, when the call's end goes to
+ * its session (it was answered `backgrounded`, and signals its end), the notification's after it.
+ */
+function untilLastEvent(record: CallRecord): (event: CallEvent) => boolean {
+  let detached = record.detached;
+  const signals = !(record.run && !record.run.signalOnCompletion);
+  return (event) => {
+    if (event.type === 'backgrounded') detached = true;
+    if (event.type === 'notification') return false;
+    return !isTerminalStatus(event.type as CallStatus) || (detached && signals);
+  };
 }
 
 /**
@@ -182,6 +200,12 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     return record;
   }
 
+  /** Whether a call has stored nothing after `after`. */
+  async function nothingAfter(callId: string, after: number): Promise<boolean> {
+    const next = runtime.follow({ callId, after }, { live: false }).pipe(take(1));
+    return (await firstValueFrom(next, { defaultValue: undefined })) === undefined;
+  }
+
   const metrics = runtimeMetrics(runtime);
 
   // Up means the store takes a write and a read; a store that fails (or hangs) makes it a 503.
@@ -228,13 +252,18 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   });
 
   route(API.callEvents, async ({ params, query, scope, request, reply }) => {
-    if (!(await callOf(scope, params.id, reply))) return reply;
+    const record = await callOf(scope, params.id, reply);
+    if (!record) return reply;
     const after = resumeAfter(request, query.after);
     if (after === undefined) return fail(reply, 400, 'invalid_request', 'Last-Event-ID must be an event id');
+    const callId = scope.inside(params.id);
+    // A call that ended, asked from after its last event (EventSource reconnects): 204 says stop.
+    if (isTerminalStatus(record.status) && (await nothingAfter(callId, after))) return reply.code(204).send();
     return openStream(scope, request, reply, (ready) =>
-      runtime
-        .follow({ callId: scope.inside(params.id), after: after }, { ready })
-        .pipe(map((event) => ({ id: event.seq, data: scope.show(event) }))),
+      runtime.follow({ callId, after }, { ready }).pipe(
+        takeWhile(untilLastEvent(record), true),
+        map((event) => ({ id: event.seq, event: event.type, data: scope.show(event) })),
+      ),
     );
   });
 
@@ -244,7 +273,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     return openStream(scope, request, reply, (ready) =>
       runtime
         .follow({ sessionId: scope.inside(params.id), after: after }, { ready })
-        .pipe(map(({ position, event }) => ({ id: position, data: scope.show(event) }))),
+        .pipe(map(({ position, event }) => ({ id: position, event: event.type, data: scope.show(event) }))),
     );
   });
 
@@ -253,7 +282,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     return openStream(scope, request, reply, () =>
       runtime.events$.pipe(
         filter((event) => scope.owns(event.callId)),
-        map((event) => ({ data: scope.show(event) })),
+        map((event) => ({ event: event.type, data: scope.show(event) })),
       ),
     );
   });

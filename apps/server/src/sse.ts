@@ -15,6 +15,8 @@ export const MAX_UNSENT_BYTES = 4 * 1024 * 1024;
 export interface SseMessage {
   /** What the client sends back as `Last-Event-ID` to resume after this message; none for a live-only stream. */
   id?: number;
+  /** The message's `event:` name (a call event's type); EventSource then dispatches it by that name. */
+  event?: string;
   data: unknown;
 }
 
@@ -76,12 +78,16 @@ export function streamEvents(
   keepAlive.unref();
   request.raw.on('close', () => close());
   subscription = messages(() => whenWritable(response)).subscribe({
-    next: ({ id, data }) =>
-      write(`${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`),
+    next: ({ id, event, data }) =>
+      write(
+        `${id === undefined ? '' : `id: ${id}\n`}${event === undefined ? '' : `event: ${event}\n`}data: ${JSON.stringify(data)}\n\n`,
+      ),
     error: (error: unknown) => {
       write(`event: error\ndata: ${JSON.stringify({ message: String(error) })}\n\n`);
       close();
     },
+    // A stream with an end (a call's, after its terminal event) closes the response there.
+    complete: () => close(),
   });
   if (closed) subscription.unsubscribe();
 }

@@ -77,3 +77,28 @@ describe('createServer', () => {
     expect(lines.filter((line) => line.msg === 'incoming request')).toEqual([]);
   });
 });
+
+describe("a call's event stream", () => {
+  it('names each event by its type, ends after the terminal event of an inline call, and answers 204 after its end', async () => {
+    const runtime = await demoRuntime();
+    const app = createServer({ runtime });
+    cleanups.push(() => app.close());
+    await app.inject({
+      method: 'POST',
+      url: '/v1/calls',
+      payload: { name: 'echo', args: { text: 'x' }, sessionId: 's', callId: 'c1' },
+    });
+    // inject() resolves only once the response ends: the stream ended by itself.
+    const stream = await app.inject('/v1/calls/c1/events');
+    expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
+    const messages = stream.body.split('\n\n').filter((block) => block.includes('data: '));
+    expect(messages.map((block) => /^event: (.*)$/m.exec(block)?.[1])).toEqual([
+      'queued',
+      'started',
+      'succeeded',
+    ]);
+    expect(
+      (await app.inject({ url: '/v1/calls/c1/events', headers: { 'last-event-id': '3' } })).statusCode,
+    ).toBe(204);
+  });
+});

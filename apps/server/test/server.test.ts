@@ -96,12 +96,22 @@ describe('the real server, driven over HTTP', () => {
     ]);
     expect(new Set(whole.map(({ id }) => id)).size).toBe(whole.length);
 
-    // The call's own stream numbers its events by seq and resumes the same way.
-    const callStream = await readUntil(
-      `/v1/calls/${callId}/events?after=3`,
-      ({ data }) => data.type === 'notification',
-    );
-    expect(callStream.map(({ id }) => id)).toEqual(['4', '5', '6', '7']);
+    // The call's own stream numbers its events by seq, resumes the same way, names each event by
+    // its type, and ends with the call's last event: for a call answered `backgrounded`, the
+    // notification after its end.
+    const callStream = await readUntil(`/v1/calls/${callId}/events?after=3`, () => false);
+    expect(callStream.map(({ id, event }) => `${id}:${event}`)).toEqual([
+      '4:progress',
+      '5:progress',
+      '6:succeeded',
+      '7:notification',
+    ]);
+    // Asked again from after its end (as EventSource reconnects), it says there is no more: 204.
+    const again = await fetch(`${server.address}/v1/calls/${callId}/events`, {
+      headers: { 'last-event-id': '7' },
+    });
+    expect(again.status).toBe(204);
+    expect((await fetch(`${server.address}/v1/calls/${callId}/events?after=6`)).status).toBe(200);
 
     const notifications = await api<Array<{ id: string; callId: string; body: string }>>(
       '/v1/notifications?sessionId=slow',

@@ -1,6 +1,8 @@
 /** A Server-Sent Events message as a client reads it. */
 export interface SseMessage<T = unknown> {
   id: string | undefined;
+  /** The `event:` name, when the message has one. */
+  event?: string | undefined;
   data: T;
 }
 
@@ -17,12 +19,14 @@ export async function* readSse<T = unknown>(response: Response): AsyncGenerator<
       buffered = buffered.slice(end + 2);
       end = buffered.indexOf('\n\n');
       let id: string | undefined;
+      let event: string | undefined;
       const data: string[] = [];
       for (const line of block.split('\n')) {
         if (line.startsWith('id: ')) id = line.slice(4);
+        else if (line.startsWith('event: ')) event = line.slice(7);
         else if (line.startsWith('data: ')) data.push(line.slice(6));
       }
-      if (data.length > 0) yield { id, data: JSON.parse(data.join('\n')) as T };
+      if (data.length > 0) yield { id, event, data: JSON.parse(data.join('\n')) as T };
     }
   }
 }

@@ -56,6 +56,8 @@ export function follow<T>(path: () => string, handlers: StreamHandlers<T>): () =
     try {
       const response = await fetch(path(), { headers: headers(), signal: abort.signal });
       if (response.status === 401) return handlers.onUnauthorized();
+      // The stream had its last event (a call that ended): nothing more will come, so no reconnect.
+      if (response.status === 204) return;
       if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
       handlers.onOpen?.();
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
