@@ -1,6 +1,6 @@
 import type { CallEvent } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { endOf } from './call-end.js';
 
 type LiveState = 'queued' | 'inline' | 'backgrounded';
@@ -24,10 +24,42 @@ function nextState(state: LiveState | undefined, event: CallEvent): LiveState | 
 
 /**
  * Prometheus metrics of a runtime, for `GET /metrics`: the live calls of this process by state,
- * the ended calls by status and tool, how long calls took, and the queue depth.
+ * the ended calls by status and tool, how long calls took, the queue depth, promotions, retries,
+ * calls waiting for approval, the failures the runtime handled, and Node's process metrics.
  */
 export function runtimeMetrics(runtime: Runtime): Registry {
   const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  /** Only registered names become labels: a caller who asks for 2,000 made-up tools makes one series. */
+  const toolOf = (event: CallEvent) => (runtime.tools.has(event.toolName) ? event.toolName : UNREGISTERED_TOOL);
+  const promotions = new Counter({
+    name: 'baton_promotions_total',
+    help: 'Calls answered `backgrounded` when their inline budget passed, by tool.',
+    labelNames: ['tool'],
+    registers: [registry],
+  });
+  const retries = new Counter({
+    name: 'baton_retries_total',
+    help: 'Attempts that failed and run again under their retry policy, by tool.',
+    labelNames: ['tool'],
+    registers: [registry],
+  });
+  const awaitingApproval = new Set<string>();
+  new Gauge({
+    name: 'baton_calls_awaiting_approval',
+    help: 'Calls of this process waiting for their approval.',
+    registers: [registry],
+    collect() {
+      this.set(awaitingApproval.size);
+    },
+  });
+  const failures = new Counter({
+    name: 'baton_runtime_failures_total',
+    help: 'Failures the runtime caught and handled (a store away, a refused write), by what it was doing.',
+    labelNames: ['op'],
+    registers: [registry],
+  });
+  runtime.failures$.subscribe(({ op }) => failures.inc({ op }));
   const live = new Map<string, { state: LiveState; queuedAt: number }>();
   new Gauge({
     name: 'baton_calls',
@@ -63,11 +95,18 @@ export function runtimeMetrics(runtime: Runtime): Registry {
   });
 
   runtime.events$.subscribe((event) => {
+    if (event.type === 'backgrounded') {
+      if (event.reason === 'budget') promotions.inc({ tool: toolOf(event) });
+      if (event.reason === 'approval') awaitingApproval.add(event.callId);
+    } else if (event.type === 'retrying') {
+      retries.inc({ tool: toolOf(event) });
+    } else if (event.type === 'started') {
+      awaitingApproval.delete(event.callId);
+    }
     const end = endOf(event);
     if (end) {
-      // Only registered names become labels: a caller who asks for 2,000 made-up tools makes one series.
-      const tool = runtime.tools.has(event.toolName) ? event.toolName : UNREGISTERED_TOOL;
-      const labels = { status: end, tool };
+      awaitingApproval.delete(event.callId);
+      const labels = { status: end, tool: toolOf(event) };
       ended.inc(labels);
       const started = live.get(event.callId);
       if (started) duration.observe(labels, (event.at - started.queuedAt) / 1_000);

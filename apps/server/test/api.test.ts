@@ -1,4 +1,4 @@
-import { defineTool } from '@baton/contracts';
+import { defineTool, ToolError } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { SimulatedClock } from '@baton/runtime/testing';
 import { memoryStore } from '@baton/store';
@@ -203,15 +203,67 @@ describe('ids, odd URLs and odd bodies get the API error format', () => {
 });
 
 describe('metrics', () => {
-  it('label calls by registered tool names only: made-up names are one series, whatever their number', async () => {
+  it('label calls by registered tool names only: 1,000 made-up names add no series', async () => {
     await post('/v1/calls', { name: 'echo', args: { text: 'x' }, sessionId: 's' });
-    for (let i = 0; i < 300; i++)
+    await post('/v1/calls', { name: 'made_up_first', sessionId: 's' });
+    const series = async () =>
+      (await app.inject('/metrics')).body.split('\n').filter((line) => line.startsWith('baton_'));
+    const before = await series();
+    for (let i = 0; i < 1_000; i++)
       await post('/v1/calls', { name: `made_up_${i}_${'x'.repeat(100)}`, sessionId: 's' });
-    const metrics = (await app.inject('/metrics')).body;
-    expect(metrics).toContain('baton_calls_ended_total{status="failed",tool="(unregistered)"} 300');
-    expect(metrics).toContain('baton_calls_ended_total{status="succeeded",tool="echo"} 1');
-    expect(metrics).not.toContain('made_up_');
-    expect(metrics.length).toBeLessThan(10_000);
+    const after = await series();
+    expect(after.map((line) => line.split(' ')[0])).toEqual(before.map((line) => line.split(' ')[0]));
+    expect(after).toContain('baton_calls_ended_total{status="failed",tool="(unregistered)"} 1001');
+    expect(after).toContain('baton_calls_ended_total{status="succeeded",tool="echo"} 1');
+    expect(after.join('\n')).not.toContain('made_up_');
+  });
+
+  it('count promotions, retries, calls waiting for approval, the failures the runtime handled, and the process', async () => {
+    const clock = new SimulatedClock();
+    let attempts = 0;
+    const flaky = defineTool({
+      name: 'flaky',
+      description: 'fails once, then waits for the test',
+      input: z.object({}),
+      execution: { mode: 'auto', retry: { maxAttempts: 2, initialIntervalMs: 10 } },
+      execute: () => {
+        attempts++;
+        if (attempts === 1) throw new ToolError('once', { retryable: true });
+        return new Promise(() => {});
+      },
+    });
+    const own = createRuntime({ tools: [...demoTools, flaky], clock, inlineBudgetMs: 100 });
+    const server = createServer({ runtime: own });
+    const call = server.inject({
+      method: 'POST',
+      url: '/v1/calls',
+      payload: { name: 'flaky', sessionId: 's' },
+    });
+    await vi.waitFor(() => expect(attempts).toBe(1));
+    clock.increment(10);
+    await vi.waitFor(() => expect(attempts).toBe(2));
+    clock.increment(100);
+    expect((await call).json()).toMatchObject({ status: 'backgrounded' });
+    const approval = { name: 'deploy', args: { env: 'staging' }, sessionId: 's', callId: 'd1' };
+    await server.inject({ method: 'POST', url: '/v1/calls', payload: approval });
+    const metrics = (await server.inject('/metrics')).body;
+    expect(metrics).toContain('baton_promotions_total{tool="flaky"} 1');
+    expect(metrics).toContain('baton_retries_total{tool="flaky"} 1');
+    expect(metrics).toContain('baton_calls_awaiting_approval 1');
+    expect(metrics).toContain('# TYPE baton_runtime_failures_total counter');
+    expect(metrics).toMatch(/^process_cpu_user_seconds_total /m);
+    expect(metrics).toMatch(/^nodejs_eventloop_lag_seconds /m);
+    expect(
+      (await server.inject({ method: 'POST', url: '/v1/calls/d1/approve', payload: {} })).json(),
+    ).toEqual({
+      approved: true,
+    });
+    // Approved, it starts: it waits no more once its `started` event is stored.
+    await vi.waitFor(async () =>
+      expect((await server.inject('/metrics')).body).toContain('baton_calls_awaiting_approval 0'),
+    );
+    await server.close();
+    await own.close();
   });
 });
 
