@@ -31,7 +31,8 @@ export function runtimeMetrics(runtime: Runtime): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   /** Only registered names become labels: a caller who asks for 2,000 made-up tools makes one series. */
-  const toolOf = (event: CallEvent) => (runtime.tools.has(event.toolName) ? event.toolName : UNREGISTERED_TOOL);
+  const toolOf = (event: CallEvent) =>
+    runtime.tools.has(event.toolName) ? event.toolName : UNREGISTERED_TOOL;
   const promotions = new Counter({
     name: 'baton_promotions_total',
     help: 'Calls answered `backgrounded` when their inline budget passed, by tool.',

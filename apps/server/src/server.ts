@@ -1,5 +1,11 @@
 import { STATUS_CODES } from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import { type BatonPluginOptions, batonPlugin, fail } from './plugin.js';
 
 export interface ServerOptions extends BatonPluginOptions {
@@ -9,6 +15,26 @@ export interface ServerOptions extends BatonPluginOptions {
    * line at info, with its method, URL, status and time.
    */
   logger?: FastifyBaseLogger | false;
+}
+
+/** One line per request once it is answered, at info (Fastify's own are two: received, then completed). */
+class OneLineRequestLog extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    const line = {
+      method: request.method,
+      url: request.url,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+    };
+    if (error) reply.log.error({ ...line, err: error }, 'request failed');
+    else reply.log.info(line, 'request');
+  }
 }
 
 /** Any id the API takes (128 characters, each up to 9 when percent-encoded) fits in a path parameter. */
@@ -26,7 +52,7 @@ export function createServer({ logger = false, ...options }: ServerOptions): Fas
     forceCloseConnections: true,
     // A long id is answered by its schema (400), not by the router (414).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    ...(logger ? { loggerInstance: logger, disableRequestLogging: true } : {}),
+    ...(logger ? { loggerInstance: logger, logController: new OneLineRequestLog() } : {}),
     // What Node's HTTP parser refuses (not HTTP, headers too large) answers in the API's format too.
     clientErrorHandler: (error, socket) => {
       const code = (error as NodeJS.ErrnoException).code;
@@ -58,20 +84,6 @@ export function createServer({ logger = false, ...options }: ServerOptions): Fas
       return fail(reply, 500, 'internal_error', 'the server failed to answer');
     },
   });
-  if (logger) {
-    // One line per request, once it is answered (Fastify's own are two: received, then completed).
-    app.addHook('onResponse', async (request, reply) => {
-      request.log.info(
-        {
-          method: request.method,
-          url: request.url,
-          status: reply.statusCode,
-          ms: Math.round(reply.elapsedTime * 10) / 10,
-        },
-        'request',
-      );
-    });
-  }
   void app.register(batonPlugin, options);
   return app;
 }
