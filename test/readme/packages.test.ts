@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -48,7 +48,13 @@ describe('a new user, from the packed packages', () => {
     const project = join(dir, 'project');
     mkdirSync(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'my-agent-tools', type: 'module' }));
-    run('npm', ['install', '--no-audit', '--no-fund', '--silent', ...tarballs], project);
+    // Native modules (better-sqlite3) are built against the headers of the Node that runs the test.
+    const nodedir = dirname(dirname(process.execPath));
+    run(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--silent', `--nodedir=${nodedir}`, ...tarballs],
+      project,
+    );
     // The packages load from CommonJS too (require of an ES module, Node 20.19 and later).
     expect(
       run(
