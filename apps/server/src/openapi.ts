@@ -38,11 +38,16 @@ function parametersOf(where: 'path' | 'query', schema: z.ZodType | undefined) {
   }));
 }
 
+/** Routes that answer without a token (see the plugin's public routes). */
+const PUBLIC_URLS = new Set<string>([API.health.url, API.openapi.url]);
+
 function operationOf(name: string, endpoint: Endpoint) {
   const contentType = endpoint.response.contentType ?? 'application/json';
+  const open = PUBLIC_URLS.has(endpoint.url);
   return {
     operationId: name,
     summary: endpoint.summary,
+    ...(open ? { security: [] } : {}),
     parameters: [...parametersOf('path', endpoint.params), ...parametersOf('query', endpoint.query)],
     ...(endpoint.body
       ? {
@@ -62,7 +67,9 @@ function operationOf(name: string, endpoint: Endpoint) {
             },
           }
         : {}),
-      401: { description: 'No token, or a token the server does not know (when it has tokens)' },
+      ...(open
+        ? {}
+        : { 401: { description: 'No token, or a token the server does not know (when it has tokens)' } }),
       ...(endpoint.params ? { 404: { description: 'No such call (for this tenant)' } } : {}),
     },
   };
@@ -76,6 +83,17 @@ export function openApiDocument(): object {
     paths[path] ??= {};
     paths[path][endpoint.method.toLowerCase()] = operationOf(name, endpoint);
   }
+  // MCP's Streamable HTTP transport: JSON-RPC in its own framing, described by the MCP specification.
+  const mcp = (method: string) => ({
+    operationId: `mcp${method}`,
+    summary: `MCP Streamable HTTP (${method}): the runtime's tools, with tasks`,
+    externalDocs: { url: 'https://modelcontextprotocol.io/specification/2025-11-25/basic/transports' },
+    responses: {
+      200: { description: 'A JSON-RPC response, or an SSE stream of them' },
+      401: { description: 'No token, or a token the server does not know (when it has tokens)' },
+    },
+  });
+  paths['/mcp'] = { post: mcp('Post'), get: mcp('Get'), delete: mcp('Delete') };
   return {
     openapi: '3.0.3',
     info: {

@@ -102,3 +102,22 @@ describe("a call's event stream", () => {
     ).toBe(204);
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('asks no token of the public routes, and describes the MCP endpoint', async () => {
+    const runtime = await demoRuntime();
+    const app = createServer({ runtime });
+    cleanups.push(() => app.close());
+    const document = (await app.inject('/openapi.json')).json() as {
+      security: unknown[];
+      paths: Record<string, Record<string, { security?: unknown[]; responses: Record<string, unknown> }>>;
+    };
+    expect(document.security).toEqual([{ bearer: [] }]);
+    for (const path of ['/healthz', '/openapi.json']) {
+      expect(document.paths[path]?.get?.security).toEqual([]);
+      expect(document.paths[path]?.get?.responses).not.toHaveProperty('401');
+    }
+    expect(document.paths['/v1/calls']?.post?.security).toBeUndefined();
+    expect(Object.keys(document.paths['/mcp'] ?? {})).toEqual(['post', 'get', 'delete']);
+  });
+});
