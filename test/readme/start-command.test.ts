@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
 
@@ -30,7 +30,8 @@ describe("the README's start command", () => {
     // Its own process group, so that the whole tree (npm, turbo, node) stops at the end.
     const child = spawn('bash', ['-c', command], {
       cwd: clone,
-      env: { ...process.env, BATON_PORT: '0' },
+      // Native modules (better-sqlite3) are built against the headers of the Node that runs the test.
+      env: { ...process.env, BATON_PORT: '0', npm_config_nodedir: dirname(dirname(process.execPath)) },
       stdio: ['ignore', 'pipe', 'inherit'],
       detached: true,
     });
