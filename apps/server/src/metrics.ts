@@ -1,7 +1,6 @@
-import type { CallEvent } from '@baton/contracts';
+import { type CallEvent, endOf } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { endOf } from './call-end.js';
 
 type LiveState = 'queued' | 'inline' | 'backgrounded';
 

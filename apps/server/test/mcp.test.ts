@@ -41,6 +41,15 @@ function gatedTool() {
   return { tool, gates };
 }
 
+/** An echo that may run as a task (`echo` is inline: it never does). */
+const autoEcho = defineTool({
+  name: 'auto_echo',
+  description: 'Echoes, and may run as a task',
+  input: z.object({ text: z.string() }),
+  execution: { mode: 'auto' },
+  execute: async ({ text }) => ({ text }),
+});
+
 interface Served {
   runtime: Runtime;
   app: FastifyInstance;
@@ -99,7 +108,8 @@ describe('the MCP endpoint, driven by the MCP SDK client', () => {
       ['echo', 'forbidden'],
       ['slow_report', 'optional'],
       ['always_fails', 'forbidden'],
-      ['deploy', 'forbidden'],
+      // It waits for an approval, so it may run as a task.
+      ['deploy', 'optional'],
     ]);
     expect(await client.callTool({ name: 'echo', arguments: { text: 'over mcp' } })).toMatchObject({
       content: [{ type: 'text', text: '{"text":"over mcp"}' }],
@@ -174,10 +184,10 @@ describe('the MCP endpoint, driven by the MCP SDK client', () => {
 
   it("keeps tasks in the store: after a restart the tenant finds them; another tenant's session does not", async () => {
     const path = join(dir, 'restart.db');
-    const first = await serve(demoTools, path);
+    const first = await serve([...demoTools, autoEcho], path);
     const client = await connect(first.url);
     const { task } = await client.request(
-      { method: 'tools/call', params: { name: 'echo', arguments: { text: 'kept' } } },
+      { method: 'tools/call', params: { name: 'auto_echo', arguments: { text: 'kept' } } },
       CreateTaskResultSchema,
       { task: { ttl: 60_000 } },
     );
@@ -187,7 +197,7 @@ describe('the MCP endpoint, driven by the MCP SDK client', () => {
     await first.runtime.close();
     served.splice(0);
 
-    const second = await serve(demoTools, path);
+    const second = await serve([...demoTools, autoEcho], path);
     const again = await connect(second.url);
     expect((await again.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
     expect(await again.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)).toMatchObject({

@@ -1,4 +1,4 @@
-import type { CallError, CallStatus, ExecutionMode, LogStream, Progress } from './call.js';
+import type { CallError, CallStatus, ExecutionMode, LogStream, Progress, TerminalStatus } from './call.js';
 
 interface CallEventBase {
   callId: string;
@@ -56,4 +56,17 @@ export interface RuntimeFailure {
   error: unknown;
   /** Milliseconds since the epoch, on the runtime's clock. */
   at: number;
+}
+
+/** The final status an event announces, if it is the end of its call. */
+export function endOf(event: CallEvent): TerminalStatus | undefined {
+  switch (event.type) {
+    case 'succeeded':
+    case 'failed':
+    case 'cancelled':
+    case 'timed_out':
+      return event.type;
+    default:
+      return undefined;
+  }
 }

@@ -40,6 +40,7 @@ export {
 } from './define-tool.js';
 export { BatonError, ERROR_CODES, type ErrorCode, isBatonError } from './errors.js';
 export type { CallEvent, CallEventInput, CallEventType, CallTransition, RuntimeFailure } from './events.js';
+export { endOf } from './events.js';
 export {
   backgroundContinuationMessage,
   defaultResultFormatter,
@@ -62,6 +63,7 @@ export {
   type McpTaskSupport,
   type McpToolDeclaration,
   type OpenAIFunctionTool,
+  taskSupportOf,
   toAnthropicTool,
   toGeminiFunctionDeclaration,
   toMcpTool,

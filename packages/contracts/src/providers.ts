@@ -72,13 +72,22 @@ const TASK_SUPPORT: Record<ExecutionMode, McpTaskSupport> = {
   background: 'required',
 };
 
+/**
+ * Whether an MCP client may or must call a tool as a task: an `inline` tool never runs as one, a
+ * `background` tool always does, and an `auto` tool, or one that waits for an approval, may.
+ */
+export function taskSupportOf(tool: AnyTool, options: DeclarationOptions = {}): McpTaskSupport {
+  const support = TASK_SUPPORT[modeOf(tool, options)];
+  return support === 'forbidden' && tool.execution.needsApproval ? 'optional' : support;
+}
+
 export function toMcpTool(tool: AnyTool, options: DeclarationOptions = {}): McpToolDeclaration {
   const declaration: McpToolDeclaration = {
     name: tool.name,
     description: tool.description,
     inputSchema: toJsonSchema(tool.input),
     annotations: { readOnlyHint: tool.execution.readOnly, idempotentHint: tool.execution.idempotent },
-    execution: { taskSupport: TASK_SUPPORT[modeOf(tool, options)] },
+    execution: { taskSupport: taskSupportOf(tool, options) },
   };
   if (tool.title !== undefined) {
     declaration.title = tool.title;

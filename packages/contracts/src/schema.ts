@@ -40,17 +40,25 @@ function fromStandardResult(result: StandardSchemaV1.Result<unknown>): Validatio
 }
 
 type AjvInstance = { compile(schema: object): ValidateFunction };
-let sharedAjv: AjvInstance | undefined;
+const sharedAjv = new Map<string, AjvInstance>();
 
-/** ajv is loaded the first time a JSON Schema tool is defined, so zod-only users never pay for it. */
-function ajv(): AjvInstance {
-  if (!sharedAjv) {
-    const loaded = createRequire(import.meta.url)('ajv') as {
+/**
+ * The ajv for a schema's dialect: JSON Schema 2020-12 (MCP's default since 2025-11-25) unless the
+ * schema names draft-07 or older. ajv is loaded the first time a JSON Schema tool is defined, so
+ * zod-only users never pay for it.
+ */
+function ajv(schema: object): AjvInstance {
+  const dialect = (schema as { $schema?: unknown }).$schema;
+  const module = typeof dialect === 'string' && /draft-0[4-7]/.test(dialect) ? 'ajv' : 'ajv/dist/2020';
+  let instance = sharedAjv.get(module);
+  if (!instance) {
+    const loaded = createRequire(import.meta.url)(module) as {
       default: new (options: AjvOptions) => AjvInstance;
     };
-    sharedAjv = new loaded.default({ allErrors: true, strict: false });
+    instance = new loaded.default({ allErrors: true, strict: false });
+    sharedAjv.set(module, instance);
   }
-  return sharedAjv;
+  return instance;
 }
 
 function ajvIssue(error: ErrorObject): CallIssue {
@@ -78,7 +86,7 @@ export function compileValidator(schema: ToolSchema, what: string): Validate {
   }
   let check: ValidateFunction;
   try {
-    check = ajv().compile(schema);
+    check = ajv(schema).compile(schema);
   } catch (cause) {
     throw new BatonError(
       'invalid_definition',

@@ -108,6 +108,36 @@ describe('defineTool', () => {
     }
   });
 
+  it('takes JSON Schema 2020-12 ($schema, $defs, if/then/else) and draft-07 alike', () => {
+    const modern = defineTool({
+      name: 'contact',
+      description: '',
+      input: {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        $defs: { address: { type: 'object', properties: { city: { type: 'string' } } } },
+        properties: { address: { $ref: '#/$defs/address' }, via: { enum: ['phone', 'email'] }, phone: {} },
+        if: { properties: { via: { const: 'phone' } }, required: ['via'] },
+        // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else keyword
+        then: { required: ['phone'] },
+      },
+      execute: noop,
+    });
+    expect(modern.validateInput({ via: 'email', address: { city: 'Lyon' } }).ok).toBe(true);
+    expect(modern.validateInput({ via: 'phone' })).toMatchObject({
+      ok: false,
+      issues: expect.arrayContaining([{ path: 'phone', message: "must have required property 'phone'" }]),
+    });
+    expect(modern.validateInput({ address: { city: 3 } }).ok).toBe(false);
+    const draft7 = defineTool({
+      name: 'old',
+      description: '',
+      input: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', required: ['q'] },
+      execute: noop,
+    });
+    expect(draft7.validateInput({}).ok).toBe(false);
+  });
+
   it('validates JSON Schema input with ajv and reports every issue with its path', () => {
     const tool = defineTool({
       name: 't',

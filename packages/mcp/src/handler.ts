@@ -1,0 +1,141 @@
+import type { ExecutionMode } from '@baton/contracts';
+import type { Runtime } from '@baton/runtime';
+import {
+  type AuthInfo,
+  createMcpHandler as createSdkHandler,
+  hostHeaderValidationResponse,
+  isJsonContentType,
+  isLegacyRequest,
+  localhostAllowedHostnames,
+  localhostAllowedOrigins,
+  originValidationResponse,
+  ProtocolErrorCode,
+} from '@modelcontextprotocol/server';
+import { jsonRpcErrorResponse } from './responses.js';
+import { type McpScope, SINGLE_TENANT } from './scope.js';
+import { mcpServer, type ServerInfo } from './server.js';
+import { LegacySessions, type SessionLimits } from './sessions.js';
+
+export interface McpHandlerOptions {
+  runtime: Runtime;
+  /**
+   * Who is asking: the scope of a request's credentials, or undefined to refuse it with 401.
+   * Default: every request is the one tenant.
+   */
+  authenticate?: (request: Request) => McpScope | undefined | Promise<McpScope | undefined>;
+  /**
+   * Host names (no port) that requests may name, against DNS rebinding. Default: the loopback
+   * names; `'any'` turns the check off (for a server behind tokens or a proxy that checks).
+   */
+  allowedHosts?: readonly string[] | 'any';
+  /** Origin host names a browser request may come from. Default: the loopback names. */
+  allowedOrigins?: readonly string[] | 'any';
+  /** 2025-11-25 sessions: their idle TTL and their caps. */
+  sessions?: SessionLimits;
+  /** The mode of tools that name none: the runtime's `defaultMode`. Default `inline`. */
+  defaultMode?: ExecutionMode;
+  /** How the server names itself. */
+  serverInfo?: ServerInfo;
+  /** Where errors that reach no client go. Default: nowhere. */
+  onError?: (error: Error) => void;
+  /** The clock sessions age by. Default `Date.now`. */
+  now?: () => number;
+}
+
+export interface McpHandler {
+  /** Web-standard face: one HTTP request in, its response out (Hono, Workers, Bun, Deno). */
+  fetch(request: Request, options?: { parsedBody?: unknown }): Promise<Response>;
+  /** Closes the open sessions and streams. */
+  close(): Promise<void>;
+  /** Open 2025-11-25 sessions. */
+  readonly sessionCount: number;
+}
+
+const BATON: ServerInfo = { name: 'baton', version: '0.1.0' };
+
+/** The scope rides the SDK's pass-through `authInfo` to the per-request server. */
+function authInfoOf(scope: McpScope): AuthInfo {
+  return { token: '', clientId: scope.tenant ?? '', scopes: [], extra: { scope } };
+}
+
+function scopeOfAuth(authInfo: AuthInfo | undefined): McpScope {
+  return (authInfo?.extra?.scope as McpScope | undefined) ?? SINGLE_TENANT;
+}
+
+/**
+ * Serves a runtime's tools over MCP Streamable HTTP, both protocol generations on one endpoint:
+ * 2025-11-25 with sessions and core tasks, 2026-07-28 stateless with the tasks extension. A call
+ * that passes its inline budget becomes a task for a client that takes tasks.
+ */
+export function createMcpHandler(options: McpHandlerOptions): McpHandler {
+  const { runtime } = options;
+  const info = options.serverInfo ?? BATON;
+  const onError = options.onError ?? (() => {});
+  const base = { runtime, defaultMode: options.defaultMode ?? 'inline' } as const;
+  const hosts = options.allowedHosts ?? localhostAllowedHostnames();
+  const origins = options.allowedOrigins ?? localhostAllowedOrigins();
+  const legacy = new LegacySessions(base, info, options.sessions ?? {}, options.now ?? Date.now, onError);
+  const modern = createSdkHandler(
+    ({ authInfo }) =>
+      mcpServer(
+        {
+          ...base,
+          scope: scopeOfAuth(authInfo),
+          era: 'modern',
+          sessionName: 'stateless',
+          hold: () => {},
+          notify: async () => {},
+        },
+        info,
+      ),
+    { legacy: 'reject', onerror: onError },
+  );
+
+  async function fetch(request: Request, given: { parsedBody?: unknown } = {}): Promise<Response> {
+    const refused =
+      (hosts === 'any' ? undefined : hostHeaderValidationResponse(request, [...hosts])) ??
+      (origins === 'any' ? undefined : originValidationResponse(request, [...origins]));
+    if (refused) return refused;
+    const scope = options.authenticate ? await options.authenticate(request) : SINGLE_TENANT;
+    if (!scope) {
+      return jsonRpcErrorResponse(401, -32000, 'Unauthorized: a valid bearer token is required', {
+        'www-authenticate': 'Bearer realm="baton", error="invalid_token"',
+      });
+    }
+    let parsedBody = given.parsedBody;
+    if (request.method === 'POST' && parsedBody === undefined) {
+      if (!isJsonContentType(request.headers.get('content-type'))) {
+        return jsonRpcErrorResponse(
+          415,
+          -32000,
+          'Unsupported Media Type: Content-Type must be application/json',
+        );
+      }
+      const text = await request.text();
+      try {
+        parsedBody = JSON.parse(text);
+      } catch (error) {
+        return jsonRpcErrorResponse(
+          400,
+          ProtocolErrorCode.ParseError,
+          `Parse error: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
+    }
+    const authInfo = authInfoOf(scope);
+    if (await isLegacyRequest(request, parsedBody)) {
+      return legacy.handle(request, scope, parsedBody, authInfo);
+    }
+    return modern.fetch(request, { parsedBody, authInfo });
+  }
+
+  return {
+    fetch,
+    async close() {
+      await Promise.all([legacy.close(), modern.close()]);
+    },
+    get sessionCount() {
+      return legacy.size;
+    },
+  };
+}

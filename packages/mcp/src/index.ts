@@ -1,0 +1,11 @@
+export { createMcpHandler, type McpHandler, type McpHandlerOptions } from './handler.js';
+export { toNodeHandler } from './node.js';
+export { type McpScope, SINGLE_TENANT } from './scope.js';
+export type { ServerInfo } from './server.js';
+export {
+  DEFAULT_SESSION_TTL_MS,
+  DEFAULT_SESSIONS,
+  DEFAULT_SESSIONS_PER_TENANT,
+  type SessionLimits,
+} from './sessions.js';
+export { POLL_INTERVAL_MS, TASKS_EXTENSION } from './task-view.js';

@@ -1,0 +1,88 @@
+import { toMcpTool } from '@baton/contracts';
+import {
+  type CallToolResult,
+  type JSONRPCRequest,
+  type Result,
+  Server,
+  type ServerCapabilities,
+  type ServerContext,
+  type Tool,
+} from '@modelcontextprotocol/server';
+import type { Serving } from './serving.js';
+import { TASKS_EXTENSION } from './task-view.js';
+import { serveLegacyTasks, serveTasks } from './tasks.js';
+import { callTool } from './tools-call.js';
+
+export interface ServerInfo {
+  name: string;
+  version: string;
+}
+
+/** How long a client may keep a `tools/list` answer (2026-07-28 caching hints). */
+const TOOLS_LIST_TTL_MS = 30_000;
+
+const CAPABILITIES: Record<Serving['era'], ServerCapabilities> = {
+  legacy: {
+    tools: {},
+    logging: {},
+    tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+  },
+  modern: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
+};
+
+type Handler = (request: JSONRPCRequest, context: ServerContext) => Promise<Result>;
+
+/** A task handed back by `tools/call`, carried past the SDK's check of a `CallToolResult`. */
+class TaskHandOver {
+  constructor(readonly result: Result) {}
+}
+
+function isTaskResult(result: Result): boolean {
+  return 'task' in result || result.resultType === 'task';
+}
+
+/**
+ * The SDK's server, with one change: a `tools/call` may answer with a task (2025-11-25's
+ * `CreateTaskResult`, 2026-07-28's `resultType: "task"`). The SDK checks every `tools/call` result
+ * as a `CallToolResult`; a task goes around that check, and everything else still takes it.
+ */
+class BatonServer extends Server {
+  protected override _wrapHandler(method: string, handler: Handler): Handler {
+    if (method !== 'tools/call') return super._wrapHandler(method, handler);
+    const checked = super._wrapHandler(method, async (request, context) => {
+      const result = await handler(request, context);
+      if (isTaskResult(result)) throw new TaskHandOver(result);
+      return result;
+    });
+    return async (request, context) => {
+      try {
+        return await checked(request, context);
+      } catch (thrown) {
+        if (thrown instanceof TaskHandOver) return thrown.result;
+        throw thrown;
+      }
+    };
+  }
+}
+
+/** An MCP server over a runtime's tools, for one scope and one protocol generation. */
+export function mcpServer(serving: Serving, info: ServerInfo): Server {
+  const { runtime } = serving;
+  const server = new BatonServer(info, {
+    capabilities: CAPABILITIES[serving.era],
+    cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'private' } },
+  });
+  server.setRequestHandler('tools/list', () => ({
+    tools: runtime.tools
+      .definitions()
+      .map((tool) => toMcpTool(tool, { defaultMode: serving.defaultMode }) as Tool),
+  }));
+  // A task is not among the SDK's types for a `tools/call` result; the wire allows it.
+  server.setRequestHandler(
+    'tools/call',
+    (request, context) => callTool(serving, request, context) as Promise<CallToolResult>,
+  );
+  if (serving.era === 'legacy') serveLegacyTasks(server, serving);
+  else serveTasks(server, serving);
+  return server;
+}

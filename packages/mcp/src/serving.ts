@@ -1,0 +1,26 @@
+import type { ExecutionMode } from '@baton/contracts';
+import type { Runtime } from '@baton/runtime';
+import type { Subscription } from 'rxjs';
+import type { McpScope } from './scope.js';
+
+/** The two protocol generations one endpoint serves. */
+export type Era = 'legacy' | 'modern';
+
+/** What one MCP server instance serves: whose calls, in which generation, for which connection. */
+export interface Serving {
+  runtime: Runtime;
+  scope: McpScope;
+  era: Era;
+  /** The mode of a tool that names none (the runtime's `defaultMode`). */
+  defaultMode: ExecutionMode;
+  /** The Baton session a call made over this connection belongs to, before the tenant's prefix. */
+  sessionName: string;
+  /** Keeps a subscription until the connection closes (a task's progress outlives its request). */
+  hold(subscription: Subscription): void;
+  /** Sends a notification outside any request: 2025-11-25's session stream. */
+  notify(method: string, params: Record<string, unknown>): Promise<void>;
+}
+
+/** Baton sessions of MCP calls are named under this prefix: plain calls, and calls made as tasks. */
+export const CALL_SESSIONS = 'mcp:';
+export const TASK_SESSIONS = 'mcp-task:';

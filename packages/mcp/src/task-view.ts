@@ -1,0 +1,111 @@
+import type { CallRecord, CallStatus } from '@baton/contracts';
+import { ProtocolErrorCode } from '@modelcontextprotocol/server';
+import type { McpScope } from './scope.js';
+import { toolResultOf } from './tool-result.js';
+
+/** How often a client should poll `tasks/get`. */
+export const POLL_INTERVAL_MS = 1_000;
+
+/** The extension that carries tasks on revision 2026-07-28 (SEP-2663). */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/** 2025-11-25: a call that ended in failure is a `failed` task; its result still says why. */
+const LEGACY_STATUS: Record<CallStatus, TaskStatus> = {
+  queued: 'working',
+  inline: 'working',
+  backgrounded: 'working',
+  succeeded: 'completed',
+  failed: 'failed',
+  timed_out: 'failed',
+  cancelled: 'cancelled',
+};
+
+/**
+ * 2026-07-28: `failed` is kept for JSON-RPC errors, here a tool that broke (an internal error); a
+ * tool that reported a failure, or timed out, completed with a result that has `isError`.
+ */
+function statusOf(record: CallRecord): TaskStatus {
+  if (record.approval === 'pending') return 'input_required';
+  if (record.status === 'failed' && record.error?.code === 'internal_error') return 'failed';
+  if (record.status === 'failed' || record.status === 'timed_out') return 'completed';
+  return LEGACY_STATUS[record.status];
+}
+
+function statusMessageOf(record: CallRecord): string | undefined {
+  if (record.approval === 'pending') return 'waiting for approval';
+  if (record.error) return record.error.message;
+  if (record.statusText !== undefined) return record.statusText;
+  const progress = record.progress;
+  if (!progress) return undefined;
+  const total = progress.total === undefined ? '' : `/${progress.total}`;
+  return `${progress.current}${total}${progress.unit ? ` ${progress.unit}` : ''}`;
+}
+
+function timesOf(record: CallRecord) {
+  return {
+    createdAt: new Date(record.createdAt).toISOString(),
+    lastUpdatedAt: new Date(record.endedAt ?? record.startedAt ?? record.createdAt).toISOString(),
+  };
+}
+
+/** A task as 2025-11-25 shows it. `seed` gives a task that has just been created: it is `working`. */
+export function legacyTaskOf(record: CallRecord, scope: McpScope, seed = false) {
+  const statusMessage = statusMessageOf(record);
+  return {
+    taskId: scope.outside(record.callId),
+    status: seed ? 'working' : LEGACY_STATUS[record.status],
+    ttl: null,
+    ...timesOf(record),
+    pollInterval: POLL_INTERVAL_MS,
+    ...(statusMessage !== undefined ? { statusMessage } : {}),
+  } as const;
+}
+
+/**
+ * A task as 2026-07-28 shows it (`DetailedTask`): a completed task carries its result. A call that
+ * waits for approval is `input_required`, with its elicitation under `inputRequests`.
+ */
+export function taskOf(record: CallRecord, scope: McpScope, seed = false) {
+  const statusMessage = statusMessageOf(record);
+  const status: TaskStatus = seed ? 'working' : statusOf(record);
+  return {
+    taskId: scope.outside(record.callId),
+    status,
+    ...timesOf(record),
+    ttlMs: null,
+    pollIntervalMs: POLL_INTERVAL_MS,
+    ...(statusMessage !== undefined ? { statusMessage } : {}),
+    ...(status === 'completed' ? { result: toolResultOf(record) } : {}),
+    ...(status === 'failed'
+      ? {
+          error: {
+            code: ProtocolErrorCode.InternalError,
+            message: record.error?.message ?? 'Internal error',
+          },
+        }
+      : {}),
+    ...(status === 'input_required' ? { inputRequests: approvalRequestOf(record) } : {}),
+  };
+}
+
+/** The key of the approval's elicitation among a task's input requests: one per call. */
+export const APPROVAL_INPUT_KEY = 'approval';
+
+/** Seed 000's approval, asked as an elicitation: accept approves, decline rejects with the reason. */
+export function approvalRequestOf(record: CallRecord) {
+  return {
+    [APPROVAL_INPUT_KEY]: {
+      method: 'elicitation/create',
+      params: {
+        mode: 'form',
+        message: `Allow the tool call ${record.toolName} with ${JSON.stringify(record.args)}?`,
+        requestedSchema: {
+          type: 'object',
+          properties: { reason: { type: 'string', description: 'Why the call is declined' } },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,156 @@
+import { type CallRecord, isBatonError, isTerminalStatus } from '@baton/contracts';
+import {
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  ProtocolErrorCode,
+  RELATED_TASK_META_KEY,
+  type Server,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { ended } from './call-end.js';
+import { CALL_SESSIONS, type Serving, TASK_SESSIONS } from './serving.js';
+import { APPROVAL_INPUT_KEY, legacyTaskOf, TASKS_EXTENSION, taskOf } from './task-view.js';
+import { toolResultOf } from './tool-result.js';
+import { takesTasks } from './tools-call.js';
+
+const TaskParams = z.object({ taskId: z.string() });
+const ListParams = z.object({ cursor: z.string().optional() }).optional();
+const UpdateParams = z.object({ taskId: z.string() });
+/** 2026-07-28 checks the client's capability before the params, so a non-declaring client hears why. */
+const AnyParams = z.record(z.string(), z.unknown());
+const ElicitResult = z.object({
+  action: z.enum(['accept', 'decline', 'cancel']),
+  content: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** The record of a task of this scope, or the spec's `-32602` for an id that names none. */
+async function taskRecord(serving: Serving, taskId: string, sessions: string): Promise<CallRecord> {
+  const record = await serving.runtime.get(serving.scope.inside(taskId));
+  if (!record?.sessionId.startsWith(serving.scope.inside(sessions))) {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Failed to retrieve task: Task not found`);
+  }
+  return record;
+}
+
+async function reread(serving: Serving, record: CallRecord): Promise<CallRecord> {
+  return (await serving.runtime.get(record.callId)) ?? record;
+}
+
+/** 2025-11-25: tasks in the core protocol, for the calls made with `task`. */
+export function serveLegacyTasks(server: Server, serving: Serving): void {
+  const { runtime, scope } = serving;
+  const find = (taskId: string) => taskRecord(serving, taskId, TASK_SESSIONS);
+
+  server.setRequestHandler('tasks/get', { params: TaskParams }, async ({ taskId }) =>
+    legacyTaskOf(await find(taskId), scope),
+  );
+
+  server.setRequestHandler('tasks/result', { params: TaskParams }, async ({ taskId }, context) => {
+    const record = await find(taskId);
+    if (!isTerminalStatus(record.status)) await ended(runtime, record.callId, context.mcpReq.signal);
+    return {
+      ...toolResultOf(await reread(serving, record)),
+      _meta: { [RELATED_TASK_META_KEY]: { taskId } },
+    };
+  });
+
+  server.setRequestHandler('tasks/list', { params: ListParams }, async (params) => {
+    const cursor = params?.cursor;
+    const page = await runtime
+      .list({ sessionPrefix: scope.inside(TASK_SESSIONS), ...(cursor ? { cursor } : {}) })
+      .catch((error: unknown) => {
+        // The stores refuse a cursor they did not give out: the spec's invalid params.
+        if (isBatonError(error) && error.code === 'invalid_arguments') {
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid cursor: ${error.message}`);
+        }
+        throw error;
+      });
+    return {
+      tasks: page.calls.map((record) => legacyTaskOf(record, scope)),
+      ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+    };
+  });
+
+  server.setRequestHandler('tasks/cancel', { params: TaskParams }, async ({ taskId }) => {
+    const record = await find(taskId);
+    if (isTerminalStatus(record.status)) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `Cannot cancel task in terminal status: ${legacyTaskOf(record, scope).status}`,
+      );
+    }
+    await runtime.cancel(record.callId, 'The MCP client cancelled the task.');
+    return legacyTaskOf(await reread(serving, record), scope);
+  });
+}
+
+/** The params of a 2026-07-28 task method, once the client has shown it declared the extension. */
+function taskParams<T>(schema: z.ZodType<T>, params: unknown, context: ServerContext): T {
+  if (!takesTasks(context)) {
+    throw new MissingRequiredClientCapabilityError(
+      { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+      'Missing required client capability',
+    );
+  }
+  const parsed = schema.safeParse(params);
+  if (!parsed.success) {
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `Invalid params: ${z.prettifyError(parsed.error)}`,
+    );
+  }
+  return parsed.data;
+}
+
+/**
+ * 2026-07-28 with the tasks extension: `tasks/get` inlines the result, `tasks/update` answers an
+ * approval, `tasks/cancel` acknowledges. A task is any call this scope made over MCP.
+ */
+export function serveTasks(server: Server, serving: Serving): void {
+  const { runtime, scope } = serving;
+  const find = async (taskId: string) => {
+    const record = await serving.runtime.get(scope.inside(taskId));
+    const own = [CALL_SESSIONS, TASK_SESSIONS].some((prefix) =>
+      record?.sessionId.startsWith(scope.inside(prefix)),
+    );
+    if (!record || !own) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+    }
+    return record;
+  };
+
+  server.setRequestHandler('tasks/get', { params: AnyParams }, async (given, context) => {
+    const { taskId } = taskParams(TaskParams, given, context);
+    return taskOf(await find(taskId), scope);
+  });
+
+  server.setRequestHandler('tasks/update', { params: AnyParams }, async (given, context) => {
+    const params = taskParams(UpdateParams, given, context);
+    const record = await find(params.taskId);
+    // The SDK lifts `inputResponses` out of the params, as it does for every multi-round-trip request.
+    const answer = ElicitResult.safeParse(context.mcpReq.inputResponses?.[APPROVAL_INPUT_KEY]);
+    // Responses to requests that are not outstanding are ignored, as the extension says.
+    if (record.approval === 'pending' && answer.success) {
+      if (answer.data.action === 'accept') {
+        await runtime.inputs.approve(record.callId);
+      } else {
+        const reason = answer.data.content?.reason;
+        await runtime.inputs.reject(
+          record.callId,
+          typeof reason === 'string' && reason !== '' ? reason : `the user chose to ${answer.data.action}`,
+        );
+      }
+    }
+    return {};
+  });
+
+  server.setRequestHandler('tasks/cancel', { params: AnyParams }, async (given, context) => {
+    const { taskId } = taskParams(TaskParams, given, context);
+    const record = await find(taskId);
+    if (!isTerminalStatus(record.status)) {
+      await runtime.cancel(record.callId, 'The MCP client cancelled the task.');
+    }
+    return {};
+  });
+}

@@ -1,0 +1,161 @@
+import { type CallRecord, isTerminalStatus, taskSupportOf } from '@baton/contracts';
+import {
+  type CallToolRequest,
+  CLIENT_CAPABILITIES_META_KEY,
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  ProtocolErrorCode,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { filter, firstValueFrom } from 'rxjs';
+import { CALL_SESSIONS, type Serving, TASK_SESSIONS } from './serving.js';
+import { legacyTaskOf, TASKS_EXTENSION, taskOf } from './task-view.js';
+import { backgroundedResultOf, toolResultOf } from './tool-result.js';
+
+async function recordOf(serving: Serving, callId: string): Promise<CallRecord> {
+  const record = await serving.runtime.get(callId);
+  if (!record) {
+    throw new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `call ${serving.scope.outside(callId)} was not kept`,
+    );
+  }
+  return record;
+}
+
+/** Whether the client declared the tasks extension on this request (2026-07-28). */
+export function takesTasks(context: ServerContext): boolean {
+  const envelope = context.mcpReq.envelope as Record<string, unknown> | undefined;
+  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as
+    | { extensions?: Record<string, unknown> }
+    | undefined;
+  return capabilities?.extensions?.[TASKS_EXTENSION] !== undefined;
+}
+
+/** Forwards a call's progress to a progress token until `until` resolves. */
+function forwardProgress(
+  serving: Serving,
+  callId: string,
+  progressToken: string | number,
+  send: (params: Record<string, unknown>) => Promise<void>,
+) {
+  return serving.runtime
+    .follow({ callId })
+    .pipe(filter((event) => event.type === 'progress'))
+    .subscribe((event) => {
+      const { current, total, label } = event.progress;
+      send({
+        progressToken,
+        progress: current,
+        ...(total !== undefined ? { total } : {}),
+        ...(label !== undefined ? { message: label } : {}),
+      }).catch(() => {
+        // The client went away; the call goes on, and its record keeps the progress.
+      });
+    });
+}
+
+/**
+ * Forwards what the tool logs (`ctx.log`) as `notifications/message`, at the level the client set
+ * with `logging/setLevel` (2025-11-25; the 2026-07-28 revision deprecates it).
+ */
+function forwardLogs(serving: Serving, callId: string, context: ServerContext) {
+  return serving.runtime
+    .follow({ callId })
+    .pipe(filter((event) => event.type === 'log'))
+    .subscribe((event) => {
+      context.mcpReq
+        .log(event.stream === 'stderr' ? 'warning' : 'info', event.chunk, event.toolName)
+        .catch(() => {
+          // The client went away; the record keeps the log's tail.
+        });
+    });
+}
+
+/**
+ * `tools/call`, where promotion happens. The call runs inline; when it passes its inline budget
+ * the same execution goes on in the background and the request is answered at once:
+ * - with a task, when the client takes tasks (2026-07-28: declared the extension; 2025-11-25:
+ *   asked for one with `task`), so it can follow the call to its result;
+ * - otherwise with the runtime's acknowledgement as the tool's result: the result reaches the
+ *   conversation later, as a notification.
+ * A tool's contract decides whether it may run as a task: `inline` tools never, `background`
+ * tools always.
+ */
+export async function callTool(serving: Serving, request: CallToolRequest, context: ServerContext) {
+  const { runtime, scope } = serving;
+  const { name, arguments: args = {} } = request.params;
+  const tool = runtime.tools.get(name);
+  if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  const support = taskSupportOf(tool, { defaultMode: serving.defaultMode });
+  const legacy = serving.era === 'legacy';
+  const taskAsked = legacy && (request.params as { task?: unknown }).task !== undefined;
+  const tasks = legacy ? taskAsked : takesTasks(context);
+
+  if (legacy && taskAsked && support === 'forbidden') {
+    throw new ProtocolError(
+      ProtocolErrorCode.MethodNotFound,
+      `Tool ${name} does not support task-augmented calls`,
+    );
+  }
+  if (support === 'required' && !tasks) {
+    if (legacy) {
+      throw new ProtocolError(
+        ProtocolErrorCode.MethodNotFound,
+        `Tool ${name} only runs as a task: call it with "task"`,
+      );
+    }
+    throw new MissingRequiredClientCapabilityError(
+      { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+      `Tool ${name} only runs as a task: declare the ${TASKS_EXTENSION} extension`,
+    );
+  }
+
+  const callId = scope.newCallId();
+  const sessionId = scope.inside((taskAsked ? TASK_SESSIONS : CALL_SESSIONS) + serving.sessionName);
+  const progressToken = request.params._meta?.progressToken;
+
+  if (taskAsked) {
+    // 2025-11-25: the client asked for a task. It exists once its first event is stored, so
+    // `tasks/get` finds it as soon as the client has its id; its progress goes to the session.
+    const stored = firstValueFrom(runtime.follow({ callId }));
+    if (progressToken !== undefined) {
+      serving.hold(
+        forwardProgress(serving, callId, progressToken, (params) =>
+          serving.notify('notifications/progress', params),
+        ),
+      );
+    }
+    const reply = runtime.call({ name, args, sessionId, callId });
+    await Promise.race([stored, reply]);
+    return { task: legacyTaskOf(await recordOf(serving, callId), scope, true) };
+  }
+
+  const progress =
+    progressToken === undefined
+      ? undefined
+      : forwardProgress(serving, callId, progressToken, (params) =>
+          context.mcpReq.notify({ method: 'notifications/progress', params }),
+        );
+  const logs = legacy ? forwardLogs(serving, callId, context) : undefined;
+  // `notifications/cancelled` for this request, or a client that hangs up, cancels the call,
+  // unless it was already handed over to the background.
+  let handedOver = false;
+  const cancel = () => {
+    if (!handedOver) void runtime.cancel(callId, 'The MCP client cancelled the request.');
+  };
+  context.mcpReq.signal.addEventListener('abort', cancel);
+  try {
+    const reply = await runtime.call({ name, args, sessionId, callId });
+    if (reply.status !== 'backgrounded') return toolResultOf(await recordOf(serving, callId));
+    handedOver = true;
+    if (!tasks) return backgroundedResultOf(reply);
+    const record = await recordOf(serving, callId);
+    if (isTerminalStatus(record.status)) return toolResultOf(record);
+    return { resultType: 'task', ...taskOf(record, scope, true) };
+  } finally {
+    progress?.unsubscribe();
+    logs?.unsubscribe();
+    context.mcpReq.signal.removeEventListener('abort', cancel);
+  }
+}

@@ -1,0 +1,206 @@
+import { defineTool, ToolError } from '@baton/contracts';
+import { z } from 'zod';
+
+/**
+ * The conformance fixture profile: the tools the official suite's server scenarios name, written
+ * as Baton tools. They live under test/ only.
+ */
+const IMAGE =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+const AUDIO = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
+
+const none = z.object({});
+const content = (...blocks: unknown[]) => ({ content: blocks });
+
+/** Waits `ms`, or until the call is cancelled. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    });
+  });
+}
+
+export const conformanceTools = [
+  defineTool({
+    name: 'test_simple_text',
+    description: 'Tests simple text content response',
+    input: none,
+    execute: async () => content({ type: 'text', text: 'This is a simple text response for testing.' }),
+  }),
+  defineTool({
+    name: 'test_image_content',
+    description: 'Tests image content response',
+    input: none,
+    execute: async () => content({ type: 'image', data: IMAGE, mimeType: 'image/png' }),
+  }),
+  defineTool({
+    name: 'test_audio_content',
+    description: 'Tests audio content response',
+    input: none,
+    execute: async () => content({ type: 'audio', data: AUDIO, mimeType: 'audio/wav' }),
+  }),
+  defineTool({
+    name: 'test_embedded_resource',
+    description: 'Tests embedded resource content response',
+    input: none,
+    execute: async () =>
+      content({
+        type: 'resource',
+        resource: {
+          uri: 'test://embedded-resource',
+          mimeType: 'text/plain',
+          text: 'This is an embedded resource content.',
+        },
+      }),
+  }),
+  defineTool({
+    name: 'test_multiple_content_types',
+    description: 'Tests response with multiple content types (text, image, resource)',
+    input: none,
+    execute: async () =>
+      content(
+        { type: 'text', text: 'Multiple content types test:' },
+        { type: 'image', data: IMAGE, mimeType: 'image/png' },
+        {
+          type: 'resource',
+          resource: {
+            uri: 'test://mixed-content-resource',
+            mimeType: 'application/json',
+            text: JSON.stringify({ test: 'data', value: 123 }),
+          },
+        },
+      ),
+  }),
+  defineTool({
+    name: 'test_tool_with_logging',
+    description: 'Tests tool that emits log messages during execution',
+    input: none,
+    async execute(_args, ctx) {
+      for (const line of ['Tool execution started', 'Tool processing data', 'Tool execution completed']) {
+        ctx.log('stdout', line);
+        await sleep(50, ctx.signal);
+      }
+      return content({ type: 'text', text: 'Tool with logging executed successfully' });
+    },
+  }),
+  defineTool({
+    name: 'test_tool_with_progress',
+    description: 'Tests tool that reports progress notifications',
+    input: none,
+    async execute(_args, ctx) {
+      for (const step of [0, 50, 100]) {
+        ctx.progress({ current: step, total: 100, label: `Completed step ${step} of 100` });
+        await sleep(50, ctx.signal);
+      }
+      return content({ type: 'text', text: 'progress reported' });
+    },
+  }),
+  defineTool({
+    name: 'test_error_handling',
+    description: 'Tests error response handling',
+    input: none,
+    execute: async () => {
+      throw new ToolError('This tool intentionally returns an error for testing');
+    },
+  }),
+  defineTool({
+    name: 'json_schema_2020_12_tool',
+    description: 'Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613)',
+    input: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      $defs: {
+        address: {
+          $anchor: 'addressDef',
+          type: 'object',
+          properties: { street: { type: 'string' }, city: { type: 'string' } },
+        },
+      },
+      properties: {
+        name: { type: 'string' },
+        address: { $ref: '#/$defs/address' },
+        contactMethod: { type: 'string', enum: ['phone', 'email'] },
+        phone: { type: 'string' },
+        email: { type: 'string' },
+      },
+      allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+      if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then/else keyword
+      then: { required: ['phone'] },
+      else: { required: ['email'] },
+      additionalProperties: false,
+    },
+    execute: async (args) =>
+      content({ type: 'text', text: `JSON Schema 2020-12 tool called with: ${JSON.stringify(args)}` }),
+  }),
+  defineTool({
+    name: 'greet',
+    description: 'Greets someone, at once',
+    input: z.object({ name: z.string() }),
+    execution: { mode: 'inline' },
+    execute: async ({ name }) => `Hello, ${name}!`,
+  }),
+  defineTool({
+    name: 'slow_compute',
+    description: 'Sleeps for `seconds`, then answers; may run as a task',
+    input: z.object({ seconds: z.number().min(0), label: z.string().optional() }),
+    execution: { mode: 'auto' },
+    async execute({ seconds, label }, ctx) {
+      await sleep(seconds * 1_000, ctx.signal);
+      return `${label ?? 'slow_compute'} finished after ${seconds} s`;
+    },
+  }),
+  defineTool({
+    name: 'failing_job',
+    description: 'Fails with a tool error after about a second; runs only as a task',
+    input: z.object({}).passthrough(),
+    execution: { mode: 'background' },
+    async execute(_args, ctx) {
+      await sleep(1_000, ctx.signal);
+      throw new ToolError('failing_job failed, as it always does');
+    },
+  }),
+  defineTool({
+    name: 'protocol_error_job',
+    description: 'Breaks (not a tool error): the task fails with a JSON-RPC error',
+    input: z.object({}).passthrough(),
+    execution: { mode: 'background' },
+    async execute(_args, ctx) {
+      await sleep(200, ctx.signal);
+      throw new Error('protocol_error_job broke');
+    },
+  }),
+  defineTool({
+    name: 'confirm_delete',
+    description: 'Deletes a file once the user approves: the approval is an input request',
+    input: z.object({ filename: z.string() }),
+    execution: { mode: 'auto', needsApproval: true },
+    execute: async ({ filename }) => `Deleted ${filename}`,
+  }),
+  defineTool({
+    name: 'test_missing_capability',
+    description: 'Runs only as a task: a client without the tasks extension gets -32021',
+    input: z.object({}).passthrough(),
+    execution: { mode: 'background' },
+    execute: async () => 'done',
+  }),
+  defineTool({
+    name: 'test_logging_tool',
+    description: 'Logs a line, then answers',
+    input: z.object({}).passthrough(),
+    async execute(_args, ctx) {
+      ctx.log('stdout', 'logging tool ran');
+      return 'logged';
+    },
+  }),
+  defineTool({
+    name: 'test_tool_with_task',
+    description: 'Runs only as a task',
+    input: z.object({}).passthrough(),
+    execution: { mode: 'background' },
+    execute: async () => 'done',
+  }),
+];
