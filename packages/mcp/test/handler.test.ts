@@ -1,0 +1,193 @@
+import { defineTool } from '@baton/contracts';
+import { createRuntime, type Runtime } from '@baton/runtime';
+import { deferred, memoryStore, SimulatedClock } from '@baton/runtime/testing';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { filter, firstValueFrom } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createMcpHandler, type McpHandler, type McpScope } from '../src/index.js';
+
+const BUDGET_MS = 300;
+
+/** An auto tool that runs until the test lets it end. */
+function gatedTool() {
+  const gate = deferred<void>();
+  const tool = defineTool({
+    name: 'gated',
+    description: 'Waits for the test',
+    input: z.object({}),
+    execution: { mode: 'auto' },
+    async execute() {
+      await gate.promise;
+      return 'finished';
+    },
+  });
+  return { tool, gate };
+}
+
+const inlineTool = defineTool({
+  name: 'quick',
+  description: 'Answers at once; never a task',
+  input: z.object({}),
+  execution: { mode: 'inline' },
+  execute: async () => 'quick answer',
+});
+
+const backgroundTool = defineTool({
+  name: 'batch',
+  description: 'Only runs as a task',
+  input: z.object({}),
+  execution: { mode: 'background' },
+  execute: async () => 'batch done',
+});
+
+const tenant: McpScope = {
+  tenant: 'acme',
+  inside: (id) => `acme/${id}`,
+  outside: (id) => id.replace(/^acme\//, ''),
+  newCallId: () => `acme/${crypto.randomUUID()}`,
+};
+
+const opened: Array<{ runtime: Runtime; mcp: McpHandler; clients: Client[] }> = [];
+afterEach(async () => {
+  for (const { runtime, mcp, clients } of opened.splice(0)) {
+    await Promise.all(clients.map((client) => client.close()));
+    await mcp.close();
+    await runtime.close();
+  }
+});
+
+async function serve(tools = [inlineTool, backgroundTool]) {
+  const clock = new SimulatedClock();
+  const runtime = createRuntime({ tools, store: memoryStore(), clock, inlineBudgetMs: BUDGET_MS });
+  await runtime.ready;
+  const mcp = createMcpHandler({
+    runtime,
+    authenticate: (request) =>
+      request.headers.get('authorization') === 'Bearer token-a' ? tenant : undefined,
+  });
+  const entry = { runtime, mcp, clients: [] as Client[], clock };
+  opened.push(entry);
+  return entry;
+}
+
+/** An SDK (v1) client on 2025-11-25, whose requests go straight to the handler. */
+async function connect(entry: Awaited<ReturnType<typeof serve>>): Promise<Client> {
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL('http://localhost/mcp'), {
+    requestInit: { headers: { authorization: 'Bearer token-a', host: 'localhost' } },
+    fetch: (url, init) => entry.mcp.fetch(new Request(url, init)),
+  });
+  await client.connect(transport);
+  entry.clients.push(client);
+  return client;
+}
+
+function post(mcp: McpHandler, body: string, headers: Record<string, string> = {}) {
+  return mcp.fetch(
+    new Request('http://localhost/mcp', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: 'Bearer token-a',
+        host: 'localhost',
+        ...headers,
+      },
+      body,
+    }),
+  );
+}
+
+describe('the MCP handler at its edge', () => {
+  it('answers malformed JSON with -32700, a missing token with 401 and WWW-Authenticate, a foreign Host with 403', async () => {
+    const { mcp } = await serve();
+    const malformed = await post(mcp, '{"jsonrpc": "2.0", "method": ');
+    expect(malformed.status).toBe(400);
+    expect((await malformed.json()).error.code).toBe(-32700);
+
+    const anonymous = await post(mcp, '{}', { authorization: '' });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    expect((await anonymous.json()).error.message).toMatch(/bearer token/);
+
+    const rebound = await mcp.fetch(
+      new Request('http://evil.example.com/mcp', {
+        method: 'POST',
+        headers: {
+          host: 'evil.example.com',
+          origin: 'http://evil.example.com',
+          'content-type': 'application/json',
+        },
+        body: '{}',
+      }),
+    );
+    expect(rebound.status).toBe(403);
+    expect(mcp.sessionCount).toBe(0);
+  });
+});
+
+describe('tools/call on 2025-11-25', () => {
+  it('answers a client that asked for no task with the acknowledgement at the budget, instead of blocking', async () => {
+    const { tool, gate } = gatedTool();
+    const entry = await serve([tool]);
+    const client = await connect(entry);
+    const started = firstValueFrom(entry.runtime.events$.pipe(filter((event) => event.type === 'started')));
+    const answer = client.callTool({ name: 'gated', arguments: {} });
+    const { callId } = await started;
+    entry.clock.increment(BUDGET_MS);
+    const result = await answer;
+    expect(result.isError).toBeUndefined();
+    expect(JSON.stringify(result.content)).toContain(
+      `This tool is taking longer than ${BUDGET_MS} ms, so it is continuing in the background.`,
+    );
+    expect((await entry.runtime.get(callId))?.status).toBe('backgrounded');
+    gate.resolve();
+    await firstValueFrom(
+      entry.runtime.follow({ callId }).pipe(filter((event) => event.type === 'succeeded')),
+    );
+  });
+
+  it("follows each tool's task support: an inline tool refuses a task, a background tool refuses a plain call", async () => {
+    const entry = await serve();
+    const client = await connect(entry);
+    await expect(
+      client.request(
+        { method: 'tools/call', params: { name: 'quick', arguments: {} } },
+        CreateTaskResultSchema,
+        {
+          task: { ttl: 60_000 },
+        },
+      ),
+    ).rejects.toMatchObject({ code: -32601 });
+    await expect(
+      client.request(
+        { method: 'tools/call', params: { name: 'batch', arguments: {} } },
+        CallToolResultSchema,
+      ),
+    ).rejects.toMatchObject({ code: -32601 });
+    expect((await entry.runtime.list()).calls).toEqual([]);
+  });
+
+  it('creates tasks that begin working, lists only them, and refuses a cursor it did not give', async () => {
+    const entry = await serve();
+    const client = await connect(entry);
+    expect(await client.callTool({ name: 'quick', arguments: {} })).toMatchObject({
+      content: [{ type: 'text', text: 'quick answer' }],
+    });
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'batch', arguments: {} } },
+      CreateTaskResultSchema,
+      { task: { ttl: 60_000 } },
+    );
+    expect(task.status).toBe('working');
+    const listed = await client.experimental.tasks.listTasks();
+    expect(listed.tasks.map(({ taskId }) => taskId)).toEqual([task.taskId]);
+    await expect(client.experimental.tasks.listTasks('not-a-cursor')).rejects.toMatchObject({ code: -32602 });
+    // The ids the client sees are the tenant's own: without its prefix.
+    expect(task.taskId).not.toContain('acme/');
+    expect((await entry.runtime.get(`acme/${task.taskId}`))?.toolName).toBe('batch');
+  });
+});
