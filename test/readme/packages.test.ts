@@ -18,6 +18,7 @@ const PUBLISHED = [
   '@baton/runtime',
   '@baton/store-sqlite',
   '@baton/store-postgres',
+  '@baton/mcp',
   '@baton/inspector',
   '@baton/server',
 ];
