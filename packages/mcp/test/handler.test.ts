@@ -106,12 +106,14 @@ describe('the MCP handler at its edge', () => {
     const { mcp } = await serve();
     const malformed = await post(mcp, '{"jsonrpc": "2.0", "method": ');
     expect(malformed.status).toBe(400);
-    expect((await malformed.json()).error.code).toBe(-32700);
+    expect(await malformed.json()).toMatchObject({ error: { code: -32700 }, id: null });
 
     const anonymous = await post(mcp, '{}', { authorization: '' });
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer /);
-    expect((await anonymous.json()).error.message).toMatch(/bearer token/);
+    expect(await anonymous.json()).toMatchObject({
+      error: { message: expect.stringMatching(/bearer token/) },
+    });
 
     const rebound = await mcp.fetch(
       new Request('http://evil.example.com/mcp', {
