@@ -1,4 +1,4 @@
-import { createMcpHandler, toNodeHandler } from '@baton/mcp';
+import type { McpHandler, NodeMcpHandler } from '@baton/mcp';
 import type { Runtime } from '@baton/runtime';
 import type { FastifyInstance } from 'fastify';
 import type { Tenancy } from './tenancy.js';
@@ -19,6 +19,10 @@ export interface McpSessionOptions {
  * that pass their inline budget. It reads its own body (a malformed one gets JSON-RPC's -32700)
  * and checks its own token (a 401 that says `WWW-Authenticate`); the server's web-safety hook has
  * checked the Host and the Origin already.
+ *
+ * The MCP SDK is loaded on the first MCP request: a server whose clients speak only REST does not
+ * carry it. (Loaded, it raised the peak memory of the 20-paused-readers soak by about 150 MB on
+ * this machine, though no MCP request was made; see issue 13.)
  */
 export async function mountMcp(
   app: FastifyInstance,
@@ -26,20 +30,26 @@ export async function mountMcp(
   tenancy: Tenancy,
   options: McpSessionOptions,
 ): Promise<void> {
-  const mcp = createMcpHandler({
-    runtime,
-    authenticate: (request) => tenancy.scopeOf(request.headers.get('authorization') ?? undefined),
-    allowedHosts: 'any',
-    allowedOrigins: 'any',
-    sessions: {
-      ...(options.sessionTtlMs !== undefined ? { ttlMs: options.sessionTtlMs } : {}),
-      ...(options.sessionsPerTenant !== undefined ? { perTenant: options.sessionsPerTenant } : {}),
-      ...(options.sessions !== undefined ? { total: options.sessions } : {}),
-    },
-    ...(options.now ? { now: options.now } : {}),
-    onError: (error) => app.log.warn({ err: error }, 'MCP'),
-  });
-  const serve = toNodeHandler(mcp, { onError: (error) => app.log.warn({ err: error }, 'MCP') });
+  const onError = (error: Error) => app.log.warn({ err: error }, 'MCP');
+  let mcp: McpHandler | undefined;
+  let serving: Promise<NodeMcpHandler> | undefined;
+  const serve = () =>
+    (serving ??= import('@baton/mcp').then(({ createMcpHandler, toNodeHandler }) => {
+      mcp = createMcpHandler({
+        runtime,
+        authenticate: (request) => tenancy.scopeOf(request.headers.get('authorization') ?? undefined),
+        allowedHosts: 'any',
+        allowedOrigins: 'any',
+        sessions: {
+          ...(options.sessionTtlMs !== undefined ? { ttlMs: options.sessionTtlMs } : {}),
+          ...(options.sessionsPerTenant !== undefined ? { perTenant: options.sessionsPerTenant } : {}),
+          ...(options.sessions !== undefined ? { total: options.sessions } : {}),
+        },
+        ...(options.now ? { now: options.now } : {}),
+        onError,
+      });
+      return toNodeHandler(mcp, { onError });
+    }));
   await app.register(async (endpoint) => {
     // The body stays unread for the handler: it answers a malformed one itself, in JSON-RPC.
     endpoint.removeAllContentTypeParsers();
@@ -48,10 +58,13 @@ export async function mountMcp(
       method: ['GET', 'POST', 'DELETE'],
       url: '/mcp',
       handler: async (request, reply) => {
+        const handle = await serve();
         reply.hijack();
-        await serve(request.raw, reply.raw);
+        await handle(request.raw, reply.raw);
       },
     });
   });
-  app.addHook('onClose', () => mcp.close());
+  app.addHook('onClose', async () => {
+    await mcp?.close();
+  });
 }

@@ -15,6 +15,7 @@ import { jsonRpcErrorResponse } from './responses.js';
 import { type McpScope, SINGLE_TENANT } from './scope.js';
 import { mcpServer, type ServerInfo } from './server.js';
 import { LegacySessions, type SessionLimits } from './sessions.js';
+import { POLL_INTERVAL_MS } from './task-view.js';
 
 export interface McpHandlerOptions {
   runtime: Runtime;
@@ -32,6 +33,8 @@ export interface McpHandlerOptions {
   allowedOrigins?: readonly string[] | 'any';
   /** 2025-11-25 sessions: their idle TTL and their caps. */
   sessions?: SessionLimits;
+  /** How often clients should poll `tasks/get`, in ms. Default 1,000. */
+  pollIntervalMs?: number;
   /** The mode of tools that name none: the runtime's `defaultMode`. Default `inline`. */
   defaultMode?: ExecutionMode;
   /** How the server names itself. */
@@ -40,6 +43,26 @@ export interface McpHandlerOptions {
   onError?: (error: Error) => void;
   /** The clock sessions age by. Default `Date.now`. */
   now?: () => number;
+  /** The largest request body read, in bytes; past it the answer is 413. Default 4 MiB. */
+  maxBodyBytes?: number;
+}
+
+/** The SDK's own bound on a request body. */
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** The body as text, or undefined once it passes `limit` bytes (read no further). */
+async function bodyText(request: Request, limit: number): Promise<string | undefined> {
+  const declared = Number(request.headers.get('content-length') ?? 0);
+  if (declared > limit) return undefined;
+  if (!request.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > limit) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 export interface McpHandler {
@@ -71,7 +94,12 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   const { runtime } = options;
   const info = options.serverInfo ?? BATON;
   const onError = options.onError ?? (() => {});
-  const base = { runtime, defaultMode: options.defaultMode ?? 'inline' } as const;
+  const base = {
+    runtime,
+    defaultMode: options.defaultMode ?? 'inline',
+    pollIntervalMs: options.pollIntervalMs ?? POLL_INTERVAL_MS,
+  } as const;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const hosts = options.allowedHosts ?? localhostAllowedHostnames();
   const origins = options.allowedOrigins ?? localhostAllowedOrigins();
   const legacy = new LegacySessions(base, info, options.sessions ?? {}, options.now ?? Date.now, onError);
@@ -111,7 +139,14 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
           'Unsupported Media Type: Content-Type must be application/json',
         );
       }
-      const text = await request.text();
+      const text = await bodyText(request, maxBodyBytes);
+      if (text === undefined) {
+        return jsonRpcErrorResponse(
+          413,
+          -32000,
+          `Payload Too Large: a request body is at most ${maxBodyBytes} bytes`,
+        );
+      }
       try {
         parsedBody = JSON.parse(text);
       } catch (error) {

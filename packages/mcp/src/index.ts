@@ -1,5 +1,10 @@
-export { createMcpHandler, type McpHandler, type McpHandlerOptions } from './handler.js';
-export { toNodeHandler } from './node.js';
+export {
+  createMcpHandler,
+  DEFAULT_MAX_BODY_BYTES,
+  type McpHandler,
+  type McpHandlerOptions,
+} from './handler.js';
+export { type NodeMcpHandler, toNodeHandler } from './node.js';
 export { type McpScope, SINGLE_TENANT } from './scope.js';
 export type { ServerInfo } from './server.js';
 export {

@@ -11,6 +11,8 @@ export interface Serving {
   runtime: Runtime;
   scope: McpScope;
   era: Era;
+  /** How often clients should poll `tasks/get`. */
+  pollIntervalMs: number;
   /** The mode of a tool that names none (the runtime's `defaultMode`). */
   defaultMode: ExecutionMode;
   /** The Baton session a call made over this connection belongs to, before the tenant's prefix. */

@@ -1,9 +1,16 @@
 import type { CallRecord, CallStatus } from '@baton/contracts';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { McpScope } from './scope.js';
+
+/** What a task view needs of its server: whose ids, and how often to ask clients to poll. */
+export interface TaskViewing {
+  scope: McpScope;
+  pollIntervalMs: number;
+}
+
 import { toolResultOf } from './tool-result.js';
 
-/** How often a client should poll `tasks/get`. */
+/** How often a client should poll `tasks/get`, unless the handler is told otherwise. */
 export const POLL_INTERVAL_MS = 1_000;
 
 /** The extension that carries tasks on revision 2026-07-28 (SEP-2663). */
@@ -51,14 +58,14 @@ function timesOf(record: CallRecord) {
 }
 
 /** A task as 2025-11-25 shows it. `seed` gives a task that has just been created: it is `working`. */
-export function legacyTaskOf(record: CallRecord, scope: McpScope, seed = false) {
+export function legacyTaskOf(record: CallRecord, { scope, pollIntervalMs }: TaskViewing, seed = false) {
   const statusMessage = statusMessageOf(record);
   return {
     taskId: scope.outside(record.callId),
     status: seed ? 'working' : LEGACY_STATUS[record.status],
     ttl: null,
     ...timesOf(record),
-    pollInterval: POLL_INTERVAL_MS,
+    pollInterval: pollIntervalMs,
     ...(statusMessage !== undefined ? { statusMessage } : {}),
   } as const;
 }
@@ -67,7 +74,7 @@ export function legacyTaskOf(record: CallRecord, scope: McpScope, seed = false) 
  * A task as 2026-07-28 shows it (`DetailedTask`): a completed task carries its result. A call that
  * waits for approval is `input_required`, with its elicitation under `inputRequests`.
  */
-export function taskOf(record: CallRecord, scope: McpScope, seed = false) {
+export function taskOf(record: CallRecord, { scope, pollIntervalMs }: TaskViewing, seed = false) {
   const statusMessage = statusMessageOf(record);
   const status: TaskStatus = seed ? 'working' : statusOf(record);
   return {
@@ -75,9 +82,10 @@ export function taskOf(record: CallRecord, scope: McpScope, seed = false) {
     status,
     ...timesOf(record),
     ttlMs: null,
-    pollIntervalMs: POLL_INTERVAL_MS,
+    pollIntervalMs,
     ...(statusMessage !== undefined ? { statusMessage } : {}),
-    ...(status === 'completed' ? { result: toolResultOf(record) } : {}),
+    // The result as the request itself would have answered it, discriminator included.
+    ...(status === 'completed' ? { result: { resultType: 'complete', ...toolResultOf(record) } } : {}),
     ...(status === 'failed'
       ? {
           error: {

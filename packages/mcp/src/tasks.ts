@@ -43,7 +43,7 @@ export function serveLegacyTasks(server: Server, serving: Serving): void {
   const find = (taskId: string) => taskRecord(serving, taskId, TASK_SESSIONS);
 
   server.setRequestHandler('tasks/get', { params: TaskParams }, async ({ taskId }) =>
-    legacyTaskOf(await find(taskId), scope),
+    legacyTaskOf(await find(taskId), serving),
   );
 
   server.setRequestHandler('tasks/result', { params: TaskParams }, async ({ taskId }, context) => {
@@ -67,7 +67,7 @@ export function serveLegacyTasks(server: Server, serving: Serving): void {
         throw error;
       });
     return {
-      tasks: page.calls.map((record) => legacyTaskOf(record, scope)),
+      tasks: page.calls.map((record) => legacyTaskOf(record, serving)),
       ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
     };
   });
@@ -77,11 +77,11 @@ export function serveLegacyTasks(server: Server, serving: Serving): void {
     if (isTerminalStatus(record.status)) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
-        `Cannot cancel task in terminal status: ${legacyTaskOf(record, scope).status}`,
+        `Cannot cancel task in terminal status: ${legacyTaskOf(record, serving).status}`,
       );
     }
     await runtime.cancel(record.callId, 'The MCP client cancelled the task.');
-    return legacyTaskOf(await reread(serving, record), scope);
+    return legacyTaskOf(await reread(serving, record), serving);
   });
 }
 
@@ -122,7 +122,7 @@ export function serveTasks(server: Server, serving: Serving): void {
 
   server.setRequestHandler('tasks/get', { params: AnyParams }, async (given, context) => {
     const { taskId } = taskParams(TaskParams, given, context);
-    return taskOf(await find(taskId), scope);
+    return taskOf(await find(taskId), serving);
   });
 
   server.setRequestHandler('tasks/update', { params: AnyParams }, async (given, context) => {

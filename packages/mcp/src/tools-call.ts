@@ -128,7 +128,7 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
     }
     const reply = runtime.call({ name, args, sessionId, callId });
     await Promise.race([stored, reply]);
-    return { task: legacyTaskOf(await recordOf(serving, callId), scope, true) };
+    return { task: legacyTaskOf(await recordOf(serving, callId), serving, true) };
   }
 
   const progress =
@@ -152,7 +152,7 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
     if (!tasks) return backgroundedResultOf(reply);
     const record = await recordOf(serving, callId);
     if (isTerminalStatus(record.status)) return toolResultOf(record);
-    return { resultType: 'task', ...taskOf(record, scope, true) };
+    return { resultType: 'task', ...taskOf(record, serving, true) };
   } finally {
     progress?.unsubscribe();
     logs?.unsubscribe();

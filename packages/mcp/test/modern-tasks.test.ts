@@ -1,0 +1,152 @@
+import { defineTool } from '@baton/contracts';
+import { createRuntime, type Runtime } from '@baton/runtime';
+import { memoryStore } from '@baton/runtime/testing';
+import { filter, firstValueFrom } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createMcpHandler, type McpHandler, type McpScope, TASKS_EXTENSION } from '../src/index.js';
+import { MODERN, rawDispatch } from './modern-client.js';
+
+const deleteFile = defineTool({
+  name: 'delete_file',
+  description: 'Deletes a file, once a person approves',
+  input: z.object({ filename: z.string() }),
+  execution: { mode: 'auto', needsApproval: true },
+  execute: async ({ filename }) => `deleted ${filename}`,
+});
+
+function scopeOf(tenant: string): McpScope {
+  return {
+    tenant,
+    inside: (id) => `${tenant}/${id}`,
+    outside: (id) => id.slice(tenant.length + 1),
+    newCallId: () => `${tenant}/${crypto.randomUUID()}`,
+  };
+}
+const TOKENS: Record<string, McpScope> = {
+  'Bearer token-a': scopeOf('acme'),
+  'Bearer token-b': scopeOf('bolt'),
+};
+
+const opened: Array<{ runtime: Runtime; mcp: McpHandler }> = [];
+afterEach(async () => {
+  for (const { runtime, mcp } of opened.splice(0)) {
+    await mcp.close();
+    await runtime.close();
+  }
+});
+
+async function serve() {
+  const runtime = createRuntime({ tools: [deleteFile], store: memoryStore() });
+  await runtime.ready;
+  const mcp = createMcpHandler({
+    runtime,
+    authenticate: (request) => TOKENS[request.headers.get('authorization') ?? ''],
+  });
+  opened.push({ runtime, mcp });
+  return { runtime, mcp };
+}
+
+/** A 2026-07-28 client, framing each request's `_meta` envelope itself. */
+function client(mcp: McpHandler, token = 'Bearer token-a', tasks = true) {
+  const dispatch = rawDispatch(mcp, { authorization: token });
+  return async (method: string, params: Record<string, unknown>) => {
+    const reply = await dispatch({
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MODERN,
+          'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1.0.0' },
+          'io.modelcontextprotocol/clientCapabilities': tasks
+            ? { extensions: { [TASKS_EXTENSION]: {} } }
+            : {},
+        },
+      },
+    });
+    if (reply.kind === 'error') throw Object.assign(new Error(reply.error.message), reply.error);
+    return reply.result as Record<string, unknown> & { taskId: string; status: string };
+  };
+}
+
+const ended = (runtime: Runtime, tenant: string, taskId: string) =>
+  firstValueFrom(
+    runtime
+      .follow({ callId: `${tenant}/${taskId}` })
+      .pipe(filter((event) => event.type === 'succeeded' || event.type === 'failed')),
+  );
+
+describe('tasks on 2026-07-28', () => {
+  it('an approval is an input request: tasks/get shows its elicitation, tasks/update accept runs the call', async () => {
+    const { runtime, mcp } = await serve();
+    const request = client(mcp);
+    const created = await request('tools/call', { name: 'delete_file', arguments: { filename: 'a.txt' } });
+    expect(created).toMatchObject({ resultType: 'task', status: 'working' });
+    const waiting = await request('tasks/get', { taskId: created.taskId });
+    expect(waiting).toMatchObject({
+      resultType: 'complete',
+      status: 'input_required',
+      inputRequests: { approval: { method: 'elicitation/create', params: { mode: 'form' } } },
+    });
+    expect(
+      await request('tasks/update', {
+        taskId: created.taskId,
+        inputResponses: { approval: { action: 'accept', content: {} } },
+      }),
+    ).toEqual(expect.objectContaining({ resultType: 'complete' }));
+    await ended(runtime, 'acme', created.taskId);
+    expect(await request('tasks/get', { taskId: created.taskId })).toMatchObject({
+      status: 'completed',
+      result: { resultType: 'complete', content: [{ type: 'text', text: 'deleted a.txt' }] },
+    });
+  });
+
+  it('a decline rejects the call with its reason; an approval given through the API answers the same request', async () => {
+    const { runtime, mcp } = await serve();
+    const request = client(mcp);
+    const declined = await request('tools/call', { name: 'delete_file', arguments: { filename: 'b.txt' } });
+    await request('tasks/update', {
+      taskId: declined.taskId,
+      inputResponses: { approval: { action: 'decline', content: { reason: 'not that file' } } },
+    });
+    await ended(runtime, 'acme', declined.taskId);
+    expect(await request('tasks/get', { taskId: declined.taskId })).toMatchObject({
+      status: 'completed',
+      result: { isError: true, content: [{ type: 'text', text: expect.stringContaining('not that file') }] },
+    });
+
+    const approvedElsewhere = await request('tools/call', {
+      name: 'delete_file',
+      arguments: { filename: 'c.txt' },
+    });
+    expect(await runtime.inputs.approve(`acme/${approvedElsewhere.taskId}`)).toBe(true);
+    await ended(runtime, 'acme', approvedElsewhere.taskId);
+    expect(await request('tasks/get', { taskId: approvedElsewhere.taskId })).toMatchObject({
+      status: 'completed',
+    });
+  });
+
+  it('keeps each tenant to its own tasks, and refuses the task methods to a client that did not declare tasks', async () => {
+    const { mcp } = await serve();
+    const created = await client(mcp)('tools/call', {
+      name: 'delete_file',
+      arguments: { filename: 'd.txt' },
+    });
+    const other = client(mcp, 'Bearer token-b');
+    for (const [method, params] of [
+      ['tasks/get', {}],
+      ['tasks/update', { inputResponses: { approval: { action: 'accept' } } }],
+      ['tasks/cancel', {}],
+    ] as const) {
+      await expect(other(method, { taskId: created.taskId, ...params })).rejects.toMatchObject({
+        code: -32602,
+      });
+    }
+    const untasked = client(mcp, 'Bearer token-a', false);
+    await expect(untasked('tasks/get', { taskId: created.taskId })).rejects.toMatchObject({ code: -32021 });
+    // Still waiting: the other tenant's accept and cancel reached nothing.
+    expect(await client(mcp)('tasks/get', { taskId: created.taskId })).toMatchObject({
+      status: 'input_required',
+    });
+  });
+});
