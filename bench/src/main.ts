@@ -12,6 +12,7 @@ import { atLeast, type Row, summarize } from './measure.js';
 import { BULLMQ, bullmq } from './suites/bullmq.js';
 import { busFanOut } from './suites/bus-fanout.js';
 import { inlineInMemory } from './suites/inline-memory.js';
+import { mcpOverHttp } from './suites/mcp-http.js';
 import { parkedMemory } from './suites/parked-memory.js';
 import { throughPostgres } from './suites/postgres.js';
 import { promotionAccuracy } from './suites/promotion.js';
@@ -59,6 +60,11 @@ if (runs(6)) {
 if (runs(7)) {
   log('7. inline calls through PostgreSQL: one process, then a client and worker processes');
   rows.push(...(await throughPostgres(config)));
+}
+
+if (runs(8)) {
+  log('8. MCP tools/call over HTTP: Baton beside a bare SDK server');
+  rows.push(...(await mcpOverHttp(config)));
 }
 
 // Baton beside the peer, round by round.
