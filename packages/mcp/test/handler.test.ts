@@ -50,6 +50,9 @@ const tenant: McpScope = {
   newCallId: () => `acme/${crypto.randomUUID()}`,
 };
 
+const other: McpScope = { ...tenant, tenant: 'bolt', inside: (id) => `bolt/${id}` };
+const TENANTS: Record<string, McpScope> = { 'Bearer token-a': tenant, 'Bearer token-b': other };
+
 const opened: Array<{ runtime: Runtime; mcp: McpHandler; clients: Client[] }> = [];
 afterEach(async () => {
   for (const { runtime, mcp, clients } of opened.splice(0)) {
@@ -65,8 +68,7 @@ async function serve(tools = [inlineTool, backgroundTool]) {
   await runtime.ready;
   const mcp = createMcpHandler({
     runtime,
-    authenticate: (request) =>
-      request.headers.get('authorization') === 'Bearer token-a' ? tenant : undefined,
+    authenticate: (request) => TENANTS[request.headers.get('authorization') ?? ''],
   });
   const entry = { runtime, mcp, clients: [] as Client[], clock };
   opened.push(entry);
@@ -128,6 +130,27 @@ describe('the MCP handler at its edge', () => {
     );
     expect(rebound.status).toBe(403);
     expect(mcp.sessionCount).toBe(0);
+  });
+});
+
+describe('sessions on 2025-11-25', () => {
+  it("belong to their tenant: another tenant's token cannot use one", async () => {
+    const entry = await serve();
+    const initialize = await post(
+      entry.mcp,
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      }),
+    );
+    const session = initialize.headers.get('mcp-session-id') ?? '';
+    expect(session).not.toBe('');
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+    const headers = { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' };
+    expect((await post(entry.mcp, list, { ...headers, authorization: 'Bearer token-b' })).status).toBe(404);
+    expect((await post(entry.mcp, list, headers)).status).toBe(200);
   });
 });
 
