@@ -15,6 +15,7 @@ import { jsonRpcErrorResponse } from './responses.js';
 import { type McpScope, SINGLE_TENANT } from './scope.js';
 import { mcpServer, type ServerInfo } from './server.js';
 import { LegacySessions, type SessionLimits } from './sessions.js';
+import { isTaskListen, listenToTasks } from './task-listen.js';
 import { POLL_INTERVAL_MS } from './task-view.js';
 
 export interface McpHandlerOptions {
@@ -161,6 +162,8 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     if (await isLegacyRequest(request, parsedBody)) {
       return legacy.handle(request, scope, parsedBody, authInfo);
     }
+    // The SDK serves the listen streams of its own notifications; task notifications are ours.
+    if (isTaskListen(parsedBody)) return listenToTasks({ ...base, scope }, parsedBody, request.signal);
     return modern.fetch(request, { parsedBody, authInfo });
   }
 

@@ -149,4 +149,67 @@ describe('tasks on 2026-07-28', () => {
       status: 'input_required',
     });
   });
+
+  it('pushes notifications/tasks for the tasks of a subscriptions/listen, and ends the stream when they end', async () => {
+    const { runtime, mcp } = await serve();
+    const created = await client(mcp)('tools/call', {
+      name: 'delete_file',
+      arguments: { filename: 'e.txt' },
+    });
+    const theirs = await client(mcp, 'Bearer token-b')('tools/call', {
+      name: 'delete_file',
+      arguments: { filename: 'f.txt' },
+    });
+    const listen = await mcp.fetch(
+      new Request('http://localhost/mcp', {
+        method: 'POST',
+        headers: {
+          host: 'localhost',
+          authorization: 'Bearer token-a',
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': MODERN,
+          'mcp-method': 'subscriptions/listen',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 'listen-1',
+          method: 'subscriptions/listen',
+          params: {
+            notifications: { taskIds: [created.taskId, theirs.taskId, 'no-such-task'] },
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': MODERN,
+              'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1.0.0' },
+              'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } },
+            },
+          },
+        }),
+      }),
+    );
+    expect(listen.headers.get('content-type')).toBe('text/event-stream');
+    expect(await runtime.inputs.approve(`acme/${created.taskId}`)).toBe(true);
+    const messages = (await listen.text())
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map(
+        (line) =>
+          JSON.parse(line.slice(6)) as {
+            method?: string;
+            params?: Record<string, unknown>;
+            result?: unknown;
+          },
+      );
+    expect(messages[0]).toMatchObject({
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: { taskIds: [created.taskId] } },
+    });
+    const tasks = messages.filter((message) => message.method === 'notifications/tasks');
+    expect(tasks.at(-1)?.params).toMatchObject({
+      taskId: created.taskId,
+      status: 'completed',
+      result: { content: [{ type: 'text', text: 'deleted e.txt' }] },
+    });
+    expect(tasks.every((message) => message.params?.taskId === created.taskId)).toBe(true);
+    expect(messages.at(-1)).toMatchObject({ id: 'listen-1', result: { resultType: 'complete' } });
+  });
 });
