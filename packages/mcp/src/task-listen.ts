@@ -60,9 +60,8 @@ export async function listenToTasks(
       },
     });
   }
-  const asked = (request.params?.notifications?.taskIds as unknown[]).filter(
-    (id): id is string => typeof id === 'string',
-  );
+  const listed = request.params?.notifications?.taskIds;
+  const asked = (Array.isArray(listed) ? listed : []).filter((id): id is string => typeof id === 'string');
   const records = new Map<string, CallRecord>();
   for (const taskId of new Set(asked)) {
     const record = await runtime.get(scope.inside(taskId));
