@@ -46,6 +46,7 @@ export function cancelledMessage(reason: string | undefined): string {
 }
 
 export const CANCELLED_BY_CALLER = 'cancelled by the caller';
+export const CANCELLED_BY_SIGNAL = "the caller's signal aborted";
 export const CLOSED_REASON = 'the runtime was closed';
 export const CLOSED_MESSAGE = 'the runtime is closed';
 export const SESSION_CANCELLED_REASON = 'the session was cancelled';

@@ -143,6 +143,11 @@ export interface CallRequest {
   messageId?: string;
 }
 
+export interface CallOptions {
+  /** Cancels the call when it aborts, until the caller has its reply. */
+  signal?: AbortSignal;
+}
+
 export interface RuntimeStats {
   /** Calls admitted and not yet ended. */
   active: number;
@@ -187,8 +192,12 @@ export interface Runtime {
    * that are gone (calls can be made before: their replies wait for the registration).
    */
   readonly ready: Promise<void>;
-  /** Runs a tool call. A failure of any kind, a closed runtime included, is a reply, never a rejection. */
-  call(request: CallRequest): Promise<CallReply>;
+  /**
+   * Runs a tool call. A failure of any kind, a closed runtime included, is a reply, never a rejection.
+   * `signal` cancels the call when it aborts before the reply (the agent's run was stopped); once
+   * the caller has its reply, a backgrounded call is the session's, and the signal no longer reaches it.
+   */
+  call(request: CallRequest, options?: CallOptions): Promise<CallReply>;
   /** Seed 004: runs the calls of one model turn; the replies come in the order of the requests. */
   callBatch(requests: readonly BatchRequest[], options: BatchOptions): Promise<CallReply[]>;
   /** True when the call was running or queued and is now `cancelled`. */

@@ -13,16 +13,19 @@ import { assembleRuntime, type RuntimeParts } from './assembly.js';
 import { refusalHandledElsewhere } from './call/ending.js';
 import { RETENTION_BATCH } from './defaults.js';
 import type { FollowOptions } from './follow.js';
+import { newId } from './ids.js';
 import { eventKey, HEALTH_PROBE_CALL_ID } from './keys.js';
 import {
   APPROVAL_REJECTED_REASON,
   approvalRejectedMessage,
+  CANCELLED_BY_SIGNAL,
   CLOSED_REASON,
   SESSION_CANCELLED_REASON,
 } from './messages.js';
 import type {
   BatchOptions,
   BatchRequest,
+  CallOptions,
   CallRequest,
   FollowCall,
   FollowSession,
@@ -120,8 +123,27 @@ class BatonRuntime implements Runtime {
     return ready;
   }
 
-  call(request: CallRequest): Promise<CallReply> {
-    return this.#parts.intake.call(request);
+  call(request: CallRequest, { signal }: CallOptions = {}): Promise<CallReply> {
+    if (!signal) return this.#parts.intake.call(request);
+    const callId = request.callId ?? newId();
+    let answered = false;
+    const reply = this.#parts.intake.call({ ...request, callId }).finally(() => {
+      answered = true;
+      signal.removeEventListener('abort', abort);
+    });
+    const abort = async () => {
+      if (await this.cancel(callId, CANCELLED_BY_SIGNAL)) return;
+      if (answered) return;
+      // Intake has not made the call yet (it checks, prepares, asks the store): cancel it as soon
+      // as it exists. Its first event says it does; a runtime that closes first ends it anyway.
+      firstValueFrom(this.follow({ callId })).then(
+        () => this.cancel(callId, CANCELLED_BY_SIGNAL),
+        () => false,
+      );
+    };
+    if (signal.aborted) void abort();
+    else signal.addEventListener('abort', abort, { once: true });
+    return reply;
   }
 
   callBatch(requests: readonly BatchRequest[], options: BatchOptions): Promise<CallReply[]> {

@@ -38,6 +38,38 @@ describe('cancellation', () => {
     });
   });
 
+  it("cancels the call when the caller's signal aborts before the reply, and not after it", async () => {
+    const { tool, runs } = gatedTool('crawl', { mode: 'auto' });
+    const { runtime, clock } = testRuntime([tool]);
+
+    const stop = new AbortController();
+    const stopped = runtime.call({ name: 'crawl', sessionId: 's1', callId: 'c1' }, { signal: stop.signal });
+    await settle();
+    stop.abort();
+    expect(await stopped).toMatchObject({ status: 'cancelled' });
+    expect(runs[0]?.signal.aborted).toBe(true);
+    expect((await runtime.get('c1'))?.error?.message).toContain("the caller's signal aborted");
+
+    const already = AbortSignal.abort();
+    expect(
+      await runtime.call({ name: 'crawl', sessionId: 's1', callId: 'c2' }, { signal: already }),
+    ).toMatchObject({
+      status: 'cancelled',
+    });
+
+    const late = new AbortController();
+    const answered = runtime.call({ name: 'crawl', sessionId: 's1', callId: 'c3' }, { signal: late.signal });
+    await settle();
+    clock.increment(300);
+    expect((await answered).status).toBe('backgrounded');
+    late.abort();
+    await settle();
+    expect((await runtime.get('c3'))?.status).toBe('backgrounded');
+    runs.at(-1)?.resolve('done');
+    await settle();
+    expect((await runtime.get('c3'))?.status).toBe('succeeded');
+  });
+
   it('returns false and changes nothing for an unknown or finished call', async () => {
     const { tool, runs } = gatedTool('work');
     const { runtime, events } = testRuntime([tool]);
