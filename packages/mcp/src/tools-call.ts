@@ -138,17 +138,11 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
           context.mcpReq.notify({ method: 'notifications/progress', params }),
         );
   const logs = legacy ? forwardLogs(serving, callId, context) : undefined;
-  // `notifications/cancelled` for this request, or a client that hangs up, cancels the call,
-  // unless it was already handed over to the background.
-  let handedOver = false;
-  const cancel = () => {
-    if (!handedOver) void runtime.cancel(callId, 'The MCP client cancelled the request.');
-  };
-  context.mcpReq.signal.addEventListener('abort', cancel);
   try {
-    const reply = await runtime.call({ name, args, sessionId, callId });
+    // `notifications/cancelled` for this request, or a client that hangs up, cancels the call
+    // until it is answered; a call handed over to the background goes on.
+    const reply = await runtime.call({ name, args, sessionId, callId }, { signal: context.mcpReq.signal });
     if (reply.status !== 'backgrounded') return toolResultOf(await recordOf(serving, callId));
-    handedOver = true;
     if (!tasks) return backgroundedResultOf(reply);
     const record = await recordOf(serving, callId);
     if (isTerminalStatus(record.status)) return toolResultOf(record);
@@ -156,6 +150,5 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
   } finally {
     progress?.unsubscribe();
     logs?.unsubscribe();
-    context.mcpReq.signal.removeEventListener('abort', cancel);
   }
 }
