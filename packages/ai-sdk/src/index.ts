@@ -1,0 +1,8 @@
+export { modelOutputOf, type ToolResultOutput } from './model-output.js';
+export {
+  type BatonNotifications,
+  type BatonNotificationsOptions,
+  batonNotifications,
+  notificationMessage,
+} from './notifications.js';
+export { type BatonToolsOptions, batonTools } from './tools.js';

@@ -1,0 +1,34 @@
+import { type CallReply, toJsonSchema } from '@baton/contracts';
+import type { Runtime } from '@baton/runtime';
+import { dynamicTool, jsonSchema, type ToolSet } from 'ai';
+import { modelOutputOf } from './model-output.js';
+
+export interface BatonToolsOptions {
+  /** The Baton session of the conversation: its background results come back to it. */
+  sessionId: string;
+}
+
+/**
+ * A runtime's tools as an AI SDK `ToolSet`. Each call goes through `runtime.call`: validated,
+ * admitted, recorded, and moved to the background past its inline budget, when the model is told
+ * so at once. The AI SDK's tool-call id is the call's id, so a retried step is the same call; the
+ * step's abort signal cancels a call that has not answered yet.
+ */
+export function batonTools(runtime: Runtime, { sessionId }: BatonToolsOptions): ToolSet {
+  const tools: ToolSet = {};
+  for (const definition of runtime.tools.definitions()) {
+    const name = definition.name;
+    tools[name] = dynamicTool({
+      description: definition.description,
+      // Baton validates the arguments itself, against the same contract.
+      inputSchema: jsonSchema(toJsonSchema(definition.input) as never),
+      execute: (args, { toolCallId, abortSignal }) =>
+        runtime.call(
+          { name, args, sessionId, callId: toolCallId },
+          abortSignal ? { signal: abortSignal } : {},
+        ),
+      toModelOutput: ({ output }) => modelOutputOf(output as CallReply),
+    });
+  }
+  return tools;
+}

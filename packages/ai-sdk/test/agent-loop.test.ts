@@ -1,0 +1,170 @@
+import { defineTool } from '@baton/contracts';
+import { createRuntime, type Runtime } from '@baton/runtime';
+import { deferred, memoryStore, SimulatedClock } from '@baton/runtime/testing';
+import { generateText, type ModelMessage, stepCountIs } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { filter, firstValueFrom } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { batonNotifications, batonTools } from '../src/index.js';
+
+const BUDGET_MS = 300;
+const SESSION = 'chat-1';
+
+type Prompt = Parameters<MockLanguageModelV3['doGenerate']>[0]['prompt'];
+type Content = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>['content'];
+
+const usage = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 5, text: 5, reasoning: undefined },
+};
+const toolCall = (toolCallId: string, toolName: string, input: unknown): Content[number] => ({
+  type: 'tool-call',
+  toolCallId,
+  toolName,
+  input: JSON.stringify(input),
+});
+const text = (value: string): Content[number] => ({ type: 'text', text: value });
+
+/** A model scripted step by step; it keeps every prompt it was given. */
+function scriptedModel(steps: Content[]) {
+  const prompts: Prompt[] = [];
+  const model = new MockLanguageModelV3({
+    doGenerate: async (options) => {
+      prompts.push(options.prompt);
+      const content = steps.shift() ?? [text('(no more script)')];
+      const calls = content.some((part) => part.type === 'tool-call');
+      return {
+        content,
+        finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined },
+        usage,
+        warnings: [],
+      };
+    },
+  });
+  return { model, prompts };
+}
+
+/** Everything the model was shown in one prompt, as text. */
+const shown = (prompt: Prompt | undefined) => JSON.stringify(prompt ?? []);
+
+const opened: Runtime[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((runtime) => runtime.close()));
+});
+
+function setUp() {
+  const gate = deferred<string>();
+  const research = defineTool({
+    name: 'research',
+    description: 'Researches a topic; takes minutes',
+    input: z.object({ topic: z.string() }),
+    execution: { mode: 'auto' },
+    async execute({ topic }, ctx) {
+      ctx.signal.addEventListener('abort', () => gate.reject(ctx.signal.reason));
+      return `${topic}: ${await gate.promise}`;
+    },
+  });
+  const clockTime = defineTool({
+    name: 'clock_time',
+    description: 'The time',
+    input: z.object({}),
+    execute: async () => '12:00',
+  });
+  const clock = new SimulatedClock();
+  const runtime = createRuntime({
+    tools: [research, clockTime],
+    store: memoryStore(),
+    clock,
+    inlineBudgetMs: BUDGET_MS,
+  });
+  opened.push(runtime);
+  /** The budget passes as soon as the research runs: the call goes to the background. */
+  const promoteWhenStarted = () =>
+    firstValueFrom(
+      runtime.events$.pipe(filter((event) => event.type === 'started' && event.toolName === 'research')),
+    ).then((event) => {
+      clock.increment(BUDGET_MS);
+      return event.callId;
+    });
+  return { runtime, gate, promoteWhenStarted };
+}
+
+describe('an AI SDK agent loop with Baton tools', () => {
+  it('hears the acknowledgement at the budget, goes on, and gets the result back once, as a message', async () => {
+    const { runtime, gate, promoteWhenStarted } = setUp();
+    const tools = batonTools(runtime, { sessionId: SESSION });
+    const notifications = batonNotifications(runtime, { sessionId: SESSION });
+    const { model, prompts } = scriptedModel([
+      [toolCall('call-1', 'research', { topic: 'tides' })],
+      [text('I started the research; it goes on in the background.')],
+      [text('It is sunny.')],
+      [toolCall('call-2', 'clock_time', {})],
+      [text('At 12:00 the research came back: tides: high at noon.')],
+    ]);
+    const history: ModelMessage[] = [{ role: 'user', content: 'Research the tides.' }];
+    const turn = async (say: string | undefined) => {
+      if (say) history.push({ role: 'user', content: say });
+      const result = await generateText({
+        model,
+        tools,
+        messages: history,
+        prepareStep: notifications.prepareStep,
+        stopWhen: stepCountIs(5),
+      });
+      history.push(...notifications.delivered.filter((message) => !history.includes(message)));
+      history.push(...result.response.messages);
+      return result;
+    };
+
+    // Turn 1: the tool call is answered at the budget with the acknowledgement.
+    const promoted = promoteWhenStarted();
+    const first = await turn(undefined);
+    const callId = await promoted;
+    expect(callId).toBe('call-1');
+    expect(JSON.stringify(first.steps[0]?.toolResults)).toContain(
+      `This tool is taking longer than ${BUDGET_MS} ms, so it is continuing in the background.`,
+    );
+    expect(first.text).toBe('I started the research; it goes on in the background.');
+    expect((await runtime.get(callId))?.status).toBe('backgrounded');
+
+    // Turn 2: the model talks about something else; nothing waits for the research.
+    const second = await turn('And the weather?');
+    expect(second.text).toBe('It is sunny.');
+    expect(shown(prompts[2])).not.toContain('tides: high at noon');
+
+    // The research ends; its notification comes into the next turn's first step, and stays once.
+    const noticed = firstValueFrom(
+      runtime.follow({ sessionId: SESSION }).pipe(filter(({ event }) => event.type === 'notification')),
+    );
+    gate.resolve('high at noon');
+    await noticed;
+    const third = await turn('Anything new?');
+    const occurrences = (prompt: Prompt | undefined) => shown(prompt).split('tides: high at noon').length - 1;
+    expect(occurrences(prompts[3])).toBe(1);
+    expect(occurrences(prompts[4])).toBe(1);
+    expect(third.text).toBe('At 12:00 the research came back: tides: high at noon.');
+    expect(await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).toEqual([]);
+    expect(notifications.delivered).toHaveLength(1);
+  });
+
+  it('cancels the Baton call when the run is aborted before the tool answers', async () => {
+    const { runtime } = setUp();
+    const { model } = scriptedModel([[toolCall('call-9', 'research', { topic: 'winds' })]]);
+    const stop = new AbortController();
+    const started = firstValueFrom(runtime.events$.pipe(filter((event) => event.type === 'started')));
+    const run = generateText({
+      model,
+      tools: batonTools(runtime, { sessionId: SESSION }),
+      prompt: 'Go',
+      abortSignal: stop.signal,
+    });
+    await started;
+    stop.abort();
+    await run.catch(() => undefined);
+    await firstValueFrom(
+      runtime.follow({ callId: 'call-9' }).pipe(filter((event) => event.type === 'cancelled')),
+    );
+    expect((await runtime.get('call-9'))?.status).toBe('cancelled');
+  });
+});
