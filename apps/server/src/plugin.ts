@@ -99,8 +99,6 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   const PUBLIC = new Set(
     [API.health.url, API.openapi.url, '/inspector', '/inspector/*'].map((url) => `${app.prefix}${url}`),
   );
-  /** MCP checks its token itself, and answers in JSON-RPC. */
-  const SELF_AUTHENTICATED = `${app.prefix}/mcp`;
   const tenancy = new Tenancy(tokens);
   const scopes = new WeakMap<FastifyRequest, TenantScope>();
 
@@ -114,8 +112,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   });
   app.addHook('onRequest', webSafetyHook({ ...webSafety, authenticated: tenancy.authenticated }));
   app.addHook('onRequest', async (request, reply) => {
-    const url = request.routeOptions.url ?? '';
-    if (PUBLIC.has(url) || url === SELF_AUTHENTICATED) return;
+    if (PUBLIC.has(request.routeOptions.url ?? '')) return;
     const scope = tenancy.scopeOf(request.headers.authorization);
     if (!scope) {
       return fail(reply, 401, 'unauthorized', 'a valid bearer token is required').header(
@@ -346,7 +343,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     }
   });
 
-  await mountMcp(app, runtime, tenancy, mcp);
+  mountMcp(app, runtime, (request) => scopes.get(request), mcp);
   app.get('/inspector', (_request, reply) => reply.redirect(`${app.prefix}/inspector/`));
   await app.register(fastifyStatic, { root: inspectorAssetsDir, prefix: '/inspector/' });
 };
