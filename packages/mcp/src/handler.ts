@@ -111,6 +111,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
           ...base,
           scope: scopeOfAuth(authInfo),
           era: 'modern',
+          // Stateless: no session to name calls after, to hold streams for, or to notify on.
           sessionName: 'stateless',
           hold: () => {},
           notify: async () => {},

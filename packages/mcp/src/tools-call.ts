@@ -32,7 +32,7 @@ export function takesTasks(context: ServerContext): boolean {
   return capabilities?.extensions?.[TASKS_EXTENSION] !== undefined;
 }
 
-/** Forwards a call's progress to a progress token until `until` resolves. */
+/** Forwards a call's progress to a progress token, until the subscription it returns ends. */
 function forwardProgress(
   serving: Serving,
   callId: string,
