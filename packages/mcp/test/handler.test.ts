@@ -154,6 +154,54 @@ describe('sessions on 2025-11-25', () => {
   });
 });
 
+describe('limits', () => {
+  const initialize = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  });
+
+  it('refuses a body over its bound with 413, before parsing it', async () => {
+    const runtime = createRuntime({ tools: [inlineTool], store: memoryStore() });
+    const mcp = createMcpHandler({ runtime, maxBodyBytes: 1_024 });
+    opened.push({ runtime, mcp, clients: [] });
+    const response = await post(
+      mcp,
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', pad: 'x'.repeat(2_000) }),
+    );
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({
+      error: { message: expect.stringContaining('1024 bytes') },
+    });
+  });
+
+  it('caps sessions per tenant and in all, and frees the ones left idle past their TTL', async () => {
+    let now = 0;
+    const runtime = createRuntime({ tools: [inlineTool], store: memoryStore() });
+    const mcp = createMcpHandler({
+      runtime,
+      authenticate: (request) => TENANTS[request.headers.get('authorization') ?? ''],
+      sessions: { ttlMs: 60_000, perTenant: 2, total: 3 },
+      now: () => now,
+    });
+    opened.push({ runtime, mcp, clients: [] });
+    expect((await post(mcp, initialize)).status).toBe(200);
+    expect((await post(mcp, initialize)).status).toBe(200);
+    const refused = await post(mcp, initialize);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({
+      error: { message: expect.stringContaining('at most 2 per tenant and 3 in all') },
+    });
+    expect((await post(mcp, initialize, { authorization: 'Bearer token-b' })).status).toBe(200);
+    expect((await post(mcp, initialize, { authorization: 'Bearer token-b' })).status).toBe(429);
+    expect(mcp.sessionCount).toBe(3);
+    now += 60_000;
+    expect((await post(mcp, initialize)).status).toBe(200);
+    expect(mcp.sessionCount).toBe(1);
+  });
+});
+
 describe('tools/call on 2025-11-25', () => {
   it('answers a client that asked for no task with the acknowledgement at the budget, instead of blocking', async () => {
     const { tool, gate } = gatedTool();
