@@ -34,14 +34,7 @@ export function batonNotifications(
   const prepareStep: PrepareStepFunction = async ({ stepNumber, messages }) => {
     // A new turn: the history the application passed holds what was given before.
     if (stepNumber === 0) placed = [];
-    const pending = await runtime.notifications.list({ sessionId, status: 'queued' });
-    for (const notification of pending) {
-      const due =
-        notification.scheduling === 'interrupt' ||
-        (notification.scheduling === 'when_idle' && stepNumber === 0);
-      if (notification.scheduling !== 'silent' && !due) continue;
-      // Acknowledged first: a notification another loop took already is not given twice.
-      if (!(await runtime.notifications.ack(notification.id)) || !due) continue;
+    for (const notification of await runtime.notifications.take({ sessionId, idle: stepNumber === 0 })) {
       const message = notificationMessage(notification);
       placed.push({ at: messages.length, message });
       delivered.push(message);

@@ -70,6 +70,7 @@ export {
   toOpenAITool,
 } from './providers.js';
 export { ToolRegistry } from './registry.js';
+export { type ReplyText, replyText } from './reply-text.js';
 export {
   type ConnectionRequired,
   connectionRequired,

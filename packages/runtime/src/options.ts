@@ -223,6 +223,12 @@ export interface Runtime {
     list(filter?: NotificationFilter): Promise<Notification[]>;
     /** False when there is no such notification or it was already acknowledged. */
     ack(notificationId: string): Promise<boolean>;
+    /**
+     * The session's notifications that are due now, each acknowledged, so that it is given once
+     * (seed 001's scheduling): `interrupt` ones at any step; `when_idle` ones only when `idle` (the
+     * model finished its turn); `silent` ones are acknowledged and never given.
+     */
+    take(request: { sessionId: string; idle: boolean }): Promise<Notification[]>;
   };
   /** The schedules of `spawn_background` (seed 002): listed per session, cancelled by id. */
   readonly schedules: {

@@ -22,6 +22,7 @@ import {
   CLOSED_REASON,
   SESSION_CANCELLED_REASON,
 } from './messages.js';
+import { takeNotifications } from './notifications.js';
 import type {
   BatchOptions,
   BatchRequest,
@@ -89,6 +90,7 @@ class BatonRuntime implements Runtime {
     this.notifications = {
       list: (filter) => store.listNotifications(filter),
       ack: (id) => store.acknowledgeNotification(id, clock.now()),
+      take: (request) => takeNotifications(this.notifications, request),
     };
     this.schedules = {
       list: (sessionId) => schedules.list(sessionId),

@@ -48,6 +48,26 @@ describe('seed 001: background mode, the result formatter and scheduling', () =>
     expect(scheduling).toEqual({ urgent: 'interrupt', quiet: 'silent', plain: 'when_idle' });
   });
 
+  it('gives each due notification once: interrupt at any step, when_idle only when idle, silent never', async () => {
+    const urgent = gatedTool('urgent', { mode: 'background', scheduling: 'interrupt' });
+    const quiet = gatedTool('quiet', { mode: 'background', scheduling: 'silent' });
+    const plain = gatedTool('plain', { mode: 'background' });
+    const { runtime } = testRuntime([urgent.tool, quiet.tool, plain.tool]);
+    for (const name of ['urgent', 'quiet', 'plain']) await runtime.call({ name, sessionId: 's1' });
+    await runtime.call({ name: 'urgent', sessionId: 'other' });
+    for (const { runs } of [urgent, quiet, plain]) for (const run of runs) run.resolve('ok');
+    await settle();
+    const names = (taken: { toolName: string }[]) => taken.map((notification) => notification.toolName);
+
+    expect(names(await runtime.notifications.take({ sessionId: 's1', idle: false }))).toEqual(['urgent']);
+    expect(names(await runtime.notifications.take({ sessionId: 's1', idle: false }))).toEqual([]);
+    expect(names(await runtime.notifications.take({ sessionId: 's1', idle: true }))).toEqual(['plain']);
+    expect(await runtime.notifications.list({ sessionId: 's1', status: 'queued' })).toEqual([]);
+    expect(names(await runtime.notifications.list({ sessionId: 'other', status: 'queued' }))).toEqual([
+      'urgent',
+    ]);
+  });
+
   it('shapes replies with a formatter per runtime, and a per-tool formatter wins', async () => {
     const runtimeShaped = gatedTool('runtime_shaped', { mode: 'background' });
     const toolShaped = gatedTool('tool_shaped', { mode: 'background' });
