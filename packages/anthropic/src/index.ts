@@ -1,0 +1,12 @@
+export {
+  type NotificationBlocksOptions,
+  notificationBlock,
+  notificationBlocks,
+} from './notifications.js';
+export { type BatonRunnableToolsOptions, batonRunnableTools } from './tool-runner.js';
+export {
+  anthropicTools,
+  type BatonToolUseOptions,
+  handleToolUses,
+  type MessageWithToolUses,
+} from './tools.js';
