@@ -119,7 +119,10 @@ describe('an Anthropic Messages loop with Baton tools', () => {
     const promoted = promoteWhenStarted();
     const first = await turn('Research the tides.');
     await promoted;
-    expect(requests[0]?.tools?.map((tool) => tool.name)).toEqual(['research', 'look_up']);
+    expect(requests[0]?.tools?.map((tool) => ('name' in tool ? tool.name : tool.type))).toEqual([
+      'research',
+      'look_up',
+    ]);
     expect(requests[1]?.messages[2]).toMatchObject({
       role: 'user',
       content: [{ type: 'tool_result', tool_use_id: 'toolu_1' }],
