@@ -1,6 +1,12 @@
 /** `@baton/runtime`: the actor system that runs tool calls. What this file exports is the public API. */
 
 export type { RuntimeFailure } from '@baton/contracts';
+export {
+  BACKGROUND_CONTROL,
+  type BackgroundControlTool,
+  DEFAULT_WAIT_MS,
+  MAX_WAIT_MS,
+} from './background-control.js';
 export type { CallInspector } from './call/live-call.js';
 export { type Clock, systemClock } from './clock.js';
 export {

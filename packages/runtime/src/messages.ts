@@ -129,6 +129,10 @@ export function invalidOptionMessage(name: string): string {
   return `createRuntime: ${name} must be a positive number`;
 }
 
+export function unknownBuiltinMessage(name: string, known: readonly string[]): string {
+  return `createRuntime: ${JSON.stringify(name)} is not a built-in tool; the built-ins are ${known.join(', ')}`;
+}
+
 export function roleNeedsSharedStoreMessage(role: string): string {
   return `createRuntime: role '${role}' needs a store that processes share (such as PostgreSQL)`;
 }
@@ -184,6 +188,16 @@ export const SPAWN_MESSAGES = {
   unknownTool: (name: string) => `Unknown tool: ${name}`,
   notBackground: (name: string) => `Tool does not support background execution: ${name}`,
   endedAtOnce: (status: string) => `The run ended at once: ${status}`,
+} as const;
+
+/** What the background-control tools tell a model. */
+export const BACKGROUND_MESSAGES = {
+  unknownCall: (callId: string) => `No background call ${JSON.stringify(callId)} in this session.`,
+  stillRunning: (waitedMs: number) =>
+    `Still running after ${waitedMs} ms. Continue the conversation; a later notification will report the result.`,
+  alreadyEnded: (callId: string, status: string) =>
+    `The call ${JSON.stringify(callId)} already ended: ${status}.`,
+  cancelReason: 'cancelled by the model (cancel_background)',
 } as const;
 
 /** Seed 002's words for a `schedule` (and ours for what it leaves unchecked). */

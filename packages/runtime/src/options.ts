@@ -14,6 +14,7 @@ import type {
 } from '@baton/contracts';
 import type { CallFilter, CallPage, NotificationFilter, SessionEvent, Store } from '@baton/store';
 import type { Observable } from 'rxjs';
+import type { BackgroundControlTool } from './background-control.js';
 import type { CallInspector } from './call/live-call.js';
 import type { Clock } from './clock.js';
 import type { FollowOptions } from './follow.js';
@@ -68,8 +69,12 @@ export interface RuntimeOptions {
    * has no retry policy (with one, the policy's `maxAttempts`). Default 3.
    */
   maxAttempts?: number;
-  /** Built-in tools to register beside `tools`: `spawn_background` (seed 002). Default: none. */
-  builtins?: readonly 'spawn_background'[];
+  /**
+   * Built-in tools to register beside `tools`: `spawn_background` (seed 002), and the background
+   * control a model follows what it started with (`BACKGROUND_CONTROL`: check, wait, cancel, list;
+   * each confined to the caller's session). Default: none.
+   */
+  builtins?: readonly BuiltinTool[];
   /**
    * Removes ended calls, their events and artifacts, this long after they end, 500 at a time.
    * Notifications not yet acknowledged, and calls still waiting for approval, stay. Default: keep
@@ -159,6 +164,15 @@ export interface RuntimeStats {
   routes: number;
 }
 
+export interface WaitOptions {
+  timeoutMs?: number;
+  /** Stops the waiting (not the call): the reply is then the call's state at that moment. */
+  signal?: AbortSignal;
+}
+
+/** A tool the runtime itself offers, registered when `builtins` names it. */
+export type BuiltinTool = 'spawn_background' | BackgroundControlTool;
+
 /** What a call waits for from outside: its approval (seed 003's `needsApproval`), or an external event (`ctx.waitFor`). */
 export interface RuntimeInputs {
   /** Lets a call that waits for approval run; false when it does not wait for one. */
@@ -205,6 +219,13 @@ export interface Runtime {
   /** Cancels every live call of a session; resolves with how many. */
   cancelSession(sessionId: string, reason?: string): Promise<number>;
   get(callId: string): Promise<CallRecord | undefined>;
+  /**
+   * Waits for a call to end, at most `timeoutMs` (its tool's inline budget by default), on the
+   * runtime's clock. Resolves with its reply: its end, or `backgrounded` when it goes on; undefined
+   * when there is no such call. The waiter has the result then: the call's notification is
+   * acknowledged, so its session is not told twice.
+   */
+  wait(callId: string, options?: WaitOptions): Promise<CallReply | undefined>;
   list(filter?: CallFilter): Promise<CallPage>;
   /**
    * The stored events of a call (or of every call of a session, in the order they were stored)

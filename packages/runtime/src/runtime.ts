@@ -10,6 +10,7 @@ import {
 import type { CallControl, CallFilter, CallPage, SessionEvent } from '@baton/store';
 import { firstValueFrom, type Observable, toArray } from 'rxjs';
 import { assembleRuntime, type RuntimeParts } from './assembly.js';
+import { registerBackgroundControl } from './background-control.js';
 import { refusalHandledElsewhere } from './call/ending.js';
 import { RETENTION_BATCH } from './defaults.js';
 import type { FollowOptions } from './follow.js';
@@ -34,7 +35,9 @@ import type {
   RuntimeInputs,
   RuntimeOptions,
   RuntimeStats,
+  WaitOptions,
 } from './options.js';
+import { waitForCall } from './waiting.js';
 
 /**
  * The runtime's public face. A call's journey reads in order from `call()`, each step one module:
@@ -77,6 +80,7 @@ class BatonRuntime implements Runtime {
     });
     this.#parts = parts;
     const { store, clock, schedules, host } = parts;
+    registerBackgroundControl(this.tools, parts.settings.builtins, this);
     this.instanceId = parts.settings.instanceId;
     this.ready = this.#start();
     this.events$ = this.#bus.events$;
@@ -177,6 +181,11 @@ class BatonRuntime implements Runtime {
   async get(callId: string): Promise<CallRecord | undefined> {
     const record = this.#parts.registry.record(callId);
     return record ? { ...record } : this.#parts.store.getCall(callId);
+  }
+
+  wait(callId: string, options?: WaitOptions): Promise<CallReply | undefined> {
+    const { settings, clock } = this.#parts;
+    return waitForCall({ runtime: this, settings, clock }, callId, options);
   }
 
   list(filter?: CallFilter): Promise<CallPage> {

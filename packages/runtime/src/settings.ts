@@ -13,11 +13,12 @@ import {
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import type { ArgumentLimits } from './arguments.js';
+import { BACKGROUND_CONTROL } from './background-control.js';
 import type { CallInspector } from './call/live-call.js';
 import * as defaults from './defaults.js';
 import { newId } from './ids.js';
-import { invalidOptionMessage, roleNeedsSharedStoreMessage } from './messages.js';
-import type { CallRequest, RuntimeLimits, RuntimeOptions, RuntimeRole } from './options.js';
+import { invalidOptionMessage, roleNeedsSharedStoreMessage, unknownBuiltinMessage } from './messages.js';
+import type { BuiltinTool, CallRequest, RuntimeLimits, RuntimeOptions, RuntimeRole } from './options.js';
 import type { RunRequest } from './spawn-background.js';
 
 /** What a call of one tool runs with: the tool's own settings, else the runtime's. */
@@ -49,7 +50,7 @@ export interface Settings {
   readonly progressIntervalMs: number | undefined;
   readonly retentionTtlMs: number | undefined;
   readonly inspect: CallInspector | undefined;
-  readonly builtins: readonly 'spawn_background'[];
+  readonly builtins: readonly BuiltinTool[];
   /** The settings of calls of this tool (the same object every time). */
   forTool(tool: AnyTool | undefined): ToolSettings;
   /** A run started by `spawn_background` is a background call whatever its tool's own mode. */
@@ -80,6 +81,15 @@ function resolveLimits(limits: RuntimeLimits = {}): Required<RuntimeLimits> {
     runningPerSession: limit('runningPerSession', fairShare),
     runningPerTenant: limit('runningPerTenant', fairShare),
   };
+}
+
+const BUILTINS: readonly string[] = ['spawn_background', ...BACKGROUND_CONTROL];
+
+function checkBuiltins(builtins: readonly BuiltinTool[] = []): readonly BuiltinTool[] {
+  const unknown = builtins.find((name) => !BUILTINS.includes(name));
+  if (unknown !== undefined)
+    throw new BatonError('invalid_definition', unknownBuiltinMessage(unknown, BUILTINS));
+  return builtins;
 }
 
 export function resolveSettings(options: RuntimeOptions, store: Store): Settings {
@@ -140,7 +150,7 @@ export function resolveSettings(options: RuntimeOptions, store: Store): Settings
       : undefined,
     retentionTtlMs: ttl || undefined,
     inspect: options.inspect,
-    builtins: options.builtins ?? [],
+    builtins: checkBuiltins(options.builtins),
     forTool,
     modeOf: (tool, request) =>
       (request as Partial<RunRequest>).background ? 'background' : (tool.execution.mode ?? defaultMode),

@@ -1,0 +1,71 @@
+import { type CallRecord, type CallReply, endOf, isTerminalStatus } from '@baton/contracts';
+import { filter, firstValueFrom } from 'rxjs';
+import { replyOf } from './call/replies.js';
+import type { Clock } from './clock.js';
+import type { Runtime, WaitOptions } from './options.js';
+import type { Settings } from './settings.js';
+
+export interface WaitDeps {
+  runtime: Pick<Runtime, 'get' | 'follow' | 'notifications' | 'tools'>;
+  settings: Pick<Settings, 'forTool'>;
+  clock: Clock;
+}
+
+/** Resolves after `ms` on the runtime's clock, or when `signal` aborts. */
+function elapsed(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = clock.setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clock.clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+}
+
+/**
+ * The call's end, once what follows it is stored too: the notification of a detached call, so
+ * that the waiter can take it.
+ */
+function endStored(runtime: WaitDeps['runtime'], record: CallRecord): Promise<unknown> {
+  const notifies = record.detached && (!record.run || record.run.signalOnCompletion);
+  return firstValueFrom(
+    runtime
+      .follow({ callId: record.callId })
+      .pipe(filter((event) => (notifies ? event.type === 'notification' : endOf(event) !== undefined))),
+  );
+}
+
+/**
+ * `runtime.wait`: the call's reply once it ends, or, at the timeout (the tool's inline budget by
+ * default), that it goes on. The waiter has the result then: the call's notification is
+ * acknowledged, so its session is not told twice.
+ */
+export async function waitForCall(
+  { runtime, settings, clock }: WaitDeps,
+  callId: string,
+  { timeoutMs, signal }: WaitOptions = {},
+): Promise<CallReply | undefined> {
+  const record = await runtime.get(callId);
+  if (!record) return undefined;
+  const toolSettings = settings.forTool(runtime.tools.get(record.toolName));
+  if (!isTerminalStatus(record.status)) {
+    const stop = new AbortController();
+    const ended = endStored(runtime, record);
+    const bound = elapsed(
+      clock,
+      timeoutMs ?? toolSettings.inlineBudgetMs,
+      signal ? AbortSignal.any([stop.signal, signal]) : stop.signal,
+    );
+    await Promise.race([ended, bound]);
+    stop.abort();
+  }
+  const now = (await runtime.get(callId)) ?? record;
+  if (isTerminalStatus(now.status)) {
+    const queued = await runtime.notifications.list({ sessionId: now.sessionId, status: 'queued' });
+    const notification = queued.find((candidate) => candidate.callId === callId);
+    if (notification) await runtime.notifications.ack(notification.id);
+  }
+  return replyOf(now, toolSettings);
+}
