@@ -63,10 +63,12 @@ export {
   type McpTaskSupport,
   type McpToolDeclaration,
   type OpenAIFunctionTool,
+  type OpenAIResponsesTool,
   taskSupportOf,
   toAnthropicTool,
   toGeminiFunctionDeclaration,
   toMcpTool,
+  toOpenAIResponsesTool,
   toOpenAITool,
 } from './providers.js';
 export { ToolRegistry } from './registry.js';
@@ -89,4 +91,5 @@ export {
   type Validate,
   type ValidationResult,
 } from './schema.js';
+export { strictJsonSchema } from './strict-schema.js';
 export { isToolError, ToolError } from './tool-error.js';

@@ -1,6 +1,7 @@
 import type { ExecutionMode } from './call.js';
 import type { AnyTool } from './define-tool.js';
 import { type JsonSchema, toJsonSchema } from './schema.js';
+import { strictJsonSchema } from './strict-schema.js';
 
 /** A tool's mode as a runtime would run it: its own, else the runtime's default. */
 export interface DeclarationOptions {
@@ -20,6 +21,27 @@ export function toOpenAITool(tool: AnyTool): OpenAIFunctionTool {
   return {
     type: 'function',
     function: { name: tool.name, description: tool.description, parameters: toJsonSchema(tool.input) },
+  };
+}
+
+/** The function tool of the Responses API and the Agents SDK: flat, `strict` when the schema allows. */
+export interface OpenAIResponsesTool {
+  type: 'function';
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  strict: boolean;
+}
+
+export function toOpenAIResponsesTool(tool: AnyTool): OpenAIResponsesTool {
+  const parameters = toJsonSchema(tool.input);
+  const strict = strictJsonSchema(parameters);
+  return {
+    type: 'function',
+    name: tool.name,
+    description: tool.description,
+    parameters: strict ?? parameters,
+    strict: strict !== undefined,
   };
 }
 

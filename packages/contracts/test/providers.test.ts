@@ -2,9 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   defineTool,
+  type ToolSchema,
   toAnthropicTool,
   toGeminiFunctionDeclaration,
+  toJsonSchema,
   toMcpTool,
+  toOpenAIResponsesTool,
   toOpenAITool,
 } from '../src/index.js';
 
@@ -26,12 +29,49 @@ const tool = (mode?: 'inline' | 'auto' | 'background') =>
     execute: () => ({ hits: [] }),
   });
 
+const withInput = (input: ToolSchema) =>
+  defineTool({ name: 'search_docs', description: 'Search the documentation', input, execute: () => null });
+
 describe('provider declarations from one contract', () => {
   it('OpenAI function tools', () => {
     expect(toOpenAITool(tool())).toEqual({
       type: 'function',
       function: { name: 'search_docs', description: 'Search the documentation', parameters: schema },
     });
+  });
+
+  it('Responses API / Agents SDK tools: strict, closed objects, when the schema allows', () => {
+    expect(toOpenAIResponsesTool(tool())).toEqual({
+      type: 'function',
+      name: 'search_docs',
+      description: 'Search the documentation',
+      parameters: { ...schema, additionalProperties: false },
+      strict: true,
+    });
+    const nested = z.object({
+      filters: z.array(z.object({ field: z.string(), value: z.union([z.string(), z.number()]) })),
+    });
+    expect(toOpenAIResponsesTool(withInput(nested)).parameters).toMatchObject({
+      additionalProperties: false,
+      properties: { filters: { items: { additionalProperties: false, required: ['field', 'value'] } } },
+    });
+  });
+
+  it('Responses API tools: not strict when strict mode cannot say the same (optional, open, oneOf)', () => {
+    const loose = [
+      z.object({ query: z.string(), limit: z.number().optional() }),
+      z.object({ query: z.string() }).passthrough(),
+      {
+        type: 'object',
+        properties: { at: { oneOf: [{ type: 'string' }, { type: 'integer' }] } },
+        required: ['at'],
+      },
+    ];
+    for (const input of loose) {
+      const declared = toOpenAIResponsesTool(withInput(input));
+      expect(declared.strict).toBe(false);
+      expect(declared.parameters).toEqual(toJsonSchema(input));
+    }
   });
 
   it('Anthropic tools', () => {
