@@ -1,6 +1,6 @@
 import { type CallRecord, type CallReply, endOf, isTerminalStatus } from '@baton/contracts';
-import { filter, firstValueFrom } from 'rxjs';
-import { replyOf } from './call/replies.js';
+import { filter, firstValueFrom, fromEvent, takeUntil } from 'rxjs';
+import { formattedCall, replyOf } from './call/replies.js';
 import type { Clock } from './clock.js';
 import type { Runtime, WaitOptions } from './options.js';
 import type { Settings } from './settings.js';
@@ -28,12 +28,14 @@ function elapsed(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
  * The call's end, once what follows it is stored too: the notification of a detached call, so
  * that the waiter can take it.
  */
-function endStored(runtime: WaitDeps['runtime'], record: CallRecord): Promise<unknown> {
+function endStored(runtime: WaitDeps['runtime'], record: CallRecord, stop: AbortSignal): Promise<unknown> {
   const notifies = record.detached && (!record.run || record.run.signalOnCompletion);
   return firstValueFrom(
-    runtime
-      .follow({ callId: record.callId })
-      .pipe(filter((event) => (notifies ? event.type === 'notification' : endOf(event) !== undefined))),
+    runtime.follow({ callId: record.callId }).pipe(
+      filter((event) => (notifies ? event.type === 'notification' : endOf(event) !== undefined)),
+      takeUntil(fromEvent(stop, 'abort')),
+    ),
+    { defaultValue: undefined },
   );
 }
 
@@ -50,22 +52,26 @@ export async function waitForCall(
   const record = await runtime.get(callId);
   if (!record) return undefined;
   const toolSettings = settings.forTool(runtime.tools.get(record.toolName));
+  const waitMs = timeoutMs ?? toolSettings.inlineBudgetMs;
   if (!isTerminalStatus(record.status)) {
+    // Whichever comes first stops the other: neither the follower nor the timer outlives the wait.
     const stop = new AbortController();
-    const ended = endStored(runtime, record);
-    const bound = elapsed(
-      clock,
-      timeoutMs ?? toolSettings.inlineBudgetMs,
-      signal ? AbortSignal.any([stop.signal, signal]) : stop.signal,
-    );
+    const ended = endStored(runtime, record, stop.signal);
+    const bound = elapsed(clock, waitMs, signal ? AbortSignal.any([stop.signal, signal]) : stop.signal);
     await Promise.race([ended, bound]);
     stop.abort();
   }
   const now = (await runtime.get(callId)) ?? record;
-  if (isTerminalStatus(now.status)) {
-    const queued = await runtime.notifications.list({ sessionId: now.sessionId, status: 'queued' });
-    const notification = queued.find((candidate) => candidate.callId === callId);
-    if (notification) await runtime.notifications.ack(notification.id);
+  // Still going: the caller is told so in seed 000's words, for as long as it waited.
+  if (!isTerminalStatus(now.status)) {
+    return {
+      callId,
+      status: 'backgrounded',
+      output: toolSettings.formatter.running(formattedCall(now), waitMs),
+    };
   }
+  const queued = await runtime.notifications.list({ sessionId: now.sessionId, status: 'queued' });
+  const notification = queued.find((candidate) => candidate.callId === callId);
+  if (notification) await runtime.notifications.ack(notification.id);
   return replyOf(now, toolSettings);
 }

@@ -1,0 +1,79 @@
+import { type OpenAIResponsesTool, replyText, toOpenAIResponsesTool } from '@baton/contracts';
+import type { Runtime } from '@baton/runtime';
+import { type FunctionTool, tool } from '@openai/agents';
+
+/** The SDK types a JSON Schema by its literal shape; the contract's schema is only known at run time. */
+type DeclaredParameters = {
+  type: 'object';
+  properties: Record<string, never>;
+  required: never[];
+  additionalProperties: false;
+};
+
+/** A Baton tool as the Agents SDK holds it: its arguments are the contract's, checked by Baton. */
+export type BatonAgentTool = FunctionTool<unknown, DeclaredParameters, string>;
+
+/** The contract's schema, `strict` when it can be said that way (`toOpenAIResponsesTool`). */
+const schemaOf = (declared: OpenAIResponsesTool) =>
+  ({ parameters: declared.parameters, strict: declared.strict }) as unknown as {
+    parameters: DeclaredParameters;
+    strict: true;
+  };
+
+/** The Agents SDK hands a JSON Schema tool its arguments parsed, or as the model's JSON text. */
+const argsOf = (input: unknown): unknown => (typeof input === 'string' ? JSON.parse(input) : input);
+
+export interface BatonAgentToolsOptions {
+  /** The Baton session of the conversation: its background results come back to it. */
+  sessionId: string;
+}
+
+/**
+ * A runtime's tools as Agents SDK function tools, `strict` where the contract's schema allows.
+ * Each call goes through `runtime.call` with the model's call id as its id and the run's signal as
+ * its cancellation: validated (Baton checks the arguments against the same contract), admitted,
+ * recorded, and moved to the background past its inline budget, when the model is told so at once
+ * (seed 000). A failure is shown as its message.
+ *
+ * A tool that needs approval becomes an Agents interruption: the Baton call is made when the model
+ * asks for it and waits, recorded, for its approval. Resuming the run after `state.approve(item)`
+ * approves it; `batonApprovals(runtime).reject(state, item)` rejects both.
+ */
+export function batonAgentTools(runtime: Runtime, { sessionId }: BatonAgentToolsOptions): BatonAgentTool[] {
+  return runtime.tools.definitions().map((definition) => {
+    const name = definition.name;
+    const asksApproval = definition.execution.needsApproval !== undefined;
+    /** The run went on with this call approved (a rejected one never runs): its reply, within its budget. */
+    const approved = async (callId: string, signal: AbortSignal | undefined) => {
+      await runtime.inputs.approve(callId);
+      return runtime.wait(callId, signal ? { signal } : {});
+    };
+    return tool<DeclaredParameters>({
+      name,
+      description: definition.description,
+      ...schemaOf(toOpenAIResponsesTool(definition)),
+      ...(asksApproval
+        ? {
+            // The call is made now, so that its approval is recorded, whatever the tool decides.
+            needsApproval: async (_context, input, callId) => {
+              if (callId === undefined) return true;
+              await runtime.call({ name, args: argsOf(input), sessionId, callId });
+              return (await runtime.get(callId))?.approval === 'pending';
+            },
+          }
+        : {}),
+      execute: async (input, _context, details) => {
+        const callId = details?.toolCall?.callId;
+        const signal = details?.signal;
+        const reply =
+          asksApproval && callId !== undefined
+            ? await approved(callId, signal)
+            : await runtime.call(
+                { name, args: argsOf(input), sessionId, ...(callId !== undefined ? { callId } : {}) },
+                signal ? { signal } : {},
+              );
+        return reply ? replyText(reply).text : `The call ${callId} is not known.`;
+      },
+    });
+  });
+}
