@@ -34,6 +34,11 @@ export type ToolReturn<T> = T | ToolSuccess<T> | ConnectionRequired;
 
 type OutputOf<O> = O extends StandardSchemaV1 ? StandardSchemaV1.InferInput<O> : unknown;
 
+/** What a successful call gives, read from what `execute` returns when no output schema says it. */
+type Returned<E> = E extends (...args: never[]) => infer R ? ValueOf<Awaited<R>> : unknown;
+type ValueOf<R> = R extends ConnectionRequired ? never : R extends ToolSuccess<infer T> ? T : R;
+type DefinedOutput<O, E> = O extends StandardSchemaV1 ? OutputOf<O> : Returned<E>;
+
 export interface ToolConfig<I extends ToolSchema, O extends ToolSchema | undefined, P = undefined> {
   name: string;
   title?: string;
@@ -55,9 +60,17 @@ export interface ToolConfig<I extends ToolSchema, O extends ToolSchema | undefin
   ): ToolReturn<OutputOf<O>> | Promise<ToolReturn<OutputOf<O>>>;
 }
 
-/** A defined tool: its config, its resolved execution options, and its compiled validators. */
-export interface Tool<Args = Record<string, unknown>, Output = unknown, Prepared = unknown> {
-  readonly name: string;
+/**
+ * A defined tool: its config, its resolved execution options, and its compiled validators. `Name`
+ * is its name as a literal type, so that a runtime made from a list of tools types `call` by name.
+ */
+export interface Tool<
+  Args = Record<string, unknown>,
+  Output = unknown,
+  Prepared = unknown,
+  Name extends string = string,
+> {
+  readonly name: Name;
   readonly title?: string;
   readonly description: string;
   readonly input: ToolSchema;
@@ -79,7 +92,11 @@ type OptionalExecution =
   | 'retry'
   | 'needsApproval';
 
-export type AnyTool = Tool<never, unknown, unknown>;
+export type AnyTool = Tool<never, unknown, unknown, string>;
+
+/** The arguments a tool's calls take, and the value a successful one gives. */
+export type ToolArgs<T> = T extends Tool<infer Args, unknown, unknown, string> ? Args : never;
+export type ToolOutput<T> = T extends Tool<never, infer Output, unknown, string> ? Output : never;
 
 const MODES: readonly ExecutionMode[] = ['inline', 'auto', 'background'];
 const CONCURRENCIES: readonly Concurrency[] = ['parallel', 'exclusive'];
@@ -125,9 +142,15 @@ export function checkRetryPolicy(owner: string, policy: RetryPolicy | undefined)
   }
 }
 
-export function defineTool<I extends ToolSchema, O extends ToolSchema | undefined = undefined, P = undefined>(
-  config: ToolConfig<I, O, P>,
-): Tool<InferSchemaOutput<I>, OutputOf<O>, P> {
+export function defineTool<
+  I extends ToolSchema,
+  O extends ToolSchema | undefined = undefined,
+  P = undefined,
+  const N extends string = string,
+  E = unknown,
+>(
+  config: ToolConfig<I, O, P> & { name: N; execute: E },
+): Tool<InferSchemaOutput<I>, DefinedOutput<O, E>, P, N> {
   const { name, execution = {} } = config;
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
     throw new BatonError(
@@ -184,5 +207,5 @@ export function defineTool<I extends ToolSchema, O extends ToolSchema | undefine
       config.output === undefined ? undefined : compileValidator(config.output, `tool "${name}": output`),
     prepare: config.prepare,
     execute: config.execute,
-  }) as Tool<InferSchemaOutput<I>, OutputOf<O>, P>;
+  }) as Tool<InferSchemaOutput<I>, DefinedOutput<O, E>, P, N>;
 }

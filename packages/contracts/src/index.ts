@@ -35,7 +35,9 @@ export {
   defineTool,
   type ExecutionOptions,
   type Tool,
+  type ToolArgs,
   type ToolConfig,
+  type ToolOutput,
   type ToolReturn,
 } from './define-tool.js';
 export { BatonError, ERROR_CODES, type ErrorCode, isBatonError } from './errors.js';

@@ -36,4 +36,13 @@ export class ToolRegistry {
   definitions(): AnyTool[] {
     return [...this.#tools.values()];
   }
+
+  /** The tools, in the order they were registered: `for (const tool of runtime.tools)`. */
+  [Symbol.iterator](): IterableIterator<AnyTool> {
+    return this.#tools.values();
+  }
+
+  get size(): number {
+    return this.#tools.size;
+  }
 }

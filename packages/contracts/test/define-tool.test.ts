@@ -1,6 +1,14 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { BatonError, defineTool, isBatonError, type ToolContext } from '../src/index.js';
+import {
+  BatonError,
+  defineTool,
+  isBatonError,
+  success,
+  type ToolArgs,
+  type ToolContext,
+  type ToolOutput,
+} from '../src/index.js';
 
 const noop = () => null;
 
@@ -195,5 +203,38 @@ describe('defineTool', () => {
       issues: [{ path: 'n', message: 'n must be even' }],
     });
     expect(tool.validateInput({ n: 4 })).toEqual({ ok: true, value: { n: 4 } });
+  });
+
+  it('keeps the name as a literal type, and the output: its schema, else what execute returns', () => {
+    const typed = defineTool({
+      name: 'search_docs',
+      description: 'Search',
+      input: z.object({ query: z.string() }),
+      output: z.object({ hits: z.array(z.string()) }),
+      execute: ({ query }) => ({ hits: [query] }),
+    });
+    expectTypeOf(typed.name).toEqualTypeOf<'search_docs'>();
+    expectTypeOf<ToolArgs<typeof typed>>().toEqualTypeOf<{ query: string }>();
+    expectTypeOf<ToolOutput<typeof typed>>().toEqualTypeOf<{ hits: string[] }>();
+
+    const inferred = defineTool({
+      name: 'word_count',
+      description: 'Counts words',
+      input: z.object({ text: z.string() }),
+      async execute({ text }) {
+        expectTypeOf(text).toEqualTypeOf<string>();
+        return text.split(' ').length;
+      },
+    });
+    expectTypeOf<ToolOutput<typeof inferred>>().toEqualTypeOf<number>();
+
+    const wrapped = defineTool({
+      name: 'snapshot',
+      description: 'A picture',
+      input: z.object({}),
+      execute: () => success({ taken: true }, { images: [] }),
+    });
+    expectTypeOf<ToolOutput<typeof wrapped>>().toEqualTypeOf<{ taken: boolean }>();
+    expect([typed.name, inferred.name, wrapped.name]).toEqual(['search_docs', 'word_count', 'snapshot']);
   });
 });

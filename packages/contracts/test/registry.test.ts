@@ -17,6 +17,12 @@ describe('ToolRegistry', () => {
     expect(registry.names()).toEqual(['b']);
   });
 
+  it('is iterable, in the order the tools were registered', () => {
+    const registry = new ToolRegistry([make('c'), make('a'), make('b')]);
+    expect([...registry].map((tool) => tool.name)).toEqual(['c', 'a', 'b']);
+    expect(registry.size).toBe(3);
+  });
+
   it('refuses a duplicate name when it is registered, not at call time', () => {
     expect(() => new ToolRegistry([make('a'), make('a')])).toThrow('a tool named "a" is already registered');
   });

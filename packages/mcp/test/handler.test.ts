@@ -1,4 +1,4 @@
-import { defineTool } from '@baton/contracts';
+import { type AnyTool, defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { deferred, memoryStore, SimulatedClock } from '@baton/runtime/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -62,7 +62,7 @@ afterEach(async () => {
   }
 });
 
-async function serve(tools = [inlineTool, backgroundTool]) {
+async function serve(tools: AnyTool[] = [inlineTool, backgroundTool]) {
   const clock = new SimulatedClock();
   const runtime = createRuntime({ tools, store: memoryStore(), clock, inlineBudgetMs: BUDGET_MS });
   await runtime.ready;

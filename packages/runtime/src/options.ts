@@ -6,10 +6,14 @@ import type {
   EventOutcome,
   ExecutionMode,
   Notification,
+  ReplyStatus,
   ResultFormatter,
   RetryPolicy,
   RuntimeFailure,
   Schedule,
+  Tool,
+  ToolArgs,
+  ToolOutput,
   ToolRegistry,
 } from '@baton/contracts';
 import type { CallFilter, CallPage, NotificationFilter, SessionEvent, Store } from '@baton/store';
@@ -173,6 +177,9 @@ export interface WaitOptions {
 /** A tool the runtime itself offers, registered when `builtins` names it. */
 export type BuiltinTool = 'spawn_background' | BackgroundControlTool;
 
+/** A built-in tool as a typed `call` sees it: by its name, its arguments checked when called. */
+export type BuiltinToolOf<B extends BuiltinTool> = Tool<Record<string, unknown>, unknown, unknown, B>;
+
 /** What a call waits for from outside: its approval (seed 003's `needsApproval`), or an external event (`ctx.waitFor`). */
 export interface RuntimeInputs {
   /** Lets a call that waits for approval run; false when it does not wait for one. */
@@ -197,6 +204,29 @@ export interface FollowSession {
   /** Resume a stream by passing the last `position` it had. */
   after?: number;
 }
+
+/**
+ * A call request for one of a runtime's tools: by a name it has, with that tool's arguments. A
+ * runtime made from a registry (or from tools whose names are plain strings) takes any request.
+ */
+export type ToolCallRequest<T extends AnyTool> = string extends T['name']
+  ? CallRequest
+  : {
+      [N in T['name']]: Omit<CallRequest, 'name' | 'args'> & {
+        name: N;
+        args?: ToolArgs<Extract<T, { name: N }>>;
+      };
+    }[T['name']];
+
+/** The reply to a call of tool `N`: a success has that tool's output. */
+export type ToolCallReply<T extends AnyTool, N extends string> = string extends T['name']
+  ? CallReply
+  :
+      | (Omit<CallReply, 'status' | 'output'> & {
+          status: 'succeeded';
+          output: ToolOutput<Extract<T, { name: N }>>;
+        })
+      | (Omit<CallReply, 'status'> & { status: Exclude<ReplyStatus, 'succeeded'> });
 
 export interface Runtime {
   readonly tools: ToolRegistry;
@@ -286,4 +316,16 @@ export interface Runtime {
   eventKey(callId: string, name: string): string;
   /** @deprecated Use `inputs.resolve`. Removed in 0.3. */
   resolveEvent(key: string, outcome: EventOutcome): Promise<void>;
+}
+
+/**
+ * A runtime made from a list of tools (`createRuntime({ tools: [search, fetchPage] })`): its
+ * `call` is typed by their names. A wrong name or wrong arguments do not compile, and a successful
+ * reply's `output` is the tool's output. It is a `Runtime` wherever one is taken.
+ */
+export interface TypedRuntime<T extends AnyTool> extends Runtime {
+  call<const R extends ToolCallRequest<T>>(
+    request: R,
+    options?: CallOptions,
+  ): Promise<ToolCallReply<T, R['name']>>;
 }

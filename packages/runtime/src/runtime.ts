@@ -1,5 +1,6 @@
 import { EventBus } from '@baton/bus';
 import {
+  type AnyTool,
   type CallEvent,
   type CallRecord,
   type CallReply,
@@ -27,6 +28,8 @@ import { takeNotifications } from './notifications.js';
 import type {
   BatchOptions,
   BatchRequest,
+  BuiltinTool,
+  BuiltinToolOf,
   CallOptions,
   CallRequest,
   FollowCall,
@@ -35,6 +38,7 @@ import type {
   RuntimeInputs,
   RuntimeOptions,
   RuntimeStats,
+  TypedRuntime,
   WaitOptions,
 } from './options.js';
 import { waitForCall } from './waiting.js';
@@ -324,6 +328,16 @@ class BatonRuntime implements Runtime {
   }
 }
 
+/**
+ * Makes a runtime. Given its tools as a list, its `call` is typed by their names (see `Runtime`).
+ */
+export function createRuntime<
+  const T extends readonly AnyTool[],
+  const B extends readonly BuiltinTool[] = readonly [],
+>(
+  options: RuntimeOptions & { tools: T; builtins?: B },
+): TypedRuntime<[B[number]] extends [never] ? T[number] : T[number] | BuiltinToolOf<B[number]>>;
+export function createRuntime(options?: RuntimeOptions): Runtime;
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
   return new BatonRuntime(options);
 }
