@@ -1,0 +1,1 @@
+export { type McpToolsOptions, mcpTools } from './mcp-tools.js';
