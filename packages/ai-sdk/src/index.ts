@@ -1,3 +1,4 @@
+export { batonApprovalResponses, DENIED_REASON } from './approvals.js';
 export { modelOutputOf, type ToolResultOutput } from './model-output.js';
 export {
   type BatonNotifications,

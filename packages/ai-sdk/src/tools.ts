@@ -13,20 +13,41 @@ export interface BatonToolsOptions {
  * admitted, recorded, and moved to the background past its inline budget, when the model is told
  * so at once. The AI SDK's tool-call id is the call's id, so a retried step is the same call; the
  * step's abort signal cancels a call that has not answered yet.
+ *
+ * A tool that needs approval uses the AI SDK's approval flow: the step ends with a
+ * `tool-approval-request`, and the Baton call waits, recorded, for its approval. Pass the
+ * conversation through `batonApprovalResponses` before the next `generateText`, so that the
+ * `tool-approval-response` reaches the Baton call whichever way it went.
  */
 export function batonTools(runtime: Runtime, { sessionId }: BatonToolsOptions): ToolSet {
   const tools: ToolSet = {};
   for (const definition of runtime.tools.definitions()) {
     const name = definition.name;
+    const asksApproval = definition.execution.needsApproval !== undefined;
     tools[name] = dynamicTool({
       description: definition.description,
       // Baton validates the arguments itself, against the same contract.
       inputSchema: jsonSchema(toJsonSchema(definition.input) as never),
-      execute: (args, { toolCallId, abortSignal }) =>
-        runtime.call(
-          { name, args, sessionId, callId: toolCallId },
-          abortSignal ? { signal: abortSignal } : {},
-        ),
+      // The call is made when the model asks for it, so that its approval is recorded, whatever the tool decides.
+      ...(asksApproval
+        ? {
+            needsApproval: async (args: unknown, { toolCallId }: { toolCallId: string }) => {
+              await runtime.call({ name, args, sessionId, callId: toolCallId });
+              // Asked for one, whether or not it was given since: the AI SDK asks again when it reads the answer.
+              return (await runtime.get(toolCallId))?.approval !== undefined;
+            },
+          }
+        : {}),
+      execute: async (args, { toolCallId, abortSignal }) => {
+        const signal = abortSignal ? { signal: abortSignal } : {};
+        if (!asksApproval) return runtime.call({ name, args, sessionId, callId: toolCallId }, signal);
+        // The loop goes on with this call approved (a denied one never runs): its reply, within its budget.
+        await runtime.inputs.approve(toolCallId);
+        return (
+          (await runtime.wait(toolCallId, signal)) ??
+          runtime.call({ name, args, sessionId, callId: toolCallId })
+        );
+      },
       toModelOutput: ({ output }) => modelOutputOf(output as CallReply),
     });
   }

@@ -6,7 +6,7 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { batonNotifications, batonTools } from '../src/index.js';
+import { batonApprovalResponses, batonNotifications, batonTools } from '../src/index.js';
 
 const BUDGET_MS = 300;
 const SESSION = 'chat-1';
@@ -166,5 +166,81 @@ describe('an AI SDK agent loop with Baton tools', () => {
       runtime.follow({ callId: 'call-9' }).pipe(filter((event) => event.type === 'cancelled')),
     );
     expect((await runtime.get('call-9'))?.status).toBe('cancelled');
+  });
+});
+
+describe('approvals through the AI SDK approval flow', () => {
+  function withApproval(script: Content[]) {
+    const deleteFile = defineTool({
+      name: 'delete_file',
+      description: 'Deletes a file',
+      input: z.object({ path: z.string() }),
+      execution: { needsApproval: true },
+      execute: async ({ path }) => `deleted ${path}`,
+    });
+    const runtime = createRuntime({ tools: [deleteFile], store: memoryStore(), clock: new SimulatedClock() });
+    opened.push(runtime);
+    const { model, prompts } = scriptedModel(script);
+    const tools = batonTools(runtime, { sessionId: SESSION });
+    const history: ModelMessage[] = [{ role: 'user', content: 'Delete /tmp/a' }];
+    const step = async () => {
+      await batonApprovalResponses(runtime, history);
+      const result = await generateText({ model, tools, messages: history, stopWhen: stepCountIs(3) });
+      history.push(...result.response.messages);
+      return result;
+    };
+    /** The user answers the step's approval request. */
+    const answer = (result: Awaited<ReturnType<typeof step>>, approved: boolean, reason?: string) => {
+      const request = result.content.find((part) => part.type === 'tool-approval-request');
+      if (!request) throw new Error('no approval request');
+      history.push({
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-approval-response',
+            approvalId: request.approvalId,
+            approved,
+            ...(reason ? { reason } : {}),
+          },
+        ],
+      });
+    };
+    return { runtime, prompts, step, answer };
+  }
+
+  it('pauses on the approval request; approving it runs the Baton call and the model gets the result', async () => {
+    const { runtime, prompts, step, answer } = withApproval([
+      [toolCall('call-d', 'delete_file', { path: '/tmp/a' })],
+      [text('Deleted /tmp/a.')],
+    ]);
+    const paused = await step();
+    expect(paused.content.map((part) => part.type)).toContain('tool-approval-request');
+    expect(await runtime.get('call-d')).toMatchObject({ status: 'queued', approval: 'pending' });
+
+    answer(paused, true);
+    const resumed = await step();
+    expect(resumed.text).toBe('Deleted /tmp/a.');
+    expect(await runtime.get('call-d')).toMatchObject({
+      status: 'succeeded',
+      approval: 'approved',
+      output: 'deleted /tmp/a',
+    });
+    expect(shown(prompts[1])).toContain('deleted /tmp/a');
+    // The model had the result in the loop: the session is not told again.
+    expect(await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).toEqual([]);
+  });
+
+  it('denying it rejects the Baton call, which never runs, with the reason', async () => {
+    const { runtime, prompts, step, answer } = withApproval([
+      [toolCall('call-x', 'delete_file', { path: '/etc/passwd' })],
+      [text('I will leave it.')],
+    ]);
+    answer(await step(), false, 'Not that file.');
+    expect((await step()).text).toBe('I will leave it.');
+    const record = await runtime.get('call-x');
+    expect(record).toMatchObject({ approval: 'rejected' });
+    expect(record?.output).not.toBe('deleted /etc/passwd');
+    expect(record?.error?.message).toContain('Not that file.');
+    expect(shown(prompts[1])).toContain('Not that file.');
   });
 });

@@ -58,7 +58,7 @@ export function batonAgentTools(runtime: Runtime, { sessionId }: BatonAgentTools
             needsApproval: async (_context, input, callId) => {
               if (callId === undefined) return true;
               await runtime.call({ name, args: argsOf(input), sessionId, callId });
-              return (await runtime.get(callId))?.approval === 'pending';
+              return (await runtime.get(callId))?.approval !== undefined;
             },
           }
         : {}),
