@@ -12,16 +12,15 @@ function modeOf(tool: AnyTool, options: DeclarationOptions): ExecutionMode {
   return tool.execution.mode ?? options.defaultMode ?? 'inline';
 }
 
+/** The Chat Completions function tool: `strict` when the schema allows (see `strictJsonSchema`). */
 export interface OpenAIFunctionTool {
   type: 'function';
-  function: { name: string; description: string; parameters: JsonSchema };
+  function: { name: string; description: string; parameters: JsonSchema; strict: boolean };
 }
 
 export function toOpenAITool(tool: AnyTool): OpenAIFunctionTool {
-  return {
-    type: 'function',
-    function: { name: tool.name, description: tool.description, parameters: toJsonSchema(tool.input) },
-  };
+  const { name, description, parameters, strict } = toOpenAIResponsesTool(tool);
+  return { type: 'function', function: { name, description, parameters, strict } };
 }
 
 /** The function tool of the Responses API and the Agents SDK: flat, `strict` when the schema allows. */

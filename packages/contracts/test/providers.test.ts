@@ -36,7 +36,12 @@ describe('provider declarations from one contract', () => {
   it('OpenAI function tools', () => {
     expect(toOpenAITool(tool())).toEqual({
       type: 'function',
-      function: { name: 'search_docs', description: 'Search the documentation', parameters: schema },
+      function: {
+        name: 'search_docs',
+        description: 'Search the documentation',
+        parameters: { ...schema, additionalProperties: false },
+        strict: true,
+      },
     });
   });
 
