@@ -23,6 +23,8 @@ export interface RunningServer {
 export async function startServer(
   env: Record<string, string> = {},
   shell?: string,
+  /** Flags for the server's Node (`--max-old-space-size=…`). */
+  nodeFlags: string[] = [],
 ): Promise<RunningServer & { dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'baton-reliability-'));
   const [command, args] = shell
@@ -36,10 +38,11 @@ export async function startServer(
           '-c',
           `${shell} && exec "$0" "$1"`,
           process.execPath,
+          ...nodeFlags,
           MAIN,
         ],
       ]
-    : [process.execPath, [MAIN]];
+    : [process.execPath, [...nodeFlags, MAIN]];
   const child = spawn(command, args, {
     env: { ...process.env, BATON_PORT: '0', BATON_STORE: join(dir, 'baton.db'), DIR: dir, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

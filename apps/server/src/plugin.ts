@@ -99,6 +99,8 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   const PUBLIC = new Set(
     [API.health.url, API.openapi.url, '/inspector', '/inspector/*'].map((url) => `${app.prefix}${url}`),
   );
+  /** MCP checks its token itself, and answers in JSON-RPC. */
+  const SELF_AUTHENTICATED = `${app.prefix}/mcp`;
   const tenancy = new Tenancy(tokens);
   const scopes = new WeakMap<FastifyRequest, TenantScope>();
 
@@ -112,7 +114,8 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   });
   app.addHook('onRequest', webSafetyHook({ ...webSafety, authenticated: tenancy.authenticated }));
   app.addHook('onRequest', async (request, reply) => {
-    if (PUBLIC.has(request.routeOptions.url ?? '')) return;
+    const url = request.routeOptions.url ?? '';
+    if (PUBLIC.has(url) || url === SELF_AUTHENTICATED) return;
     const scope = tenancy.scopeOf(request.headers.authorization);
     if (!scope) {
       return fail(reply, 401, 'unauthorized', 'a valid bearer token is required').header(
@@ -343,7 +346,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     }
   });
 
-  mountMcp(app, runtime, (request) => scopes.get(request), mcp);
+  await mountMcp(app, runtime, tenancy, mcp);
   app.get('/inspector', (_request, reply) => reply.redirect(`${app.prefix}/inspector/`));
   await app.register(fastifyStatic, { root: inspectorAssetsDir, prefix: '/inspector/' });
 };
