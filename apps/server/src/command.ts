@@ -106,6 +106,7 @@ function runtimeFor(served: ServedModule, config: ServerConfig, init: boolean, l
     store: openStore(config.storePath, init),
     inlineBudgetMs: config.inlineBudgetMs,
     limits: config.limits,
+    ...(config.builtins ? { builtins: config.builtins } : {}),
     // A server keeps a week of ended calls by default: the store does not grow without end.
     ...(retentionDays > 0 ? { retention: { endedTtlMs: retentionDays * DAY_MS } } : {}),
     // Callers' ids are kept under their tenant's prefix (`tenant/`): room for the longest one.

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { BUILTIN_TOOLS, type BuiltinTool } from '@baton/runtime';
 import { z } from 'zod';
 
 /** A tenant's name: the first part of every id the server keeps for it. */
@@ -34,6 +35,12 @@ const FileConfig = z.strictObject({
     .partial(),
   /** Ended calls are removed this many days after they end (0: kept). Default 7. */
   retentionDays: z.number().min(0),
+  /**
+   * Built-in tools to serve beside the module's: `spawn_background`, and the background control
+   * (`check_background`, `wait_background`, `cancel_background`, `list_background`) with which a
+   * client that does not take tasks follows what it started.
+   */
+  builtins: z.array(z.enum(BUILTIN_TOOLS)),
   /** MCP sessions: idle TTL, and how many may be open per tenant and in all. */
   mcp: z
     .strictObject({
@@ -59,6 +66,7 @@ const EnvConfig = z.object({
   BATON_INLINE_BUDGET_MS: z.coerce.number().int().positive().optional(),
   BATON_ALLOWED_HOSTS: commaList.optional(),
   BATON_RETENTION_DAYS: z.coerce.number().min(0).optional(),
+  BATON_BUILTINS: commaList.pipe(z.array(z.enum(BUILTIN_TOOLS))).optional(),
   BATON_ALLOWED_ORIGINS: commaList.pipe(z.array(z.url())).optional(),
   BATON_TOKENS: z
     .string()
@@ -96,6 +104,8 @@ export interface ServerConfig {
   streams?: { perTenant?: number; total?: number };
   /** Days after their end that ended calls are removed (0: kept), when configured; main.ts defaults to 7. */
   retentionDays?: number;
+  /** Built-in tools served beside the module's, when configured. */
+  builtins?: BuiltinTool[];
   /** MCP sessions, when configured; the defaults are in mcp.ts. */
   mcp?: { sessionTtlMs?: number; sessionsPerTenant?: number; sessions?: number };
 }
@@ -151,6 +161,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
   };
   if (file.streams) config.streams = file.streams;
   if (file.mcp) config.mcp = file.mcp;
+  const builtins = fromEnv.BATON_BUILTINS ?? file.builtins;
+  if (builtins) config.builtins = builtins;
   const retentionDays = fromEnv.BATON_RETENTION_DAYS ?? file.retentionDays;
   if (retentionDays !== undefined) config.retentionDays = retentionDays;
   const allowedHosts = fromEnv.BATON_ALLOWED_HOSTS ?? file.allowedHosts;

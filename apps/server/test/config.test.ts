@@ -56,6 +56,13 @@ describe('the server configuration', () => {
       /BATON_CONFIG: .* does not exist/,
     );
     expect(() => loadConfig({ BATON_TOKENS: 'acme:short' })).toThrow(/^bad configuration: BATON_TOKENS: /);
+    expect(() => loadConfig({ BATON_BUILTINS: 'wait_background,sleep_forever' })).toThrow(
+      /^bad configuration: BATON_BUILTINS\.1: /,
+    );
+    expect(loadConfig({ BATON_BUILTINS: 'wait_background, check_background' }).builtins).toEqual([
+      'wait_background',
+      'check_background',
+    ]);
   });
 
   it('listens on loopback only when it has no tokens', () => {

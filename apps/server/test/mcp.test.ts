@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime, type RuntimeOptions } from '@baton/runtime';
-import { deferred } from '@baton/runtime/testing';
+import { deferred, SimulatedClock } from '@baton/runtime/testing';
 import { sqliteStore } from '@baton/store-sqlite';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -13,6 +13,7 @@ import {
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
+import { filter, firstValueFrom } from 'rxjs';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { demoTools } from '../src/demo-tools.js';
@@ -67,8 +68,12 @@ afterEach(async () => {
   }
 });
 
-async function serve(tools: RuntimeOptions['tools'], path = ':memory:'): Promise<Served> {
-  const runtime = createRuntime({ tools, store: sqliteStore({ path }), inlineBudgetMs: 60_000 });
+async function serve(
+  tools: RuntimeOptions['tools'],
+  path = ':memory:',
+  options: Omit<RuntimeOptions, 'tools' | 'store'> = {},
+): Promise<Served> {
+  const runtime = createRuntime({ tools, store: sqliteStore({ path }), inlineBudgetMs: 60_000, ...options });
   await runtime.ready;
   const app = createServer({
     runtime,
@@ -118,6 +123,46 @@ describe('the MCP endpoint, driven by the MCP SDK client', () => {
     expect(await client.callTool({ name: 'always_fails', arguments: {} })).toEqual({
       isError: true,
       content: [{ type: 'text', text: 'this tool always fails' }],
+    });
+  });
+
+  it('answers a client that takes no task with the acknowledgement, and lets it wait for the result with a built-in', async () => {
+    const { tool, gates } = gatedTool();
+    const clock = new SimulatedClock();
+    const { url, runtime } = await serve([tool], ':memory:', {
+      builtins: ['wait_background', 'list_background'],
+      clock,
+      inlineBudgetMs: 300,
+    });
+    const client = await connect(url);
+    expect((await client.listTools()).tools.map((listed) => listed.name)).toEqual([
+      'gated',
+      'wait_background',
+      'list_background',
+    ]);
+    const started = firstValueFrom(runtime.events$.pipe(filter((event) => event.type === 'started')));
+    const answer = client.callTool({ name: 'gated', arguments: { label: 'tides' } });
+    await started;
+    clock.increment(300);
+    const acknowledged = (await answer) as { content: Array<{ text: string }> };
+    const running = JSON.parse(acknowledged.content[0]?.text ?? '{}');
+    expect(running).toMatchObject({
+      status: 'running',
+      tool: 'gated',
+      message: expect.stringContaining('300 ms'),
+    });
+
+    const listed = await client.callTool({ name: 'list_background', arguments: {} });
+    expect(JSON.stringify(listed)).toContain(running.call_id);
+    const waited = client.callTool({ name: 'wait_background', arguments: { call_id: running.call_id } });
+    await firstValueFrom(
+      runtime.events$.pipe(
+        filter((event) => event.type === 'started' && event.toolName === 'wait_background'),
+      ),
+    );
+    gates[0]?.resolve();
+    expect(await waited).toMatchObject({
+      structuredContent: { call_id: running.call_id, status: 'succeeded', result: { label: 'tides' } },
     });
   });
 
