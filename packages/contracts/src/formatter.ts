@@ -26,12 +26,20 @@ export function backgroundContinuationMessage(inlineBudgetMs: number): string {
   return `This tool is taking longer than ${inlineBudgetMs} ms, so it is continuing in the background. Continue the conversation; a later notification will report the result.`;
 }
 
-/** Seed 001's shapes: `{status: running|completed|error|cancelled, ...}`. */
+/**
+ * Seed 001's shapes: `{status: running|completed|error|cancelled, ...}`. The running one names the
+ * call, so that a model can follow it with the background-control tools (`wait_background`...).
+ */
 export const defaultResultFormatter: ResultFormatter = {
   running(call, promotedAfterMs) {
     return promotedAfterMs === undefined
-      ? { status: 'running', tool: call.toolName }
-      : { status: 'running', tool: call.toolName, message: backgroundContinuationMessage(promotedAfterMs) };
+      ? { status: 'running', tool: call.toolName, call_id: call.callId }
+      : {
+          status: 'running',
+          tool: call.toolName,
+          call_id: call.callId,
+          message: backgroundContinuationMessage(promotedAfterMs),
+        };
   },
   result(call, outcome) {
     return outcome.ok

@@ -44,7 +44,11 @@ describe('results, errors and their brands', () => {
 
   it("formats replies in seed 001's shapes", () => {
     const call = { callId: 'fc_123', toolName: 'search', args: { query: 'test' } };
-    expect(defaultResultFormatter.running(call)).toEqual({ status: 'running', tool: 'search' });
+    expect(defaultResultFormatter.running(call)).toEqual({
+      status: 'running',
+      tool: 'search',
+      call_id: 'fc_123',
+    });
     expect(defaultResultFormatter.result(call, { ok: true, value: { items: [1, 2, 3] } })).toEqual({
       status: 'completed',
       tool: 'search',

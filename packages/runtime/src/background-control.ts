@@ -18,6 +18,9 @@ export const BACKGROUND_CONTROL = [
 ] as const;
 export type BackgroundControlTool = (typeof BACKGROUND_CONTROL)[number];
 
+/** Every tool the runtime itself offers, when `builtins` names it. */
+export const BUILTIN_TOOLS = ['spawn_background', ...BACKGROUND_CONTROL] as const;
+
 /** `wait_background` waits this long unless told otherwise, and never longer than the maximum. */
 export const DEFAULT_WAIT_MS = 30_000;
 export const MAX_WAIT_MS = 300_000;

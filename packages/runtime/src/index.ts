@@ -4,6 +4,7 @@ export type { RuntimeFailure } from '@baton/contracts';
 export {
   BACKGROUND_CONTROL,
   type BackgroundControlTool,
+  BUILTIN_TOOLS,
   DEFAULT_WAIT_MS,
   MAX_WAIT_MS,
 } from './background-control.js';

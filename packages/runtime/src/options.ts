@@ -18,7 +18,7 @@ import type {
 } from '@baton/contracts';
 import type { CallFilter, CallPage, NotificationFilter, SessionEvent, Store } from '@baton/store';
 import type { Observable } from 'rxjs';
-import type { BackgroundControlTool } from './background-control.js';
+import type { BUILTIN_TOOLS } from './background-control.js';
 import type { CallInspector } from './call/live-call.js';
 import type { Clock } from './clock.js';
 import type { FollowOptions } from './follow.js';
@@ -175,7 +175,7 @@ export interface WaitOptions {
 }
 
 /** A tool the runtime itself offers, registered when `builtins` names it. */
-export type BuiltinTool = 'spawn_background' | BackgroundControlTool;
+export type BuiltinTool = (typeof BUILTIN_TOOLS)[number];
 
 /** A built-in tool as a typed `call` sees it: by its name, its arguments checked when called. */
 export type BuiltinToolOf<B extends BuiltinTool> = Tool<Record<string, unknown>, unknown, unknown, B>;

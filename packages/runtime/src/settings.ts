@@ -13,7 +13,7 @@ import {
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import type { ArgumentLimits } from './arguments.js';
-import { BACKGROUND_CONTROL } from './background-control.js';
+import { BUILTIN_TOOLS } from './background-control.js';
 import type { CallInspector } from './call/live-call.js';
 import * as defaults from './defaults.js';
 import { newId } from './ids.js';
@@ -83,7 +83,7 @@ function resolveLimits(limits: RuntimeLimits = {}): Required<RuntimeLimits> {
   };
 }
 
-const BUILTINS: readonly string[] = ['spawn_background', ...BACKGROUND_CONTROL];
+const BUILTINS: readonly string[] = BUILTIN_TOOLS;
 
 function checkBuiltins(builtins: readonly BuiltinTool[] = []): readonly BuiltinTool[] {
   const unknown = builtins.find((name) => !BUILTINS.includes(name));

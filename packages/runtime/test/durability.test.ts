@@ -211,6 +211,7 @@ describe('recovery of the calls of a runtime that is gone', () => {
       output: {
         status: 'running',
         tool: 'slow',
+        call_id: 'slow_call',
         message: expect.stringContaining('5000'),
       },
     });

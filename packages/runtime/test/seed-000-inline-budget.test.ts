@@ -41,7 +41,7 @@ describe('seed 000: the inline budget and promotion to the background', () => {
     expect(reply).toEqual({
       callId: 'call_1',
       status: 'backgrounded',
-      output: { status: 'running', tool: 'sleep_tool', message: CONTINUING },
+      output: { status: 'running', tool: 'sleep_tool', call_id: 'call_1', message: CONTINUING },
     });
     expect((await runtime.get('call_1'))?.status).toBe('backgrounded');
 

@@ -9,7 +9,7 @@ describe('seed 001: background mode, the result formatter and scheduling', () =>
     expect(reply).toEqual({
       callId: reply.callId,
       status: 'backgrounded',
-      output: { status: 'running', tool: 'search_kb' },
+      output: { status: 'running', tool: 'search_kb', call_id: reply.callId },
     });
     expect(runs).toHaveLength(1);
     expect((await runtime.get(reply.callId))?.status).toBe('backgrounded');
