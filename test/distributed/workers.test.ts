@@ -165,6 +165,7 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     expect(slow.output).toEqual({
       status: 'running',
       tool: 'sleepy',
+      call_id: slow.callId,
       message:
         'This tool is taking longer than 300 ms, so it is continuing in the background. Continue the conversation; a later notification will report the result.',
     });

@@ -21,8 +21,7 @@ export interface McpSessionOptions {
  * checked the Host and the Origin already.
  *
  * The MCP SDK is loaded on the first MCP request: a server whose clients speak only REST does not
- * carry it. (Loaded, it raised the peak memory of the 20-paused-readers soak by about 150 MB on
- * this machine, though no MCP request was made; see issue 13.)
+ * carry it.
  */
 export async function mountMcp(
   app: FastifyInstance,
