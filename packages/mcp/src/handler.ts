@@ -11,6 +11,7 @@ import {
   originValidationResponse,
   ProtocolErrorCode,
 } from '@modelcontextprotocol/server';
+import { HEADER_MISMATCH, paramHeaderMismatch } from './param-headers.js';
 import { jsonRpcErrorResponse } from './responses.js';
 import { type McpScope, SINGLE_TENANT } from './scope.js';
 import { mcpServer, type ServerInfo } from './server.js';
@@ -165,6 +166,9 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     }
     // The SDK serves the listen streams of its own notifications; task notifications are ours.
     if (isTaskListen(parsedBody)) return listenToTasks({ ...base, scope }, parsedBody, request.signal);
+    // SEP-2243: the SDK checks `Mcp-Param-*` headers only for tools its own `McpServer` registered.
+    const mismatch = paramHeaderMismatch(runtime.tools, parsedBody, request.headers);
+    if (mismatch) return jsonRpcErrorResponse(400, HEADER_MISMATCH, `Header mismatch: ${mismatch}`);
     return modern.fetch(request, { parsedBody, authInfo });
   }
 

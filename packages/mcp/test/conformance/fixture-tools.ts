@@ -203,4 +203,14 @@ export const conformanceTools = [
     execution: { mode: 'background' },
     execute: async () => 'done',
   }),
+  defineTool({
+    name: 'test_header_param',
+    description: 'Echoes a region, which clients also send in the Mcp-Param-Region header (SEP-2243)',
+    input: {
+      type: 'object',
+      properties: { region: { type: 'string', 'x-mcp-header': 'Region' } },
+      required: ['region'],
+    },
+    execute: async ({ region }) => `region ${String(region)}`,
+  }),
 ];
