@@ -1,4 +1,5 @@
 import type { LogStream, Progress } from './call.js';
+import type { InputRequest, InputResponse } from './input.js';
 
 /** What a tool's `prepare` gets besides the arguments. */
 export interface PrepareContext {
@@ -39,6 +40,13 @@ export interface ToolContext<Prepared = unknown> {
    * nobody waits (the call is between attempts, or its process died) is kept for the next wait.
    */
   waitFor<T = unknown>(key: string, options?: { timeoutMs?: number }): Promise<T>;
+  /**
+   * Asks the caller for input while the call runs (see `InputRequest`), and waits for the answer as
+   * `waitFor` does: the call's `input_requested` event carries the request and the key it is
+   * answered under. The keys are the same on every attempt, so a call that runs again after a
+   * crash gets the answers it had.
+   */
+  input<R extends InputRequest>(request: R, options?: { timeoutMs?: number }): Promise<InputResponse<R>>;
   /** Reports progress: a bus event, and the last one is kept on the record. */
   progress(progress: Progress): void;
   /** Sets the call's status text (what it is doing now). */

@@ -1,4 +1,5 @@
 import type { CallError, CallStatus, ExecutionMode, LogStream, Progress, TerminalStatus } from './call.js';
+import type { InputRequest } from './input.js';
 
 interface CallEventBase {
   callId: string;
@@ -34,7 +35,9 @@ export type CallEvent =
   | (CallEventBase & CallTransition & { type: 'failed'; error: CallError })
   | (CallEventBase & CallTransition & { type: 'cancelled'; reason: string })
   | (CallEventBase & CallTransition & { type: 'timed_out'; timeoutMs: number })
-  | (CallEventBase & { type: 'notification'; notificationId: string; title: string });
+  | (CallEventBase & { type: 'notification'; notificationId: string; title: string })
+  /** The tool asks its caller for input (`ctx.input`): answered with `runtime.inputs.resolve(key, ...)`. */
+  | (CallEventBase & { type: 'input_requested'; key: string; request: InputRequest });
 
 export type CallEventType = CallEvent['type'];
 

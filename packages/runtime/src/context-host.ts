@@ -1,6 +1,7 @@
 import {
   BatonError,
   type EventOutcome,
+  type InputRequest,
   isTerminalStatus,
   type LogStream,
   type Progress,
@@ -11,7 +12,7 @@ import type { LiveCall } from './call/live-call.js';
 import type { Timers } from './call/timers.js';
 import type { CallWrites } from './call/writes.js';
 import type { Clock } from './clock.js';
-import { callOfEventKey } from './keys.js';
+import { callOfEventKey, eventKey } from './keys.js';
 import type { Failures } from './log.js';
 import {
   duplicateStepIdMessage,
@@ -153,6 +154,22 @@ export class CallContextHost implements ContextHost {
         writes.save(call);
       }
     }
+  }
+
+  /**
+   * `ctx.input`: the request goes out as the call's `input_requested` event, under a key numbered
+   * in the attempt (the same on every attempt, so an answer given before is found again), and is
+   * waited for like any external event.
+   */
+  input<T>(call: LiveCall, request: InputRequest, options: { timeoutMs?: number }): Promise<T> {
+    call.inputsOfAttempt++;
+    const key = eventKey(call.record.callId, `input-${call.inputsOfAttempt}`);
+    this.deps.writes.emit(call, {
+      type: 'input_requested',
+      key,
+      request: storableValue(request) as InputRequest,
+    });
+    return this.waitFor<T>(call, key, options);
   }
 
   /** Resolves an external event: stored first, so a call that waits after a restart, or between attempts, still gets it. */

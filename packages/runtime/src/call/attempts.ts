@@ -40,6 +40,7 @@ export class Attempts {
     const { writes } = this.deps;
     call.record.attempt++;
     call.stepsOfAttempt = undefined;
+    call.inputsOfAttempt = 0;
     writes.emit(call, { type: 'started', attempt: call.record.attempt, from: from.status, to: to.status });
     writes.save(call);
     call.executing = true;

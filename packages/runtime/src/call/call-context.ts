@@ -1,10 +1,11 @@
-import type { LogStream, Progress, ToolContext } from '@baton/contracts';
+import type { InputRequest, InputResponse, LogStream, Progress, ToolContext } from '@baton/contracts';
 import { eventKey, replayKey } from '../keys.js';
 import type { LiveCall } from './live-call.js';
 
 /** The parts of the runtime a running tool reports to through its context (see context-host.ts). */
 export interface ContextHost {
   waitFor<T>(call: LiveCall, key: string, options: { timeoutMs?: number }): Promise<T>;
+  input<T>(call: LiveCall, request: InputRequest, options: { timeoutMs?: number }): Promise<T>;
   step<T>(call: LiveCall, stepId: string, run: () => T | Promise<T>): Promise<T>;
   progress(call: LiveCall, progress: Progress): void;
   status(call: LiveCall, text: string): void;
@@ -46,6 +47,10 @@ export class CallContext implements ToolContext {
 
   waitFor<T = unknown>(key: string, options: { timeoutMs?: number } = {}): Promise<T> {
     return this.#host.waitFor<T>(this.#call, key, options);
+  }
+
+  input<R extends InputRequest>(request: R, options: { timeoutMs?: number } = {}): Promise<InputResponse<R>> {
+    return this.#host.input<InputResponse<R>>(this.#call, request, options);
   }
 
   get callId(): string {

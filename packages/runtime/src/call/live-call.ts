@@ -88,6 +88,8 @@ export class LiveCall {
   finishedSteps: Promise<Map<string, unknown>> | undefined;
   /** The step ids this attempt has used (seed 003: an id is used once per attempt); made on the first step. */
   stepsOfAttempt: Set<string> | undefined;
+  /** How many input requests (`ctx.input`) this attempt made: their keys are numbered by it. */
+  inputsOfAttempt = 0;
   #seq: number;
   #log = '';
   /** Resolves `reply`; dropped once used, so that a call parked for hours holds no closure for it. */

@@ -1,0 +1,76 @@
+import { type CallEvent, defineTool } from '@baton/contracts';
+import { filter, firstValueFrom } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { settle, testRuntime } from './helpers.js';
+
+const FORM = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } as const;
+
+describe('ctx.input: a running tool asks its caller for input', () => {
+  it('puts the request on an input_requested event, and goes on with the answer given under its key', async () => {
+    const greeter = defineTool({
+      name: 'greeter',
+      description: 'Asks for a name, then greets',
+      input: z.object({}),
+      async execute(_args, ctx) {
+        const answer = await ctx.input({ kind: 'elicitation', message: 'Your name?', requestedSchema: FORM });
+        return answer.action === 'accept'
+          ? `hello ${String(answer.content?.name)}`
+          : `no name (${answer.action})`;
+      },
+    });
+    const { runtime } = testRuntime([greeter]);
+    const asked = firstValueFrom(
+      runtime.events$.pipe(
+        filter(
+          (event): event is Extract<CallEvent, { type: 'input_requested' }> =>
+            event.type === 'input_requested',
+        ),
+      ),
+    );
+    const reply = runtime.call({ name: 'greeter', sessionId: 's', callId: 'greet-1' });
+    const { key, request } = await asked;
+    expect(request).toEqual({ kind: 'elicitation', message: 'Your name?', requestedSchema: FORM });
+    expect(key).toBe(runtime.inputs.key('greet-1', 'input-1'));
+    expect((await runtime.get('greet-1'))?.waitingFor).toBe(key);
+
+    await runtime.inputs.resolve(key, { value: { action: 'accept', content: { name: 'Ada' } } });
+    expect(await reply).toMatchObject({ status: 'succeeded', output: 'hello Ada' });
+  });
+
+  it('numbers the requests of an attempt, the same way on the next, which gets the answers it had', async () => {
+    let runs = 0;
+    const twoQuestions = defineTool({
+      name: 'two_questions',
+      description: 'Asks twice; the first run fails after both answers',
+      input: z.object({}),
+      execution: { retry: { maxAttempts: 2, initialIntervalMs: 0 } },
+      async execute(_args, ctx) {
+        runs++;
+        const first = await ctx.input({ kind: 'roots' });
+        const second = await ctx.input({ kind: 'sampling', params: { messages: [] } });
+        if (runs === 1) throw new Error('lost the connection');
+        return { roots: first.roots.length, model: second.model };
+      },
+    });
+    const { runtime, clock } = testRuntime([twoQuestions]);
+    const keys: string[] = [];
+    runtime.events$.subscribe((event) => {
+      if (event.type !== 'input_requested') return;
+      keys.push(event.key);
+      const answer =
+        event.request.kind === 'roots' ? { roots: [{ uri: 'file:///tmp' }] } : { model: 'test-model' };
+      if (keys.length <= 2) void runtime.inputs.resolve(event.key, { value: answer });
+    });
+    const replying = runtime.call({ name: 'two_questions', sessionId: 's', callId: 'q-1' });
+    await settle();
+    // The retry's wait, on the simulated clock.
+    clock.increment(1);
+    const reply = await replying;
+    expect(reply).toMatchObject({ status: 'succeeded', output: { roots: 1, model: 'test-model' } });
+    expect(runs).toBe(2);
+    // The second attempt asked under the same keys, and found the answers the first one got.
+    expect(keys).toEqual([...keys.slice(0, 2), ...keys.slice(0, 2)]);
+    expect(new Set(keys).size).toBe(2);
+  });
+});
