@@ -8,6 +8,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { filter, firstValueFrom } from 'rxjs';
+import { forwardInputRequests } from './input-requests.js';
 import { CALL_SESSIONS, type Serving, TASK_SESSIONS } from './serving.js';
 import { legacyTaskOf, TASKS_EXTENSION, taskOf } from './task-view.js';
 import { backgroundedResultOf, toolResultOf } from './tool-result.js';
@@ -138,6 +139,7 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
           context.mcpReq.notify({ method: 'notifications/progress', params }),
         );
   const logs = legacy ? forwardLogs(serving, callId, context) : undefined;
+  const inputs = legacy ? forwardInputRequests(serving, callId, context) : undefined;
   try {
     // `notifications/cancelled` for this request, or a client that hangs up, cancels the call
     // until it is answered; a call handed over to the background goes on.
@@ -150,5 +152,6 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
   } finally {
     progress?.unsubscribe();
     logs?.unsubscribe();
+    inputs?.unsubscribe();
   }
 }

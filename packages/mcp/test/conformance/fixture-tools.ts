@@ -213,4 +213,105 @@ export const conformanceTools = [
     },
     execute: async ({ region }) => `region ${String(region)}`,
   }),
+  // The tools that ask their caller for input while they run (`ctx.input`).
+  defineTool({
+    name: 'test_elicitation',
+    description: 'Asks the user for a username and an email',
+    input: z.object({ message: z.string() }),
+    async execute({ message }, ctx) {
+      const answer = await ctx.input({
+        kind: 'elicitation',
+        message,
+        requestedSchema: {
+          type: 'object',
+          properties: {
+            username: { type: 'string', description: "User's response" },
+            email: { type: 'string', description: "User's email address" },
+          },
+          required: ['username', 'email'],
+        },
+      });
+      return `User response: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`;
+    },
+  }),
+  defineTool({
+    name: 'test_sampling',
+    description: "Asks the client's model to complete a prompt",
+    input: z.object({ prompt: z.string() }),
+    async execute({ prompt }, ctx) {
+      const completion = await ctx.input({
+        kind: 'sampling',
+        params: { messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens: 100 },
+      });
+      const content = completion.content as { text?: string } | undefined;
+      return `LLM response: ${content?.text ?? JSON.stringify(completion)}`;
+    },
+  }),
+  defineTool({
+    name: 'test_elicitation_sep1034_defaults',
+    description: 'Asks for a form whose fields all have defaults (SEP-1034)',
+    input: z.object({}),
+    async execute(_args, ctx) {
+      const answer = await ctx.input({
+        kind: 'elicitation',
+        message: 'Please review your details',
+        requestedSchema: {
+          type: 'object',
+          properties: {
+            name: { type: 'string', default: 'John Doe' },
+            age: { type: 'integer', default: 30 },
+            score: { type: 'number', default: 95.5 },
+            status: { type: 'string', enum: ['active', 'inactive', 'pending'], default: 'active' },
+            verified: { type: 'boolean', default: true },
+          },
+        },
+      });
+      return `Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`;
+    },
+  }),
+  defineTool({
+    name: 'test_elicitation_sep1330_enums',
+    description: 'Asks for a form with every kind of enum (SEP-1330)',
+    input: z.object({}),
+    async execute(_args, ctx) {
+      const answer = await ctx.input({
+        kind: 'elicitation',
+        message: 'Please choose',
+        requestedSchema: {
+          type: 'object',
+          properties: {
+            untitledSingle: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+            titledSingle: {
+              type: 'string',
+              oneOf: [
+                { const: 'value1', title: 'First Option' },
+                { const: 'value2', title: 'Second Option' },
+                { const: 'value3', title: 'Third Option' },
+              ],
+            },
+            legacyEnum: {
+              type: 'string',
+              enum: ['opt1', 'opt2', 'opt3'],
+              enumNames: ['Option One', 'Option Two', 'Option Three'],
+            },
+            untitledMulti: {
+              type: 'array',
+              items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+            },
+            titledMulti: {
+              type: 'array',
+              items: {
+                anyOf: [
+                  { const: 'value1', title: 'First Choice' },
+                  { const: 'value2', title: 'Second Choice' },
+                  { const: 'value3', title: 'Third Choice' },
+                ],
+              },
+            },
+          },
+        },
+      });
+      return `Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`;
+    },
+  }),
 ];
