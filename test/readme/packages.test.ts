@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -7,7 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'baton-new-user-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+// A clone's node_modules takes a while to remove on a busy machine.
+afterAll(() => rm(dir, { recursive: true, force: true }), 300_000);
 
 /** The packages a user installs, as `npm pack` makes them from the built workspaces. */
 const PUBLISHED = [
