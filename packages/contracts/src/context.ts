@@ -1,5 +1,5 @@
 import type { LogStream, Progress } from './call.js';
-import type { InputRequest, InputResponse } from './input.js';
+import type { InputOptions, InputRequest, InputResponse } from './input.js';
 
 /** What a tool's `prepare` gets besides the arguments. */
 export interface PrepareContext {
@@ -42,11 +42,12 @@ export interface ToolContext<Prepared = unknown> {
   waitFor<T = unknown>(key: string, options?: { timeoutMs?: number }): Promise<T>;
   /**
    * Asks the caller for input while the call runs (see `InputRequest`), and waits for the answer as
-   * `waitFor` does: the call's `input_requested` event carries the request and the key it is
-   * answered under. The keys are the same on every attempt, so a call that runs again after a
-   * crash gets the answers it had.
+   * `waitFor` does: the call's `input_requested` event carries the request, its name and the key it
+   * is answered under. `name` (default `input-1`, `input-2`... in the order of the attempt's
+   * requests) is what an MCP client sees the request as; a call that runs again after a crash asks
+   * under the same names, and gets the answers it had.
    */
-  input<R extends InputRequest>(request: R, options?: { timeoutMs?: number }): Promise<InputResponse<R>>;
+  input<R extends InputRequest>(request: R, options?: InputOptions): Promise<InputResponse<R>>;
   /** Reports progress: a bus event, and the last one is kept on the record. */
   progress(progress: Progress): void;
   /** Sets the call's status text (what it is doing now). */

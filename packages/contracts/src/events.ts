@@ -37,7 +37,7 @@ export type CallEvent =
   | (CallEventBase & CallTransition & { type: 'timed_out'; timeoutMs: number })
   | (CallEventBase & { type: 'notification'; notificationId: string; title: string })
   /** The tool asks its caller for input (`ctx.input`): answered with `runtime.inputs.resolve(key, ...)`. */
-  | (CallEventBase & { type: 'input_requested'; key: string; request: InputRequest });
+  | (CallEventBase & { type: 'input_requested'; key: string; name: string; request: InputRequest });
 
 export type CallEventType = CallEvent['type'];
 

@@ -50,7 +50,7 @@ export {
   type ResultFormatter,
 } from './formatter.js';
 export { idProblem } from './ids.js';
-export type { ElicitationResponse, InputRequest, InputResponse } from './input.js';
+export type { ElicitationResponse, InputOptions, InputRequest, InputResponse } from './input.js';
 export {
   DEFAULT_INLINE_BUDGET_MS,
   DEFAULT_MAX_ARGS_BYTES,

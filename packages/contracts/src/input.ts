@@ -12,6 +12,12 @@ export type InputRequest =
   | { kind: 'sampling'; params: Record<string, unknown> }
   | { kind: 'roots' };
 
+export interface InputOptions {
+  /** What the request is called (letters, digits, `_`, `-`, `.`); unique in the call. */
+  name?: string;
+  timeoutMs?: number;
+}
+
 /** The user's answer to a form: accepted with its content, declined, or dismissed. */
 export interface ElicitationResponse {
   action: 'accept' | 'decline' | 'cancel';

@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import type { ExecutionMode } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import {
   type AuthInfo,
+  createRequestStateCodec,
   createMcpHandler as createSdkHandler,
   hostHeaderValidationResponse,
   isJsonContentType,
@@ -15,6 +17,7 @@ import { HEADER_MISMATCH, paramHeaderMismatch } from './param-headers.js';
 import { jsonRpcErrorResponse } from './responses.js';
 import { type McpScope, SINGLE_TENANT } from './scope.js';
 import { mcpServer, type ServerInfo } from './server.js';
+import type { InputRound } from './serving.js';
 import { LegacySessions, type SessionLimits } from './sessions.js';
 import { isTaskListen, listenToTasks } from './task-listen.js';
 import { POLL_INTERVAL_MS } from './task-view.js';
@@ -47,6 +50,11 @@ export interface McpHandlerOptions {
   now?: () => number;
   /** The largest request body read, in bytes; past it the answer is 413. Default 4 MiB. */
   maxBodyBytes?: number;
+  /**
+   * The HMAC key (32 bytes or more) that seals the `requestState` of an input-required round
+   * (2026-07-28). Default: a random key per handler; give every process behind one endpoint the same.
+   */
+  requestStateKey?: Uint8Array | string;
 }
 
 /** The SDK's own bound on a request body. */
@@ -104,6 +112,9 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const hosts = options.allowedHosts ?? localhostAllowedHostnames();
   const origins = options.allowedOrigins ?? localhostAllowedOrigins();
+  const requestStates = createRequestStateCodec<InputRound>({
+    key: options.requestStateKey ?? randomBytes(32),
+  });
   const legacy = new LegacySessions(base, info, options.sessions ?? {}, options.now ?? Date.now, onError);
   const modern = createSdkHandler(
     ({ authInfo }) =>
@@ -116,6 +127,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
           sessionName: 'stateless',
           hold: () => {},
           notify: async () => {},
+          requestStates,
         },
         info,
       ),

@@ -71,6 +71,8 @@ export function mcpServer(serving: Serving, info: ServerInfo): Server {
   const server = new BatonServer(info, {
     capabilities: CAPABILITIES[serving.era],
     cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'private' } },
+    // A tampered or expired input round is refused before the handler runs (-32602).
+    ...(serving.requestStates ? { requestState: { verify: serving.requestStates.verify } } : {}),
   });
   server.setRequestHandler('tools/list', () => ({
     tools: runtime.tools

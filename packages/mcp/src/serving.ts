@@ -1,5 +1,6 @@
 import type { ExecutionMode } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
+import type { RequestStateCodec } from '@modelcontextprotocol/server';
 import type { Subscription } from 'rxjs';
 import type { McpScope } from './scope.js';
 
@@ -21,6 +22,17 @@ export interface Serving {
   hold(subscription: Subscription): void;
   /** Sends a notification outside any request: 2025-11-25's session stream. */
   notify(method: string, params: Record<string, unknown>): Promise<void>;
+  /** 2026-07-28: seals and opens the `requestState` of an input-required round (HMAC). */
+  requestStates?: RequestStateCodec<InputRound>;
+}
+
+/** What an input-required round's `requestState` carries: the call, and what it was asked. */
+export interface InputRound {
+  callId: string;
+  /** The names of the requests that round asked the client for. */
+  asked: string[];
+  /** The last event of the call that round saw. */
+  seq: number;
 }
 
 /** Baton sessions of MCP calls are named under this prefix: plain calls, and calls made as tasks. */

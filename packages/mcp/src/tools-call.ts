@@ -1,6 +1,7 @@
 import { type CallRecord, isTerminalStatus, taskSupportOf } from '@baton/contracts';
 import {
   type CallToolRequest,
+  type CallToolResult,
   CLIENT_CAPABILITIES_META_KEY,
   MissingRequiredClientCapabilityError,
   ProtocolError,
@@ -9,7 +10,8 @@ import {
 } from '@modelcontextprotocol/server';
 import { filter, firstValueFrom } from 'rxjs';
 import { forwardInputRequests } from './input-requests.js';
-import { CALL_SESSIONS, type Serving, TASK_SESSIONS } from './serving.js';
+import { watchInputs } from './input-rounds.js';
+import { CALL_SESSIONS, type InputRound, type Serving, TASK_SESSIONS } from './serving.js';
 import { legacyTaskOf, TASKS_EXTENSION, taskOf } from './task-view.js';
 import { backgroundedResultOf, toolResultOf } from './tool-result.js';
 
@@ -22,6 +24,24 @@ async function recordOf(serving: Serving, callId: string): Promise<CallRecord> {
     );
   }
   return record;
+}
+
+/** The input round this request answers, if it carries one: its call must be the session's own. */
+async function resumedRound(
+  serving: Serving,
+  context: ServerContext,
+  sessionId: string,
+): Promise<InputRound | undefined> {
+  const round = context.mcpReq.requestState<InputRound>();
+  if (round === undefined) return undefined;
+  const record = typeof round.callId === 'string' ? await serving.runtime.get(round.callId) : undefined;
+  if (record?.sessionId !== sessionId) {
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      'Invalid requestState: the call it names is not known',
+    );
+  }
+  return round;
 }
 
 /** Whether the client declared the tasks extension on this request (2026-07-28). */
@@ -112,8 +132,10 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
     );
   }
 
-  const callId = scope.newCallId();
   const sessionId = scope.inside((taskAsked ? TASK_SESSIONS : CALL_SESSIONS) + serving.sessionName);
+  // 2026-07-28: a round that answers input names its call in its sealed state.
+  const resumed = legacy ? undefined : await resumedRound(serving, context, sessionId);
+  const callId = resumed?.callId ?? scope.newCallId();
   const progressToken = request.params._meta?.progressToken;
 
   if (taskAsked) {
@@ -139,19 +161,40 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
           context.mcpReq.notify({ method: 'notifications/progress', params }),
         );
   const logs = legacy ? forwardLogs(serving, callId, context) : undefined;
+  // What the tool asks for: asked of the client on its session (2025-11-25), or in input rounds.
   const inputs = legacy ? forwardInputRequests(serving, callId, context) : undefined;
+  const rounds = legacy ? undefined : watchInputs(serving, callId, context, resumed);
+  // The request's end cancels the call only while this request is its caller: not once an input
+  // round has been answered, as the call then waits for the round that answers it.
+  const cancelling = new AbortController();
+  const cancel = () => cancelling.abort(context.mcpReq.signal.reason);
+  if (context.mcpReq.signal.aborted) cancel();
+  else context.mcpReq.signal.addEventListener('abort', cancel, { once: true });
   try {
     // `notifications/cancelled` for this request, or a client that hangs up, cancels the call
-    // until it is answered; a call handed over to the background goes on.
-    const reply = await runtime.call({ name, args, sessionId, callId }, { signal: context.mcpReq.signal });
+    // until it is answered; a call handed over to the background goes on. A round that answers
+    // input goes on with the call it names, within its inline budget.
+    const replying = resumed
+      ? runtime
+          .wait(callId, { signal: cancelling.signal })
+          .then((reply) => reply ?? runtime.call({ name, args, sessionId, callId }))
+      : runtime.call({ name, args, sessionId, callId }, { signal: cancelling.signal });
+    const first = await Promise.race([
+      replying.then((reply) => ({ reply })),
+      ...(rounds ? [rounds.asked.then(() => ({ reply: undefined }))] : []),
+    ]);
+    if (!first.reply) return (await rounds?.result()) as unknown as CallToolResult;
+    const reply = first.reply;
     if (reply.status !== 'backgrounded') return toolResultOf(await recordOf(serving, callId));
     if (!tasks) return backgroundedResultOf(reply);
     const record = await recordOf(serving, callId);
     if (isTerminalStatus(record.status)) return toolResultOf(record);
     return { resultType: 'task', ...taskOf(record, serving, true) };
   } finally {
+    context.mcpReq.signal.removeEventListener('abort', cancel);
     progress?.unsubscribe();
     logs?.unsubscribe();
     inputs?.unsubscribe();
+    rounds?.close();
   }
 }

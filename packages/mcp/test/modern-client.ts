@@ -49,3 +49,24 @@ export function rawDispatch(mcp: McpHandler, headers: Record<string, string> = {
       : { kind: 'result' as const, result: message.result as never };
   };
 }
+
+/** A 2026-07-28 client that frames each request's `_meta` envelope itself, with these capabilities. */
+export function modernClient(
+  mcp: McpHandler,
+  headers: Record<string, string>,
+  capabilities: Record<string, unknown>,
+) {
+  const dispatch = rawDispatch(mcp, headers);
+  return (method: string, params: Record<string, unknown>) =>
+    dispatch({
+      method,
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MODERN,
+          'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1.0.0' },
+          'io.modelcontextprotocol/clientCapabilities': capabilities,
+        },
+      },
+    });
+}

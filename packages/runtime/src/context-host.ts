@@ -1,6 +1,7 @@
 import {
   BatonError,
   type EventOutcome,
+  type InputOptions,
   type InputRequest,
   isTerminalStatus,
   type LogStream,
@@ -161,15 +162,17 @@ export class CallContextHost implements ContextHost {
    * in the attempt (the same on every attempt, so an answer given before is found again), and is
    * waited for like any external event.
    */
-  input<T>(call: LiveCall, request: InputRequest, options: { timeoutMs?: number }): Promise<T> {
+  input<T>(call: LiveCall, request: InputRequest, { name, timeoutMs }: InputOptions): Promise<T> {
     call.inputsOfAttempt++;
-    const key = eventKey(call.record.callId, `input-${call.inputsOfAttempt}`);
+    const named = name ?? `input-${call.inputsOfAttempt}`;
+    const key = eventKey(call.record.callId, `input:${named}`);
     this.deps.writes.emit(call, {
       type: 'input_requested',
       key,
+      name: named,
       request: storableValue(request) as InputRequest,
     });
-    return this.waitFor<T>(call, key, options);
+    return this.waitFor<T>(call, key, timeoutMs === undefined ? {} : { timeoutMs });
   }
 
   /** Resolves an external event: stored first, so a call that waits after a restart, or between attempts, still gets it. */

@@ -31,7 +31,7 @@ describe('ctx.input: a running tool asks its caller for input', () => {
     const reply = runtime.call({ name: 'greeter', sessionId: 's', callId: 'greet-1' });
     const { key, request } = await asked;
     expect(request).toEqual({ kind: 'elicitation', message: 'Your name?', requestedSchema: FORM });
-    expect(key).toBe(runtime.inputs.key('greet-1', 'input-1'));
+    expect(key).toBe(runtime.inputs.key('greet-1', 'input:input-1'));
     expect((await runtime.get('greet-1'))?.waitingFor).toBe(key);
 
     await runtime.inputs.resolve(key, { value: { action: 'accept', content: { name: 'Ada' } } });

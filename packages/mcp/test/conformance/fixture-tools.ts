@@ -182,10 +182,15 @@ export const conformanceTools = [
   }),
   defineTool({
     name: 'test_missing_capability',
-    description: 'Runs only as a task: a client without the tasks extension gets -32021',
+    description: "Asks the client's model: a client that did not declare sampling gets -32021",
     input: z.object({}).passthrough(),
-    execution: { mode: 'background' },
-    execute: async () => 'done',
+    async execute(_args, ctx) {
+      const completion = await ctx.input({
+        kind: 'sampling',
+        params: { messages: [{ role: 'user', content: { type: 'text', text: 'Hi' } }], maxTokens: 20 },
+      });
+      return `completion: ${JSON.stringify(completion)}`;
+    },
   }),
   defineTool({
     name: 'test_logging_tool',
@@ -314,4 +319,141 @@ export const conformanceTools = [
       return `Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`;
     },
   }),
+  // 2026-07-28's multi round-trip requests: the names are the keys the client sees.
+  defineTool({
+    name: 'test_input_required_result_elicitation',
+    description: 'Asks for a name, then greets',
+    input: z.object({}).passthrough(),
+    async execute(_args, ctx) {
+      const answer = await ctx.input(askName, { name: 'user_name' });
+      return `Hello, ${String(answer.content?.name)}!`;
+    },
+  }),
+  defineTool({
+    name: 'test_input_required_result_sampling',
+    description: "Asks the client's model a question",
+    input: z.object({}).passthrough(),
+    async execute(_args, ctx) {
+      const completion = await ctx.input(
+        {
+          kind: 'sampling',
+          params: {
+            messages: [{ role: 'user', content: { type: 'text', text: 'What is the capital of France?' } }],
+            maxTokens: 100,
+          },
+        },
+        { name: 'capital_question' },
+      );
+      return `Sampling response: ${(completion.content as { text?: string } | undefined)?.text ?? ''}`;
+    },
+  }),
+  defineTool({
+    name: 'test_input_required_result_list_roots',
+    description: "Asks for the client's roots",
+    input: z.object({}).passthrough(),
+    async execute(_args, ctx) {
+      const { roots } = await ctx.input({ kind: 'roots' }, { name: 'client_roots' });
+      return `Roots: ${roots.map((root) => root.uri).join(', ')}`;
+    },
+  }),
+  defineTool({
+    name: 'test_input_required_result_request_state',
+    description: 'Asks for a confirmation; the round that answers carries the state',
+    input: z.object({}).passthrough(),
+    async execute(_args, ctx) {
+      const answer = await ctx.input(
+        {
+          kind: 'elicitation',
+          message: 'Please confirm',
+          requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+        },
+        { name: 'confirm' },
+      );
+      // The call that asked is the call that goes on: the state came back, or it could not.
+      return `state-ok: confirmed=${String(answer.content?.ok)}`;
+    },
+  }),
+  defineTool({
+    name: 'test_input_required_result_multi_round',
+    description: 'Asks twice, one round after the other',
+    input: z.object({}).passthrough(),
+    async execute(_args, ctx) {
+      const first = await ctx.input({ ...askName, message: 'Step 1: What is your name?' }, { name: 'step1' });
+      const second = await ctx.input(
+        {
+          kind: 'elicitation',
+          message: 'Step 2: What is your favorite color?',
+          requestedSchema: { type: 'object', properties: { color: { type: 'string' } }, required: ['color'] },
+        },
+        { name: 'step2' },
+      );
+      return `${String(first.content?.name)} likes ${String(second.content?.color)}`;
+    },
+  }),
+  defineTool({
+    name: 'test_input_required_result_multiple_inputs',
+    description: 'Asks for a name, a greeting and the roots at once',
+    input: z.object({}).passthrough(),
+    async execute(_args, ctx) {
+      const [name, greeting, roots] = await Promise.all([
+        ctx.input(askName, { name: 'user_name' }),
+        ctx.input(
+          {
+            kind: 'sampling',
+            params: {
+              messages: [{ role: 'user', content: { type: 'text', text: 'Generate a greeting' } }],
+              maxTokens: 50,
+            },
+          },
+          { name: 'greeting' },
+        ),
+        ctx.input({ kind: 'roots' }, { name: 'client_roots' }),
+      ]);
+      const text = (greeting.content as { text?: string } | undefined)?.text ?? '';
+      return `${text} ${String(name.content?.name)} (${roots.roots.length} roots)`;
+    },
+  }),
+  defineTool({
+    name: 'test_input_required_result_tampered_state',
+    description: 'Asks for a name; a round with a tampered state is refused',
+    input: z.object({}).passthrough(),
+    async execute(_args, ctx) {
+      const answer = await ctx.input(askName, { name: 'user_name' });
+      return `Hello, ${String(answer.content?.name)}!`;
+    },
+  }),
+  defineTool({
+    name: 'test_input_required_result_capabilities',
+    description: 'Asks for a name and for a completion; the client answers what it can',
+    input: z.object({}).passthrough(),
+    async execute(_args, ctx) {
+      const [name, completion] = await Promise.allSettled([
+        ctx.input(askName, { name: 'user_name' }),
+        ctx.input(
+          {
+            kind: 'sampling',
+            params: { messages: [{ role: 'user', content: { type: 'text', text: 'Hi' } }], maxTokens: 20 },
+          },
+          { name: 'greeting' },
+        ),
+      ]);
+      return `name: ${name.status}, completion: ${completion.status}`;
+    },
+  }),
+  defineTool({
+    name: 'test_streaming_elicitation',
+    description: 'Asks for a name while it runs',
+    input: z.object({}).passthrough(),
+    async execute(_args, ctx) {
+      const answer = await ctx.input(askName, { name: 'user_name' });
+      return `Hello, ${String(answer.content?.name)}!`;
+    },
+  }),
 ];
+
+/** The form that asks for a name. */
+const askName = {
+  kind: 'elicitation',
+  message: 'What is your name?',
+  requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+} as const;

@@ -1,11 +1,18 @@
-import type { InputRequest, InputResponse, LogStream, Progress, ToolContext } from '@baton/contracts';
+import type {
+  InputOptions,
+  InputRequest,
+  InputResponse,
+  LogStream,
+  Progress,
+  ToolContext,
+} from '@baton/contracts';
 import { eventKey, replayKey } from '../keys.js';
 import type { LiveCall } from './live-call.js';
 
 /** The parts of the runtime a running tool reports to through its context (see context-host.ts). */
 export interface ContextHost {
   waitFor<T>(call: LiveCall, key: string, options: { timeoutMs?: number }): Promise<T>;
-  input<T>(call: LiveCall, request: InputRequest, options: { timeoutMs?: number }): Promise<T>;
+  input<T>(call: LiveCall, request: InputRequest, options: InputOptions): Promise<T>;
   step<T>(call: LiveCall, stepId: string, run: () => T | Promise<T>): Promise<T>;
   progress(call: LiveCall, progress: Progress): void;
   status(call: LiveCall, text: string): void;
@@ -49,7 +56,7 @@ export class CallContext implements ToolContext {
     return this.#host.waitFor<T>(this.#call, key, options);
   }
 
-  input<R extends InputRequest>(request: R, options: { timeoutMs?: number } = {}): Promise<InputResponse<R>> {
+  input<R extends InputRequest>(request: R, options: InputOptions = {}): Promise<InputResponse<R>> {
     return this.#host.input<InputResponse<R>>(this.#call, request, options);
   }
 
