@@ -2,7 +2,7 @@ import { type CallRecord, isTerminalStatus } from '@baton/contracts';
 import { CLIENT_CAPABILITIES_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
 import type { Subscription } from 'rxjs';
 import { CALL_SESSIONS, type Serving, TASK_SESSIONS } from './serving.js';
-import { TASKS_EXTENSION, taskOf } from './task-view.js';
+import { detailedTaskOf, TASKS_EXTENSION } from './task-view.js';
 
 /** Call events after which a task may look different: its status, or its need for input. */
 const STATE_EVENTS = new Set([
@@ -92,7 +92,7 @@ export async function listenToTasks(
     write({
       jsonrpc: '2.0',
       method: 'notifications/tasks',
-      params: { ...taskOf(record, serving), _meta: meta },
+      params: { ...(await detailedTaskOf(record, serving)), _meta: meta },
     });
     if (isTerminalStatus(record.status)) {
       live.delete(taskId);

@@ -1,4 +1,5 @@
-import type { CallRecord, CallStatus } from '@baton/contracts';
+import { type CallRecord, type CallStatus, isTerminalStatus } from '@baton/contracts';
+import type { PendingInput, Runtime } from '@baton/runtime';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { McpScope } from './scope.js';
 
@@ -8,6 +9,7 @@ export interface TaskViewing {
   pollIntervalMs: number;
 }
 
+import { mcpRequestOf } from './input-requests.js';
 import { toolResultOf } from './tool-result.js';
 
 /** How often a client should poll `tasks/get`, unless the handler is told otherwise. */
@@ -33,15 +35,17 @@ const LEGACY_STATUS: Record<CallStatus, TaskStatus> = {
  * 2026-07-28: `failed` is kept for JSON-RPC errors, here a tool that broke (an internal error); a
  * tool that reported a failure, or timed out, completed with a result that has `isError`.
  */
-function statusOf(record: CallRecord): TaskStatus {
+function statusOf(record: CallRecord, inputs: readonly PendingInput[]): TaskStatus {
   if (record.approval === 'pending') return 'input_required';
+  if (inputs.length > 0 && !isTerminalStatus(record.status)) return 'input_required';
   if (record.status === 'failed' && record.error?.code === 'internal_error') return 'failed';
   if (record.status === 'failed' || record.status === 'timed_out') return 'completed';
   return LEGACY_STATUS[record.status];
 }
 
-function statusMessageOf(record: CallRecord): string | undefined {
+function statusMessageOf(record: CallRecord, inputs: readonly PendingInput[] = []): string | undefined {
   if (record.approval === 'pending') return 'waiting for approval';
+  if (inputs.length > 0 && !isTerminalStatus(record.status)) return 'waiting for input';
   if (record.error) return record.error.message;
   if (record.statusText !== undefined) return record.statusText;
   const progress = record.progress;
@@ -72,11 +76,17 @@ export function legacyTaskOf(record: CallRecord, { scope, pollIntervalMs }: Task
 
 /**
  * A task as 2026-07-28 shows it (`DetailedTask`): a completed task carries its result. A call that
- * waits for approval is `input_required`, with its elicitation under `inputRequests`.
+ * waits for approval, or for what its tool asks (`inputs`, by name), is `input_required`, with
+ * those requests under `inputRequests`.
  */
-export function taskOf(record: CallRecord, { scope, pollIntervalMs }: TaskViewing, seed = false) {
-  const statusMessage = statusMessageOf(record);
-  const status: TaskStatus = seed ? 'working' : statusOf(record);
+export function taskOf(
+  record: CallRecord,
+  { scope, pollIntervalMs }: TaskViewing,
+  seed = false,
+  inputs: readonly PendingInput[] = [],
+) {
+  const statusMessage = statusMessageOf(record, inputs);
+  const status: TaskStatus = seed ? 'working' : statusOf(record, inputs);
   return {
     taskId: scope.outside(record.callId),
     status,
@@ -94,8 +104,21 @@ export function taskOf(record: CallRecord, { scope, pollIntervalMs }: TaskViewin
           },
         }
       : {}),
-    ...(status === 'input_required' ? { inputRequests: approvalRequestOf(record) } : {}),
+    ...(status === 'input_required' ? { inputRequests: inputRequestsOf(record, inputs) } : {}),
   };
+}
+
+/** What a task waits for: its approval, and what its tool asks, each under its name. */
+function inputRequestsOf(record: CallRecord, inputs: readonly PendingInput[]) {
+  return {
+    ...(record.approval === 'pending' ? approvalRequestOf(record) : {}),
+    ...Object.fromEntries(inputs.map((input) => [input.name, mcpRequestOf(input.request)])),
+  };
+}
+
+/** A task as 2026-07-28 shows it, with what its call waits for now (see `taskOf`). */
+export async function detailedTaskOf(record: CallRecord, serving: TaskViewing & { runtime: Runtime }) {
+  return taskOf(record, serving, false, await serving.runtime.inputs.pending(record.callId));
 }
 
 /** The key of the approval's elicitation among a task's input requests: one per call. */

@@ -10,7 +10,7 @@ import {
 import { z } from 'zod';
 import { ended } from './call-end.js';
 import { CALL_SESSIONS, type Serving, TASK_SESSIONS } from './serving.js';
-import { APPROVAL_INPUT_KEY, legacyTaskOf, TASKS_EXTENSION, taskOf } from './task-view.js';
+import { APPROVAL_INPUT_KEY, detailedTaskOf, legacyTaskOf, TASKS_EXTENSION } from './task-view.js';
 import { toolResultOf } from './tool-result.js';
 import { takesTasks } from './tools-call.js';
 
@@ -122,7 +122,7 @@ export function serveTasks(server: Server, serving: Serving): void {
 
   server.setRequestHandler('tasks/get', { params: AnyParams }, async (given, context) => {
     const { taskId } = taskParams(TaskParams, given, context);
-    return taskOf(await find(taskId), serving);
+    return detailedTaskOf(await find(taskId), serving);
   });
 
   server.setRequestHandler('tasks/update', { params: AnyParams }, async (given, context) => {
@@ -131,6 +131,13 @@ export function serveTasks(server: Server, serving: Serving): void {
     // The SDK lifts `inputResponses` out of the params, as it does for every multi-round-trip request.
     const answer = ElicitResult.safeParse(context.mcpReq.inputResponses?.[APPROVAL_INPUT_KEY]);
     // Responses to requests that are not outstanding are ignored, as the extension says.
+    const responses = context.mcpReq.inputResponses ?? {};
+    for (const input of await runtime.inputs.pending(record.callId)) {
+      const response = responses[input.name];
+      if (typeof response === 'object' && response !== null && !Array.isArray(response)) {
+        await runtime.inputs.resolve(input.key, { value: response });
+      }
+    }
     if (record.approval === 'pending' && answer.success) {
       if (answer.data.action === 'accept') {
         await runtime.inputs.approve(record.callId);

@@ -5,6 +5,7 @@ import type {
   CallReply,
   EventOutcome,
   ExecutionMode,
+  InputRequest,
   Notification,
   ReplyStatus,
   ResultFormatter,
@@ -190,6 +191,18 @@ export interface RuntimeInputs {
   key(callId: string, name: string): string;
   /** Resolves an external event: the waiting call (now, or after a restart) gets the outcome. */
   resolve(key: string, outcome: EventOutcome): Promise<void>;
+  /**
+   * What a call that has not ended asks its caller for now (`ctx.input`) and has no answer to yet,
+   * in the order it asked: each with its name and the key that answers it.
+   */
+  pending(callId: string): Promise<PendingInput[]>;
+}
+
+/** An input request of a call that waits for its answer. */
+export interface PendingInput {
+  key: string;
+  name: string;
+  request: InputRequest;
 }
 
 /** What to follow: one call's events (`after` a `seq`), or a session's (`after` a `position`). */

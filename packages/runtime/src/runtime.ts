@@ -41,6 +41,7 @@ import type {
   TypedRuntime,
   WaitOptions,
 } from './options.js';
+import { pendingInputs } from './pending-inputs.js';
 import { waitForCall } from './waiting.js';
 
 /**
@@ -94,6 +95,7 @@ class BatonRuntime implements Runtime {
       reject: (callId, reason) => this.#reject(callId, reason),
       key: eventKey,
       resolve: (key, outcome) => host.resolveEvent(key, outcome),
+      pending: (callId) => pendingInputs(store, callId),
     };
     this.notifications = {
       list: (filter) => store.listNotifications(filter),

@@ -73,4 +73,33 @@ describe('ctx.input: a running tool asks its caller for input', () => {
     expect(keys).toEqual([...keys.slice(0, 2), ...keys.slice(0, 2)]);
     expect(new Set(keys).size).toBe(2);
   });
+
+  it('lists what a running call waits for and has no answer to, until it has one', async () => {
+    const twoAtOnce = defineTool({
+      name: 'two_at_once',
+      description: 'Asks for a first and a last name at once',
+      input: z.object({}),
+      async execute(_args, ctx) {
+        const ask = (name: string) =>
+          ctx.input({ kind: 'elicitation', message: name, requestedSchema: FORM }, { name });
+        const [first, last] = await Promise.all([ask('first'), ask('last')]);
+        return `${String(first.content?.name)} ${String(last.content?.name)}`;
+      },
+    });
+    const { runtime } = testRuntime([twoAtOnce]);
+    const reply = runtime.call({ name: 'two_at_once', sessionId: 's', callId: 'names' });
+    await settle();
+    const pending = await runtime.inputs.pending('names');
+    expect(pending.map((input) => input.name)).toEqual(['first', 'last']);
+    await runtime.inputs.resolve(pending[0]?.key ?? '', {
+      value: { action: 'accept', content: { name: 'Ada' } },
+    });
+    await settle();
+    expect((await runtime.inputs.pending('names')).map((input) => input.name)).toEqual(['last']);
+    await runtime.inputs.resolve(pending[1]?.key ?? '', {
+      value: { action: 'accept', content: { name: 'Lovelace' } },
+    });
+    expect(await reply).toMatchObject({ status: 'succeeded', output: 'Ada Lovelace' });
+    expect(await runtime.inputs.pending('names')).toEqual([]);
+  });
 });

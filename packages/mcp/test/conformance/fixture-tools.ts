@@ -449,6 +449,25 @@ export const conformanceTools = [
       return `Hello, ${String(answer.content?.name)}!`;
     },
   }),
+  defineTool({
+    name: 'multi_input',
+    description: 'Asks for a first and a last name at once; runs as a task',
+    input: z.object({}).passthrough(),
+    execution: { mode: 'background' },
+    async execute(_args, ctx) {
+      const ask = (field: string) =>
+        ctx.input(
+          {
+            kind: 'elicitation',
+            message: `Your ${field} name?`,
+            requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+          },
+          { name: field },
+        );
+      const [first, last] = await Promise.all([ask('first'), ask('last')]);
+      return `${String(first.content?.name)} ${String(last.content?.name)}`;
+    },
+  }),
 ];
 
 /** The form that asks for a name. */
