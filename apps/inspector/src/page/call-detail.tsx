@@ -30,6 +30,8 @@ function describe(event: CallEvent): string {
       return `timed out after ${event.timeoutMs} ms`;
     case 'notification':
       return `notification: ${event.title}`;
+    case 'input_requested':
+      return `asks for input: ${event.name} (${event.request.kind})`;
   }
 }
 
