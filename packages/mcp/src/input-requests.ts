@@ -28,16 +28,27 @@ type InputRequested = Extract<CallEvent, { type: 'input_requested' }>;
  * of the client, as a request related to its `tools/call` on the session; the answer, or the
  * client's refusal, goes back to the tool. Until the subscription it returns ends.
  */
-export function forwardInputRequests(serving: Serving, callId: string, context: ServerContext) {
+export function forwardInputRequests(
+  serving: Serving,
+  callId: string,
+  context: ServerContext,
+  meta?: Record<string, unknown>,
+) {
   const { runtime } = serving;
+  const ask = async (event: InputRequested) => {
+    // A request answered before (a task's earlier tasks/result) is not asked again.
+    if (!(await runtime.inputs.pending(callId)).some((input) => input.key === event.key)) return undefined;
+    const { method, params } = mcpRequestOf(event.request);
+    return context.mcpReq.send({ method, params: meta ? { ...params, _meta: meta } : params } as never);
+  };
   return runtime
     .follow({ callId })
     .pipe(filter((event): event is InputRequested => event.type === 'input_requested'))
     .subscribe((event) => {
-      context.mcpReq
-        .send(mcpRequestOf(event.request))
+      ask(event)
         .then(
-          (answer) => runtime.inputs.resolve(event.key, { value: answer }),
+          (answer) =>
+            answer === undefined ? undefined : runtime.inputs.resolve(event.key, { value: answer }),
           (error: unknown) =>
             runtime.inputs.resolve(event.key, {
               error: `the client did not answer: ${error instanceof Error ? error.message : String(error)}`,

@@ -61,12 +61,22 @@ function timesOf(record: CallRecord) {
   };
 }
 
-/** A task as 2025-11-25 shows it. `seed` gives a task that has just been created: it is `working`. */
-export function legacyTaskOf(record: CallRecord, { scope, pollIntervalMs }: TaskViewing, seed = false) {
-  const statusMessage = statusMessageOf(record);
+/**
+ * A task as 2025-11-25 shows it. `seed` gives a task that has just been created: it is `working`.
+ * One that waits for its approval, or for what its tool asks (`inputs`), is `input_required`:
+ * `tasks/result` asks the client for it.
+ */
+export function legacyTaskOf(
+  record: CallRecord,
+  { scope, pollIntervalMs }: TaskViewing,
+  seed = false,
+  inputs: readonly PendingInput[] = [],
+) {
+  const statusMessage = statusMessageOf(record, inputs);
+  const waits = record.approval === 'pending' || (inputs.length > 0 && !isTerminalStatus(record.status));
   return {
     taskId: scope.outside(record.callId),
-    status: seed ? 'working' : LEGACY_STATUS[record.status],
+    status: seed ? 'working' : waits ? 'input_required' : LEGACY_STATUS[record.status],
     ttl: null,
     ...timesOf(record),
     pollInterval: pollIntervalMs,

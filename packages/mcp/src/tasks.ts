@@ -9,8 +9,15 @@ import {
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { ended } from './call-end.js';
+import { forwardInputRequests } from './input-requests.js';
 import { CALL_SESSIONS, type Serving, TASK_SESSIONS } from './serving.js';
-import { APPROVAL_INPUT_KEY, detailedTaskOf, legacyTaskOf, TASKS_EXTENSION } from './task-view.js';
+import {
+  APPROVAL_INPUT_KEY,
+  approvalRequestOf,
+  detailedTaskOf,
+  legacyTaskOf,
+  TASKS_EXTENSION,
+} from './task-view.js';
 import { toolResultOf } from './tool-result.js';
 import { takesTasks } from './tools-call.js';
 
@@ -37,18 +44,65 @@ async function reread(serving: Serving, record: CallRecord): Promise<CallRecord>
   return (await serving.runtime.get(record.callId)) ?? record;
 }
 
+/** 2025-11-25: a task's approval, asked of the client as an elicitation: accept approves, anything else rejects. */
+async function askApproval(
+  serving: Serving,
+  record: CallRecord,
+  context: ServerContext,
+  meta: Record<string, unknown>,
+): Promise<void> {
+  const request = approvalRequestOf(record)[APPROVAL_INPUT_KEY];
+  try {
+    const answer = ElicitResult.parse(
+      await context.mcpReq.send({
+        method: 'elicitation/create',
+        params: { ...request.params, _meta: meta },
+      }),
+    );
+    await answerApproval(serving, record, answer);
+  } catch {
+    // Not answered (a client without elicitation, or one that went away): the call goes on
+    // waiting for its approval, from the API or from the next tasks/result.
+  }
+}
+
+/** An elicitation's answer to an approval: accept approves; decline or cancel rejects, with the reason given. */
+async function answerApproval(serving: Serving, record: CallRecord, answer: z.infer<typeof ElicitResult>) {
+  if (answer.action === 'accept') {
+    await serving.runtime.inputs.approve(record.callId);
+    return;
+  }
+  const reason = answer.content?.reason;
+  await serving.runtime.inputs.reject(
+    record.callId,
+    typeof reason === 'string' && reason !== '' ? reason : `the user chose to ${answer.action}`,
+  );
+}
+
 /** 2025-11-25: tasks in the core protocol, for the calls made with `task`. */
 export function serveLegacyTasks(server: Server, serving: Serving): void {
   const { runtime, scope } = serving;
   const find = (taskId: string) => taskRecord(serving, taskId, TASK_SESSIONS);
 
-  server.setRequestHandler('tasks/get', { params: TaskParams }, async ({ taskId }) =>
-    legacyTaskOf(await find(taskId), serving),
-  );
+  server.setRequestHandler('tasks/get', { params: TaskParams }, async ({ taskId }) => {
+    const record = await find(taskId);
+    return legacyTaskOf(record, serving, false, await runtime.inputs.pending(record.callId));
+  });
 
+  // While it waits for the result, what the task waits for (its approval, what its tool asks) is
+  // asked of the client on this request, related to the task.
   server.setRequestHandler('tasks/result', { params: TaskParams }, async ({ taskId }, context) => {
     const record = await find(taskId);
-    if (!isTerminalStatus(record.status)) await ended(runtime, record.callId, context.mcpReq.signal);
+    const related = { [RELATED_TASK_META_KEY]: { taskId } };
+    const inputs = isTerminalStatus(record.status)
+      ? undefined
+      : forwardInputRequests(serving, record.callId, context, related);
+    try {
+      if (record.approval === 'pending') void askApproval(serving, record, context, related);
+      if (!isTerminalStatus(record.status)) await ended(runtime, record.callId, context.mcpReq.signal);
+    } finally {
+      inputs?.unsubscribe();
+    }
     return {
       ...toolResultOf(await reread(serving, record)),
       _meta: { [RELATED_TASK_META_KEY]: { taskId } },
@@ -138,17 +192,7 @@ export function serveTasks(server: Server, serving: Serving): void {
         await runtime.inputs.resolve(input.key, { value: response });
       }
     }
-    if (record.approval === 'pending' && answer.success) {
-      if (answer.data.action === 'accept') {
-        await runtime.inputs.approve(record.callId);
-      } else {
-        const reason = answer.data.content?.reason;
-        await runtime.inputs.reject(
-          record.callId,
-          typeof reason === 'string' && reason !== '' ? reason : `the user chose to ${answer.data.action}`,
-        );
-      }
-    }
+    if (record.approval === 'pending' && answer.success) await answerApproval(serving, record, answer.data);
     return {};
   });
 

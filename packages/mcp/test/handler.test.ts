@@ -3,7 +3,11 @@ import { createRuntime, type Runtime } from '@baton/runtime';
 import { deferred, memoryStore, SimulatedClock } from '@baton/runtime/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -76,8 +80,11 @@ async function serve(tools: AnyTool[] = [inlineTool, backgroundTool]) {
 }
 
 /** An SDK (v1) client on 2025-11-25, whose requests go straight to the handler. */
-async function connect(entry: Awaited<ReturnType<typeof serve>>): Promise<Client> {
-  const client = new Client({ name: 'test', version: '1.0.0' });
+async function connect(
+  entry: Awaited<ReturnType<typeof serve>>,
+  capabilities: Record<string, object> = {},
+): Promise<Client> {
+  const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities });
   const transport = new StreamableHTTPClientTransport(new URL('http://localhost/mcp'), {
     requestInit: { headers: { authorization: 'Bearer token-a', host: 'localhost' } },
     fetch: (url, init) => entry.mcp.fetch(new Request(url, init)),
@@ -262,5 +269,66 @@ describe('tools/call on 2025-11-25', () => {
     // The ids the client sees are the tenant's own: without its prefix.
     expect(task.taskId).not.toContain('acme/');
     expect((await entry.runtime.get(`acme/${task.taskId}`))?.toolName).toBe('batch');
+  });
+});
+
+describe('what a task waits for, on 2025-11-25', () => {
+  const deleteFile = defineTool({
+    name: 'delete_file',
+    description: 'Deletes a file, once a person approves',
+    input: z.object({ path: z.string() }),
+    execution: { mode: 'auto', needsApproval: true },
+    execute: async ({ path }) => `deleted ${path}`,
+  });
+  const askName = defineTool({
+    name: 'ask_name',
+    description: 'Asks for a name, then greets',
+    input: z.object({}),
+    execution: { mode: 'auto' },
+    async execute(_args, ctx) {
+      const answer = await ctx.input({
+        kind: 'elicitation',
+        message: 'Your name?',
+        requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
+      });
+      return `Hello, ${String(answer.content?.name)}!`;
+    },
+  });
+
+  it('is input_required; tasks/result asks the client for it (an approval, a form) and gives the result', async () => {
+    const entry = await serve([deleteFile, askName]);
+    const client = await connect(entry, { elicitation: {} });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      return request.params.message.startsWith('Allow')
+        ? { action: 'accept', content: {} }
+        : { action: 'accept', content: { name: 'Ada' } };
+    });
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const { task } = await client.request(
+        { method: 'tools/call', params: { name, arguments: args } },
+        CreateTaskResultSchema,
+        { task: { ttl: 60_000 } },
+      );
+      return task.taskId;
+    };
+
+    const deleting = await call('delete_file', { path: 'a.txt' });
+    expect((await client.experimental.tasks.getTask(deleting)).status).toBe('input_required');
+    expect(await client.experimental.tasks.getTaskResult(deleting, CallToolResultSchema)).toMatchObject({
+      content: [{ type: 'text', text: 'deleted a.txt' }],
+    });
+
+    const asking = firstValueFrom(
+      entry.runtime.events$.pipe(filter((event) => event.type === 'input_requested')),
+    );
+    const greeting = await call('ask_name', {});
+    await asking;
+    expect((await client.experimental.tasks.getTask(greeting)).status).toBe('input_required');
+    expect(await client.experimental.tasks.getTaskResult(greeting, CallToolResultSchema)).toMatchObject({
+      content: [{ type: 'text', text: 'Hello, Ada!' }],
+    });
+    expect(asked).toEqual([expect.stringContaining('Allow the tool call delete_file'), 'Your name?']);
   });
 });
