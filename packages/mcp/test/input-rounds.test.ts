@@ -3,8 +3,8 @@ import { createRuntime, type Runtime } from '@baton/runtime';
 import { memoryStore } from '@baton/runtime/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createMcpHandler, type McpHandler, type McpScope } from '../src/index.js';
-import { modernClient } from './modern-client.js';
+import { createMcpHandler, type McpHandler } from '../src/index.js';
+import { modernClient, TENANTS } from './modern-client.js';
 
 const askName = defineTool({
   name: 'ask_name',
@@ -23,17 +23,6 @@ const askName = defineTool({
   },
 });
 
-const scopeOf = (tenant: string): McpScope => ({
-  tenant,
-  inside: (id) => `${tenant}/${id}`,
-  outside: (id) => id.slice(tenant.length + 1),
-  newCallId: () => `${tenant}/${crypto.randomUUID()}`,
-});
-const TOKENS: Record<string, McpScope> = {
-  'Bearer token-a': scopeOf('acme'),
-  'Bearer token-b': scopeOf('bolt'),
-};
-
 const opened: Array<{ runtime: Runtime; mcp: McpHandler }> = [];
 afterEach(async () => {
   for (const { runtime, mcp } of opened.splice(0)) {
@@ -47,7 +36,7 @@ async function serve() {
   await runtime.ready;
   const mcp = createMcpHandler({
     runtime,
-    authenticate: (request) => TOKENS[request.headers.get('authorization') ?? ''],
+    authenticate: (request) => TENANTS[request.headers.get('authorization') ?? ''],
   });
   opened.push({ runtime, mcp });
   return { runtime, mcp };

@@ -1,4 +1,4 @@
-import type { McpHandler } from '../src/index.js';
+import type { McpHandler, McpScope } from '../src/index.js';
 
 export const MODERN = '2026-07-28';
 
@@ -70,3 +70,19 @@ export function modernClient(
       },
     });
 }
+
+/** A tenant whose ids the runtime keeps under `tenant/`. */
+export function scopeOf(tenant: string): McpScope {
+  return {
+    tenant,
+    inside: (id) => `${tenant}/${id}`,
+    outside: (id) => id.slice(tenant.length + 1),
+    newCallId: () => `${tenant}/${crypto.randomUUID()}`,
+  };
+}
+
+/** Two tenants, by their bearer tokens. */
+export const TENANTS: Record<string, McpScope> = {
+  'Bearer token-a': scopeOf('acme'),
+  'Bearer token-b': scopeOf('bolt'),
+};

@@ -4,8 +4,8 @@ import { memoryStore } from '@baton/runtime/testing';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createMcpHandler, type McpHandler, type McpScope, TASKS_EXTENSION } from '../src/index.js';
-import { MODERN, rawDispatch } from './modern-client.js';
+import { createMcpHandler, type McpHandler, TASKS_EXTENSION } from '../src/index.js';
+import { MODERN, modernClient, TENANTS } from './modern-client.js';
 
 const deleteFile = defineTool({
   name: 'delete_file',
@@ -14,19 +14,6 @@ const deleteFile = defineTool({
   execution: { mode: 'auto', needsApproval: true },
   execute: async ({ filename }) => `deleted ${filename}`,
 });
-
-function scopeOf(tenant: string): McpScope {
-  return {
-    tenant,
-    inside: (id) => `${tenant}/${id}`,
-    outside: (id) => id.slice(tenant.length + 1),
-    newCallId: () => `${tenant}/${crypto.randomUUID()}`,
-  };
-}
-const TOKENS: Record<string, McpScope> = {
-  'Bearer token-a': scopeOf('acme'),
-  'Bearer token-b': scopeOf('bolt'),
-};
 
 const opened: Array<{ runtime: Runtime; mcp: McpHandler }> = [];
 afterEach(async () => {
@@ -41,29 +28,21 @@ async function serve() {
   await runtime.ready;
   const mcp = createMcpHandler({
     runtime,
-    authenticate: (request) => TOKENS[request.headers.get('authorization') ?? ''],
+    authenticate: (request) => TENANTS[request.headers.get('authorization') ?? ''],
   });
   opened.push({ runtime, mcp });
   return { runtime, mcp };
 }
 
-/** A 2026-07-28 client, framing each request's `_meta` envelope itself. */
+/** A 2026-07-28 client; its results come back as they are, its errors thrown. */
 function client(mcp: McpHandler, token = 'Bearer token-a', tasks = true) {
-  const dispatch = rawDispatch(mcp, { authorization: token });
+  const request = modernClient(
+    mcp,
+    { authorization: token },
+    tasks ? { extensions: { [TASKS_EXTENSION]: {} } } : {},
+  );
   return async (method: string, params: Record<string, unknown>) => {
-    const reply = await dispatch({
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': MODERN,
-          'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1.0.0' },
-          'io.modelcontextprotocol/clientCapabilities': tasks
-            ? { extensions: { [TASKS_EXTENSION]: {} } }
-            : {},
-        },
-      },
-    });
+    const reply = await request(method, params);
     if (reply.kind === 'error') throw Object.assign(new Error(reply.error.message), reply.error);
     return reply.result as Record<string, unknown> & { taskId: string; status: string };
   };

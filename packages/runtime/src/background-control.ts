@@ -33,6 +33,14 @@ const CALL_ID = {
   minLength: 1,
 } as const;
 
+/** The input of a tool about one call: its id. */
+const ONE_CALL = {
+  type: 'object',
+  properties: { call_id: CALL_ID },
+  required: ['call_id'],
+  additionalProperties: false,
+} as const;
+
 /** What a model is shown of a call: where it is, how far it got, and how it ended. */
 function statusOf(record: CallRecord): Record<string, unknown> {
   const status: Record<string, unknown> = {
@@ -64,12 +72,7 @@ function checkBackground(host: BackgroundControlHost): AnyTool {
     title: 'Check Background',
     description:
       'Report the status of a background call or run of this session: its state, progress and latest output, and its result once it has ended.',
-    input: {
-      type: 'object',
-      properties: { call_id: CALL_ID },
-      required: ['call_id'],
-      additionalProperties: false,
-    },
+    input: ONE_CALL,
     execution: { mode: 'inline' },
     async execute(input, ctx) {
       const { call_id } = input as { call_id: string };
@@ -116,12 +119,7 @@ function cancelBackground(host: BackgroundControlHost): AnyTool {
     name: 'cancel_background',
     title: 'Cancel Background',
     description: 'Cancel a background call or run of this session that has not ended yet.',
-    input: {
-      type: 'object',
-      properties: { call_id: CALL_ID },
-      required: ['call_id'],
-      additionalProperties: false,
-    },
+    input: ONE_CALL,
     execution: { mode: 'inline' },
     async execute(input, ctx) {
       const { call_id } = input as { call_id: string };
