@@ -1,4 +1,4 @@
-import type { CallReply } from '@baton/contracts';
+import { type CallReply, replyText } from '@baton/contracts';
 import type { Tool } from 'ai';
 
 /** What a tool's `toModelOutput` gives the model (the AI SDK does not export its name). */
@@ -21,6 +21,6 @@ export function modelOutputOf(reply: CallReply): ToolResultOutput {
     case 'backgrounded':
       return jsonOrText(reply.output);
     default:
-      return { type: 'error-text', value: reply.error?.message ?? `The tool call ended ${reply.status}.` };
+      return { type: 'error-text', value: replyText(reply).text };
   }
 }

@@ -1,5 +1,5 @@
 import { type CallReply, toJsonSchema } from '@baton/contracts';
-import type { Runtime } from '@baton/runtime';
+import { callAskingApproval, type Runtime, runApproved } from '@baton/runtime';
 import { dynamicTool, jsonSchema, type ToolSet } from 'ai';
 import { modelOutputOf } from './model-output.js';
 
@@ -28,25 +28,16 @@ export function batonTools(runtime: Runtime, { sessionId }: BatonToolsOptions): 
       description: definition.description,
       // Baton validates the arguments itself, against the same contract.
       inputSchema: jsonSchema(toJsonSchema(definition.input) as never),
-      // The call is made when the model asks for it, so that its approval is recorded, whatever the tool decides.
       ...(asksApproval
         ? {
-            needsApproval: async (args: unknown, { toolCallId }: { toolCallId: string }) => {
-              await runtime.call({ name, args, sessionId, callId: toolCallId });
-              // Asked for one, whether or not it was given since: the AI SDK asks again when it reads the answer.
-              return (await runtime.get(toolCallId))?.approval !== undefined;
-            },
+            needsApproval: (args: unknown, { toolCallId }: { toolCallId: string }) =>
+              callAskingApproval(runtime, { name, args, sessionId, callId: toolCallId }),
           }
         : {}),
-      execute: async (args, { toolCallId, abortSignal }) => {
-        const signal = abortSignal ? { signal: abortSignal } : {};
-        if (!asksApproval) return runtime.call({ name, args, sessionId, callId: toolCallId }, signal);
-        // The loop goes on with this call approved (a denied one never runs): its reply, within its budget.
-        await runtime.inputs.approve(toolCallId);
-        return (
-          (await runtime.wait(toolCallId, signal)) ??
-          runtime.call({ name, args, sessionId, callId: toolCallId })
-        );
+      execute: (args, { toolCallId, abortSignal }) => {
+        const request = { name, args, sessionId, callId: toolCallId };
+        if (asksApproval) return runApproved(runtime, request, abortSignal);
+        return runtime.call(request, abortSignal ? { signal: abortSignal } : {});
       },
       toModelOutput: ({ output }) => modelOutputOf(output as CallReply),
     });

@@ -1,5 +1,5 @@
 import { type OpenAIResponsesTool, replyText, toOpenAIResponsesTool } from '@baton/contracts';
-import type { Runtime } from '@baton/runtime';
+import { callAskingApproval, type Runtime, runApproved } from '@baton/runtime';
 import { type FunctionTool, tool } from '@openai/agents';
 
 /** The SDK types a JSON Schema by its literal shape; the contract's schema is only known at run time. */
@@ -43,36 +43,26 @@ export function batonAgentTools(runtime: Runtime, { sessionId }: BatonAgentTools
   return runtime.tools.definitions().map((definition) => {
     const name = definition.name;
     const asksApproval = definition.execution.needsApproval !== undefined;
-    /** The run went on with this call approved (a rejected one never runs): its reply, within its budget. */
-    const approved = async (callId: string, signal: AbortSignal | undefined) => {
-      await runtime.inputs.approve(callId);
-      return runtime.wait(callId, signal ? { signal } : {});
-    };
     return tool<DeclaredParameters>({
       name,
       description: definition.description,
       ...schemaOf(toOpenAIResponsesTool(definition)),
       ...(asksApproval
         ? {
-            // The call is made now, so that its approval is recorded, whatever the tool decides.
-            needsApproval: async (_context, input, callId) => {
-              if (callId === undefined) return true;
-              await runtime.call({ name, args: argsOf(input), sessionId, callId });
-              return (await runtime.get(callId))?.approval !== undefined;
-            },
+            needsApproval: async (_context, input, callId) =>
+              callId === undefined ||
+              callAskingApproval(runtime, { name, args: argsOf(input), sessionId, callId }),
           }
         : {}),
       execute: async (input, _context, details) => {
         const callId = details?.toolCall?.callId;
         const signal = details?.signal;
+        const request = { name, args: argsOf(input), sessionId, ...(callId !== undefined ? { callId } : {}) };
         const reply =
           asksApproval && callId !== undefined
-            ? await approved(callId, signal)
-            : await runtime.call(
-                { name, args: argsOf(input), sessionId, ...(callId !== undefined ? { callId } : {}) },
-                signal ? { signal } : {},
-              );
-        return reply ? replyText(reply).text : `The call ${callId} is not known.`;
+            ? await runApproved(runtime, { ...request, callId }, signal)
+            : await runtime.call(request, signal ? { signal } : {});
+        return replyText(reply).text;
       },
     });
   });

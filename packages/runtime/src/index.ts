@@ -1,6 +1,7 @@
 /** `@baton/runtime`: the actor system that runs tool calls. What this file exports is the public API. */
 
 export type { RuntimeFailure } from '@baton/contracts';
+export { callAskingApproval, runApproved } from './approval-calls.js';
 export {
   BACKGROUND_CONTROL,
   type BackgroundControlTool,
