@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { EXPECTED_FAILURES } from './expected-failures.js';
 import { startFixtureServer } from './fixture-server.js';
-import { node22 } from './node22.js';
+import { conformanceNode } from './conformance-node.js';
 
 const require = createRequire(import.meta.url);
 
@@ -81,7 +81,7 @@ function summaryOf(output: string): string {
  */
 export async function runConformance(outputDir: string): Promise<SuiteRun[]> {
   const server = await startFixtureServer();
-  const node = node22();
+  const node = conformanceNode();
   const suite = async (name: string, alias: string, runs: string[][], expected: readonly string[]) => {
     const dir = join(outputDir, name);
     let output = '';

