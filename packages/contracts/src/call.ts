@@ -71,6 +71,12 @@ export interface CallReply {
   images?: readonly ToolImage[];
 }
 
+/** A trace's context as W3C Trace Context headers carry it. */
+export interface TraceCarrier {
+  traceparent: string;
+  tracestate?: string;
+}
+
 /** Everything the store keeps of one call. */
 export interface CallRecord {
   callId: string;
@@ -92,6 +98,11 @@ export interface CallRecord {
   run?: { title: string; signalOnCompletion: boolean };
   /** The runtime instance that runs it (seed 000's runtime owner); recovery moves it when that instance is gone. */
   ownerId?: string;
+  /**
+   * The caller's trace (W3C Trace Context), kept so that the process that runs the call continues
+   * it: set when the caller had an OpenTelemetry span active.
+   */
+  trace?: TraceCarrier;
   messageId?: string;
   createdAt: number;
   startedAt?: number;

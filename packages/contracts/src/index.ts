@@ -27,6 +27,7 @@ export {
   type Scheduling,
   type StepResult,
   type TerminalStatus,
+  type TraceCarrier,
 } from './call.js';
 export type { PrepareContext, ToolContext } from './context.js';
 export {

@@ -26,6 +26,7 @@ import { resolveSettings, type Settings } from './settings.js';
 import { SharedClient } from './shared/client.js';
 import { SharedWorker } from './shared/worker.js';
 import { type RunRequest, SPAWN_BACKGROUND, spawnBackgroundTool, startRun } from './spawn-background.js';
+import { CallTracing } from './tracing.js';
 import { WriteBatcher } from './write-batcher.js';
 
 /** The modules of one runtime, each given only what it uses of the others. */
@@ -89,7 +90,8 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     writer: settings.instanceId,
   });
   const schedules = schedulesOf(settings, { store, clock, writer, tools, failures, call: hooks.call });
-  const writes = new CallWrites(writer, clock);
+  const tracing = CallTracing.load();
+  const writes = new CallWrites(writer, clock, tracing);
   let worker: SharedWorker | undefined;
   const { concurrency, runningPerSession, runningPerTenant } = settings.limits;
   const admission = new Admission({
@@ -118,7 +120,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   driver.use(
     callEffects({
       answers: new Answers({ writes, writer, registry, clock }),
-      attempts: new Attempts({ writes, send, host, closed }),
+      attempts: new Attempts({ writes, send, host, closed, tracing }),
       ending,
       notifications,
       slots,
@@ -145,7 +147,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     failures,
     closed,
   };
-  const intake = new Intake({ ...common, submit });
+  const intake = new Intake({ ...common, submit, tracing });
   const recovery = new Recovery(common);
   worker = new SharedWorker({
     ...common,

@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { conformanceNode } from './conformance-node.js';
 import { EXPECTED_FAILURES } from './expected-failures.js';
 import { startFixtureServer } from './fixture-server.js';
-import { conformanceNode } from './conformance-node.js';
 
 const require = createRequire(import.meta.url);
 

@@ -6,6 +6,7 @@ import {
   DEFAULT_RETRY_INITIAL_INTERVAL_MS,
 } from '../defaults.js';
 import { type Outcome, returnedOutcome, thrownOutcome } from '../outcome.js';
+import type { CallTracing } from '../tracing.js';
 import { CallContext, type ContextHost } from './call-context.js';
 import type { DriverEvent, Send } from './driver.js';
 import type { LiveCall } from './live-call.js';
@@ -19,6 +20,8 @@ export interface AttemptsDeps {
   host: ContextHost;
   /** A closing runtime runs no more attempts. */
   closed: () => boolean;
+  /** The tool runs inside its call's span, when tracing is on. */
+  tracing?: CallTracing | undefined;
 }
 
 /** How long a call waits before its next attempt: the policy's backoff after this many attempts. */
@@ -49,7 +52,11 @@ export class Attempts {
     if (call.record.attempt >= call.maxAttempts) call.args = undefined;
     let returned: unknown;
     try {
-      returned = call.tool.execute(args as never, new CallContext(call, this.deps.host));
+      const context = new CallContext(call, this.deps.host);
+      const { tracing } = this.deps;
+      returned = tracing
+        ? tracing.within(call, () => call.tool.execute(args as never, context))
+        : call.tool.execute(args as never, context);
     } catch (thrown) {
       this.#settle(call, thrownOutcome(thrown));
       return;

@@ -26,6 +26,7 @@ import { invalidArgumentsMessage, thrownOutcome } from '../outcome.js';
 import type { Settings } from '../settings.js';
 import type { RunRequest } from '../spawn-background.js';
 import { storableValue } from '../storable.js';
+import type { CallTracing } from '../tracing.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import { isPromiseLike } from './attempts.js';
 import { failBatch } from './batches.js';
@@ -49,6 +50,8 @@ export interface IntakeDeps {
   closed: () => boolean;
   /** A client's call goes to the shared store for a worker (see shared/client.ts). */
   submit: (tool: AnyTool, record: CallRecord) => Promise<CallReply>;
+  /** The caller's trace, kept with the call, when tracing is on. */
+  tracing?: Pick<CallTracing, 'carrier'> | undefined;
 }
 
 /** What `admit` needs of a request that passed every check. */
@@ -278,6 +281,8 @@ export class Intake {
     if (request.messageId !== undefined) record.messageId = request.messageId;
     if (prepared !== undefined) record.prepared = prepared;
     if (awaitingApproval) record.approval = 'pending';
+    const trace = this.deps.tracing?.carrier();
+    if (trace) record.trace = trace;
     const run = (request as Partial<RunRequest>).run;
     if (run) record.run = run;
     if (settings.role === 'client') return this.deps.submit(tool, record);

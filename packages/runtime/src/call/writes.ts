@@ -1,5 +1,6 @@
 import type { CallEvent, CallEventInput, CallRecord } from '@baton/contracts';
 import type { Clock } from '../clock.js';
+import type { CallTracing } from '../tracing.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import type { LiveCall } from './live-call.js';
 
@@ -10,16 +11,20 @@ import type { LiveCall } from './live-call.js';
 export class CallWrites {
   readonly #writer: WriteBatcher;
   readonly #clock: Clock;
+  readonly #tracing: CallTracing | undefined;
 
-  constructor(writer: WriteBatcher, clock: Clock) {
+  constructor(writer: WriteBatcher, clock: Clock, tracing?: CallTracing) {
     this.#writer = writer;
     this.#clock = clock;
+    this.#tracing = tracing;
   }
 
   /** Queues an event of the call; it reaches the bus once it is stored (see WriteBatcher). */
   emit(call: LiveCall, input: CallEventInput): void {
     if (call.dropped) return;
-    this.#writer.add('events', this.stamp(input, call.record, call.nextSeq()));
+    const event = this.stamp(input, call.record, call.nextSeq());
+    this.#tracing?.record(call, event);
+    this.#writer.add('events', event);
   }
 
   /** Queues the call's record. */
