@@ -24,7 +24,8 @@ function nextState(state: LiveState | undefined, event: CallEvent): LiveState | 
 /**
  * Prometheus metrics of a runtime, for `GET /metrics`: the live calls of this process by state,
  * the ended calls by status and tool, how long calls took, the queue depth, promotions, retries,
- * calls waiting for approval, the failures the runtime handled, and Node's process metrics.
+ * calls waiting for approval, pending notifications, store write latency, the failures the runtime
+ * handled, and Node's process metrics.
  */
 export function runtimeMetrics(runtime: Runtime): Registry {
   const registry = new Registry();
@@ -91,6 +92,25 @@ export function runtimeMetrics(runtime: Runtime): Registry {
     registers: [registry],
     collect() {
       this.set(runtime.stats().queued);
+    },
+  });
+
+  const storeWrites = new Histogram({
+    name: 'baton_store_write_duration_seconds',
+    help: 'How long the store took to write one batch of changes (group commit), by whether it took them.',
+    labelNames: ['outcome'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry],
+  });
+  runtime.storeWrites$.subscribe(({ durationMs, ok }) =>
+    storeWrites.observe({ outcome: ok ? 'written' : 'refused' }, durationMs / 1_000),
+  );
+  new Gauge({
+    name: 'baton_notifications_pending',
+    help: 'Notifications of ended background calls not yet acknowledged, in the store (every process).',
+    registers: [registry],
+    async collect() {
+      this.set(await runtime.notifications.count({ status: 'queued' }));
     },
   });
 

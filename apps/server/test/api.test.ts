@@ -267,6 +267,39 @@ describe('metrics', () => {
   });
 });
 
+describe('store metrics', () => {
+  it('time the store writes and count the notifications not yet acknowledged', async () => {
+    const report = defineTool({
+      name: 'report',
+      description: 'runs in the background and ends at once',
+      input: z.object({}),
+      execution: { mode: 'background' },
+      execute: () => 'done',
+    });
+    const own = createRuntime({ tools: [report] });
+    const server = createServer({ runtime: own });
+    const pending = async () =>
+      Number(/^baton_notifications_pending (\d+)$/m.exec((await server.inject('/metrics')).body)?.[1]);
+    expect(await pending()).toBe(0);
+    const call = await server.inject({
+      method: 'POST',
+      url: '/v1/calls',
+      payload: { name: 'report', sessionId: 's' },
+    });
+    expect(call.json()).toMatchObject({ status: 'backgrounded' });
+    await vi.waitFor(async () => expect(await pending()).toBe(1));
+    const [notification] = (await server.inject('/v1/notifications?sessionId=s')).json();
+    const ack = { method: 'POST' as const, url: `/v1/notifications/${notification.id}/ack`, payload: {} };
+    expect((await server.inject(ack)).json()).toEqual({ acknowledged: true });
+    expect(await pending()).toBe(0);
+    const metrics = (await server.inject('/metrics')).body;
+    const written = /^baton_store_write_duration_seconds_count\{outcome="written"\} (\d+)$/m.exec(metrics);
+    expect(Number(written?.[1])).toBeGreaterThan(0);
+    await server.close();
+    await own.close();
+  });
+});
+
 describe('paging', () => {
   it('refuses a cursor no page gave with 400, on every store alike', async () => {
     for (const cursor of ['abc', '1e309', '-1']) {

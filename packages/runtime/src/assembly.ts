@@ -27,7 +27,7 @@ import { SharedClient } from './shared/client.js';
 import { SharedWorker } from './shared/worker.js';
 import { type RunRequest, SPAWN_BACKGROUND, spawnBackgroundTool, startRun } from './spawn-background.js';
 import { CallTracing } from './tracing.js';
-import { WriteBatcher } from './write-batcher.js';
+import { type StoreWriteTiming, WriteBatcher } from './write-batcher.js';
 
 /** The modules of one runtime, each given only what it uses of the others. */
 export interface RuntimeParts {
@@ -59,6 +59,8 @@ export interface RuntimeHooks {
   closed: () => boolean;
   /** The runtime's `call`: schedules and `spawn_background` start runs through it. */
   call: (request: CallRequest) => Promise<CallReply>;
+  /** Told how long each of the store's writes took (`storeWrites$`). */
+  timed: (timing: StoreWriteTiming) => void;
   /** The runtime's cancel, approve and reject, for requests another process sends. */
   control: (control: CallControl) => Promise<boolean>;
 }
@@ -88,6 +90,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     failed: (refused) => ending?.refused(refused),
     after: registered,
     writer: settings.instanceId,
+    timed: hooks.timed,
   });
   const schedules = schedulesOf(settings, { store, clock, writer, tools, failures, call: hooks.call });
   const tracing = CallTracing.load();

@@ -26,3 +26,4 @@ export type { FollowOptions } from './follow.js';
 export { type Logger, quietLogger } from './log.js';
 export type * from './options.js';
 export { createRuntime } from './runtime.js';
+export type { StoreWriteTiming } from './write-batcher.js';

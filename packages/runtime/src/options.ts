@@ -17,13 +17,21 @@ import type {
   ToolOutput,
   ToolRegistry,
 } from '@baton/contracts';
-import type { CallFilter, CallPage, NotificationFilter, SessionEvent, Store } from '@baton/store';
+import type {
+  CallFilter,
+  CallPage,
+  NotificationCountFilter,
+  NotificationFilter,
+  SessionEvent,
+  Store,
+} from '@baton/store';
 import type { Observable } from 'rxjs';
 import type { BUILTIN_TOOLS } from './background-control.js';
 import type { CallInspector } from './call/live-call.js';
 import type { Clock } from './clock.js';
 import type { FollowOptions } from './follow.js';
 import type { Logger } from './log.js';
+import type { StoreWriteTiming } from './write-batcher.js';
 
 /** The public shape of a runtime: what `createRuntime` takes, and what it gives. */
 
@@ -283,8 +291,12 @@ export interface Runtime {
   readonly failures$: Observable<RuntimeFailure>;
   /** Approvals and external events: what calls wait for from outside. */
   readonly inputs: RuntimeInputs;
+  /** How long each of the store's writes took: one per batch (group commit), for a latency metric. */
+  readonly storeWrites$: Observable<StoreWriteTiming>;
   readonly notifications: {
     list(filter?: NotificationFilter): Promise<Notification[]>;
+    /** How many match: `{ status: 'queued' }` counts those not yet acknowledged. */
+    count(filter?: NotificationCountFilter): Promise<number>;
     /** False when there is no such notification or it was already acknowledged. */
     ack(notificationId: string): Promise<boolean>;
     /**

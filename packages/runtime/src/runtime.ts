@@ -9,7 +9,7 @@ import {
   ToolRegistry,
 } from '@baton/contracts';
 import type { CallControl, CallFilter, CallPage, SessionEvent } from '@baton/store';
-import { firstValueFrom, type Observable, toArray } from 'rxjs';
+import { firstValueFrom, type Observable, Subject, toArray } from 'rxjs';
 import { assembleRuntime, type RuntimeParts } from './assembly.js';
 import { registerBackgroundControl } from './background-control.js';
 import { refusalHandledElsewhere } from './call/ending.js';
@@ -43,6 +43,7 @@ import type {
 } from './options.js';
 import { pendingInputs } from './pending-inputs.js';
 import { waitForCall } from './waiting.js';
+import type { StoreWriteTiming } from './write-batcher.js';
 
 /**
  * The runtime's public face. A call's journey reads in order from `call()`, each step one module:
@@ -66,6 +67,8 @@ class BatonRuntime implements Runtime {
   readonly ready: Promise<void>;
   readonly events$: Observable<CallEvent>;
   readonly failures$: Observable<RuntimeFailure>;
+  readonly storeWrites$: Observable<StoreWriteTiming>;
+  readonly #storeWrites = new Subject<StoreWriteTiming>();
   readonly inputs: RuntimeInputs;
   readonly notifications: Runtime['notifications'];
   readonly schedules: Runtime['schedules'];
@@ -82,6 +85,7 @@ class BatonRuntime implements Runtime {
       closed: () => this.#closed,
       call: (request) => this.call(request),
       control: (control) => this.#control(control),
+      timed: (timing) => this.#storeWrites.next(timing),
     });
     this.#parts = parts;
     const { store, clock, schedules, host } = parts;
@@ -90,6 +94,7 @@ class BatonRuntime implements Runtime {
     this.ready = this.#start();
     this.events$ = this.#bus.events$;
     this.failures$ = this.#bus.failures$;
+    this.storeWrites$ = this.#storeWrites.asObservable();
     this.inputs = {
       approve: (callId) => this.#approve(callId),
       reject: (callId, reason) => this.#reject(callId, reason),
@@ -99,6 +104,7 @@ class BatonRuntime implements Runtime {
     };
     this.notifications = {
       list: (filter) => store.listNotifications(filter),
+      count: (filter) => store.countNotifications(filter),
       ack: (id) => store.acknowledgeNotification(id, clock.now()),
       take: (request) => takeNotifications(this.notifications, request),
     };
@@ -277,6 +283,7 @@ class BatonRuntime implements Runtime {
     // A clean close leaves nothing to recover.
     await store.removeInstance(this.instanceId).catch(failures.on('unregister'));
     this.#bus.complete();
+    this.#storeWrites.complete();
     await store.close();
   }
 

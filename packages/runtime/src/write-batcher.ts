@@ -7,6 +7,16 @@ export type ListedWrite = Exclude<keyof StoreWrite, 'calls' | 'writer'>;
 
 type Listed = { [K in ListedWrite]: NonNullable<StoreWrite[K]>[number][] };
 
+/** How long one batch took the store to write, for a latency metric. */
+export interface StoreWriteTiming {
+  /** Wall-clock milliseconds of the store's `write`. */
+  durationMs: number;
+  /** The rows of the batch: records, events, notifications and the rest. */
+  rows: number;
+  /** False when the store refused the batch (it is then written again in parts). */
+  ok: boolean;
+}
+
 /** A part of a batch the store refused even when written on its own, and why. */
 export interface RefusedWrite {
   /** The call the part belongs to (a schedule's part belongs to none). */
@@ -72,6 +82,19 @@ function partsOf(batch: PendingBatch): Part[] {
   return [...parts.values()];
 }
 
+function rowsOf(write: Required<StoreWrite>): number {
+  const { calls, events, notifications, artifacts, steps, resolutions, schedules } = write;
+  return (
+    calls.length +
+    events.length +
+    notifications.length +
+    artifacts.length +
+    steps.length +
+    resolutions.length +
+    schedules.length
+  );
+}
+
 function joined(parts: readonly Part[]): Rows {
   if (parts.length === 1) return (parts[0] as Part).write;
   const write = emptyWrite();
@@ -100,6 +123,7 @@ export class WriteBatcher {
   readonly #publish: (event: CallEvent) => void;
   readonly #failed: (refused: readonly RefusedWrite[]) => void;
   readonly #writer: string;
+  readonly #timed: ((timing: StoreWriteTiming) => void) | undefined;
   #pending: PendingBatch | undefined;
   #writing: Promise<void> | undefined;
 
@@ -113,7 +137,10 @@ export class WriteBatcher {
     after?: Promise<unknown>;
     /** The runtime instance that writes (a shared store fences with it). */
     writer: string;
+    /** Told how long each batch's write took. */
+    timed?: (timing: StoreWriteTiming) => void;
   }) {
+    this.#timed = options.timed;
     this.#store = options.store;
     this.#writer = options.writer;
     this.#publish = options.publish;
@@ -220,9 +247,12 @@ export class WriteBatcher {
     };
     let refused: Map<string, unknown> | undefined;
     let parts: Part[] | undefined;
+    const startedAt = this.#timed ? performance.now() : 0;
     try {
       await this.#store.write(whole);
+      this.#timed?.({ durationMs: performance.now() - startedAt, rows: rowsOf(whole), ok: true });
     } catch (error) {
+      this.#timed?.({ durationMs: performance.now() - startedAt, rows: rowsOf(whole), ok: false });
       parts = partsOf(batch);
       refused = await this.#writeApart(parts, error, new Map());
       batch.refused = refused;

@@ -341,6 +341,7 @@ class FaultyStore implements Store {
   listEvents: Store['listEvents'] = (...args) => this.#inner.listEvents(...args);
   listSessionEvents: Store['listSessionEvents'] = (...args) => this.#inner.listSessionEvents(...args);
   listNotifications: Store['listNotifications'] = (...args) => this.#inner.listNotifications(...args);
+  countNotifications: Store['countNotifications'] = (...args) => this.#inner.countNotifications(...args);
   acknowledgeNotification: Store['acknowledgeNotification'] = (...args) =>
     this.#inner.acknowledgeNotification(...args);
   getArtifact: Store['getArtifact'] = (...args) => this.#inner.getArtifact(...args);

@@ -128,3 +128,21 @@ describe('records, reads of your own writes, and the call id as an idempotency k
     expect(again).toEqual(refused);
   });
 });
+
+describe('what the store costs', () => {
+  it('storeWrites$ tells of each batch the store wrote: its rows, how long it took, and that it took it', async () => {
+    const { runtime } = testRuntime([echo]);
+    const timings: Array<{ rows: number; durationMs: number; ok: boolean }> = [];
+    runtime.storeWrites$.subscribe((timing) => timings.push(timing));
+    // Ten calls made in one tick go to the store together (group commit).
+    await Promise.all(
+      Array.from({ length: 10 }, (_, v) => runtime.call({ name: 'echo', args: { v }, sessionId: 's1' })),
+    );
+    await settle();
+    expect(timings.length).toBeGreaterThan(0);
+    expect(timings.length).toBeLessThan(10);
+    expect(timings.every((timing) => timing.ok && timing.durationMs >= 0)).toBe(true);
+    // Each call's record, and its queued, started and succeeded events.
+    expect(timings.reduce((sum, timing) => sum + timing.rows, 0)).toBeGreaterThanOrEqual(40);
+  });
+});

@@ -16,6 +16,7 @@ import {
   DEFAULT_PAGE_SIZE,
   type InstanceRow,
   instanceOfRow,
+  type NotificationCountFilter,
   type NotificationFilter,
   type SessionEvent,
   type Store,
@@ -445,6 +446,18 @@ export class PostgresStore implements Store {
       params,
     );
     return rows.map(notificationOf);
+  }
+
+  async countNotifications(filter: NotificationCountFilter = {}): Promise<number> {
+    const { where, params } = whereOf([
+      ...sessionConditions(filter),
+      filter.status === undefined ? undefined : ['status = ?', filter.status],
+    ]);
+    const [row] = await this.#query<{ count: string }>(
+      `SELECT COUNT(*) AS count FROM notifications ${where}`,
+      params,
+    );
+    return Number(row?.count ?? 0);
   }
 
   async acknowledgeNotification(id: string, at: number): Promise<boolean> {

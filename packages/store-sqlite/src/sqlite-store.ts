@@ -17,6 +17,7 @@ import {
   DEFAULT_PAGE_SIZE,
   type InstanceRow,
   instanceOfRow,
+  type NotificationCountFilter,
   type NotificationFilter,
   type SessionEvent,
   type Store,
@@ -222,6 +223,18 @@ export class SqliteStore implements Store {
     const limit = filter.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(filter.limit))}`;
     const sql = `SELECT notification, status, acknowledged_at FROM notifications ${where} ORDER BY created_at, rowid${limit}`;
     return (this.#db.prepare(sql).all(...params) as NotificationRow[]).map(notificationOf);
+  }
+
+  async countNotifications(filter: NotificationCountFilter = {}): Promise<number> {
+    const { where, params } = whereOf([
+      filter.sessionId === undefined ? undefined : ['session_id = ?', filter.sessionId],
+      sessionPrefixOf(filter),
+      filter.status === undefined ? undefined : ['status = ?', filter.status],
+    ]);
+    const row = this.#db.prepare(`SELECT COUNT(*) AS count FROM notifications ${where}`).get(...params) as {
+      count: number;
+    };
+    return row.count;
   }
 
   async acknowledgeNotification(id: string, at: number): Promise<boolean> {

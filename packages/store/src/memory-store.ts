@@ -15,6 +15,7 @@ import {
   type CallPage,
   type ClaimedCall,
   DEFAULT_PAGE_SIZE,
+  type NotificationCountFilter,
   type NotificationFilter,
   type SessionEvent,
   type Store,
@@ -157,6 +158,15 @@ export class MemoryStore implements Store {
       else low = middle + 1;
     }
     return events.slice(low, Math.min(events.length, low + limit));
+  }
+
+  async countNotifications(filter: NotificationCountFilter = {}): Promise<number> {
+    let count = 0;
+    for (const notification of this.#notifications.values()) {
+      if (!inSession(notification.sessionId, filter)) continue;
+      if (filter.status === undefined || notification.status === filter.status) count++;
+    }
+    return count;
   }
 
   async listNotifications(filter: NotificationFilter = {}): Promise<Notification[]> {

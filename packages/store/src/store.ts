@@ -86,6 +86,9 @@ export interface NotificationFilter {
   after?: string;
 }
 
+/** What `countNotifications` counts by. */
+export type NotificationCountFilter = Pick<NotificationFilter, 'sessionId' | 'sessionPrefix' | 'status'>;
+
 /** An event with its place in the store's write order, which a session stream resumes from. */
 export interface SessionEvent {
   /** Greater than the position of every event stored before it; never 0. */
@@ -112,6 +115,8 @@ export interface Store {
   listSessionEvents(sessionId: string, afterPosition?: number, limit?: number): Promise<SessionEvent[]>;
   /** Oldest first, so that a session takes its results in the order they came. */
   listNotifications(filter?: NotificationFilter): Promise<Notification[]>;
+  /** How many notifications match (for a gauge of those not yet acknowledged). */
+  countNotifications(filter?: NotificationCountFilter): Promise<number>;
   /** False when there is no such notification or it was already acknowledged. */
   acknowledgeNotification(id: string, at: number): Promise<boolean>;
   getArtifact(callId: string, name: string): Promise<string | undefined>;

@@ -256,6 +256,10 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await store.acknowledgeNotification('n1', 6)).toBe(false);
       expect(await store.acknowledgeNotification('missing', 6)).toBe(false);
       expect((await store.listNotifications({ status: 'queued' })).map((n) => n.id)).toEqual(['n2']);
+      expect(await store.countNotifications({ status: 'queued' })).toBe(1);
+      expect(await store.countNotifications({ status: 'acknowledged', sessionPrefix: 's2' })).toBe(0);
+      expect(await store.countNotifications({ sessionId: 's2' })).toBe(1);
+      expect(await store.countNotifications()).toBe(2);
       expect(await store.listNotifications({ status: 'acknowledged' })).toMatchObject([
         { id: 'n1', acknowledgedAt: 5 },
       ]);
