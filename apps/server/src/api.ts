@@ -1,5 +1,16 @@
 import { CALL_STATUSES, idProblem } from '@baton/contracts';
 import { z } from 'zod';
+import {
+  CallEventStream,
+  CallPage,
+  CallRecord,
+  CallReply,
+  Done,
+  Health,
+  MachineGraph,
+  Notification,
+  ToolDeclarations,
+} from './api-replies.js';
 
 /**
  * The HTTP API, one entry per route: the app registers its routes from this table and validates
@@ -17,8 +28,12 @@ export interface Endpoint<
   params?: Params;
   query?: Query;
   body?: Body;
-  /** What a success answers; `text/event-stream` for streams. */
-  response: { description: string; contentType?: 'application/json' | 'text/event-stream' | 'text/plain' };
+  /** What a success answers (`schema`: its body); `text/event-stream` for streams. */
+  response: {
+    description: string;
+    contentType?: 'application/json' | 'text/event-stream' | 'text/plain';
+    schema?: z.ZodType;
+  };
 }
 
 /** Every id follows the one rule of `idProblem`: at most 128 characters, well-formed, no control characters. */
@@ -47,19 +62,19 @@ export const API = {
     method: 'GET',
     url: '/healthz',
     summary: 'Whether the server is up, with the runtime counters',
-    response: { description: 'ok' },
+    response: { description: 'ok', schema: Health },
   }),
   metrics: endpoint({
     method: 'GET',
     url: '/metrics',
     summary: 'Prometheus metrics: calls by state, ended calls, durations, queue depth',
-    response: { description: 'Prometheus text format', contentType: 'text/plain' },
+    response: { description: 'Prometheus text format', contentType: 'text/plain', schema: z.string() },
   }),
   openapi: endpoint({
     method: 'GET',
     url: '/openapi.json',
     summary: 'This document',
-    response: { description: 'OpenAPI 3.0' },
+    response: { description: 'OpenAPI 3.0', schema: z.looseObject({ openapi: z.string() }) },
   }),
   createCall: endpoint({
     method: 'POST',
@@ -72,7 +87,7 @@ export const API = {
       callId: id.optional().describe('Idempotency key: the same id twice is the same call'),
       messageId: id.optional(),
     }),
-    response: { description: 'The reply: callId, status, output, error' },
+    response: { description: 'The reply: callId, status, output, error', schema: CallReply },
   }),
   listCalls: endpoint({
     method: 'GET',
@@ -89,14 +104,14 @@ export const API = {
         .describe('The nextCursor of the previous page'),
       limit: z.coerce.number().int().min(1).max(1_000).optional(),
     }),
-    response: { description: '{ calls, nextCursor? }' },
+    response: { description: '{ calls, nextCursor? }', schema: CallPage },
   }),
   getCall: endpoint({
     method: 'GET',
     url: '/v1/calls/:id',
     summary: 'One call record',
     params: IdParams,
-    response: { description: 'The call record' },
+    response: { description: 'The call record', schema: CallRecord },
   }),
   callEvents: endpoint({
     method: 'GET',
@@ -104,7 +119,11 @@ export const API = {
     summary: "A call's events as Server-Sent Events; each event's id is its seq",
     params: IdParams,
     query: StreamQuery,
-    response: { description: 'One JSON call event per message', contentType: 'text/event-stream' },
+    response: {
+      description: 'One JSON call event per message',
+      contentType: 'text/event-stream',
+      schema: CallEventStream,
+    },
   }),
   sessionEvents: endpoint({
     method: 'GET',
@@ -115,6 +134,7 @@ export const API = {
     response: {
       description: 'One JSON call event per message; ids are store positions',
       contentType: 'text/event-stream',
+      schema: CallEventStream,
     },
   }),
   allEvents: endpoint({
@@ -122,27 +142,31 @@ export const API = {
     url: '/v1/events',
     summary:
       "Every event of the tenant's calls as Server-Sent Events, live only: after a reconnect, list the calls again",
-    response: { description: 'One JSON call event per message', contentType: 'text/event-stream' },
+    response: {
+      description: 'One JSON call event per message',
+      contentType: 'text/event-stream',
+      schema: CallEventStream,
+    },
   }),
   machine: endpoint({
     method: 'GET',
     url: '/v1/machine',
     summary: 'The call machine: its states and transitions, read from its definition',
-    response: { description: '{ states, transitions }' },
+    response: { description: '{ states, transitions }', schema: MachineGraph },
   }),
   cancelCall: endpoint({
     method: 'POST',
     url: '/v1/calls/:id/cancel',
     summary: 'Cancels a queued or running call',
     params: IdParams,
-    response: { description: '{ cancelled: boolean }' },
+    response: { description: '{ cancelled: boolean }', schema: Done('cancelled') },
   }),
   approveCall: endpoint({
     method: 'POST',
     url: '/v1/calls/:id/approve',
     summary: 'Lets a call that waits for approval run',
     params: IdParams,
-    response: { description: '{ approved: boolean }' },
+    response: { description: '{ approved: boolean }', schema: Done('approved') },
   }),
   rejectCall: endpoint({
     method: 'POST',
@@ -150,7 +174,7 @@ export const API = {
     summary: 'Ends a call that waits for approval, with the reason shown to the model',
     params: IdParams,
     body: z.object({ reason: z.string().min(1) }),
-    response: { description: '{ rejected: boolean }' },
+    response: { description: '{ rejected: boolean }', schema: Done('rejected') },
   }),
   listNotifications: endpoint({
     method: 'GET',
@@ -168,20 +192,20 @@ export const API = {
         .describe('At most this many (default 100)'),
       after: id.optional().describe('The id of the last notification of the previous page'),
     }),
-    response: { description: 'A list of notifications' },
+    response: { description: 'A list of notifications', schema: z.array(Notification) },
   }),
   ackNotification: endpoint({
     method: 'POST',
     url: '/v1/notifications/:id/ack',
     summary: "Acknowledges a notification once (with tenants, one of the tenant's queued notifications)",
     params: IdParams,
-    response: { description: '{ acknowledged: boolean }' },
+    response: { description: '{ acknowledged: boolean }', schema: Done('acknowledged') },
   }),
   listTools: endpoint({
     method: 'GET',
     url: '/v1/tools',
     summary: "The registered tools, declared in a provider's format",
     query: z.object({ format: z.enum(['openai', 'anthropic', 'gemini', 'mcp']).default('mcp') }),
-    response: { description: 'A list of tool declarations' },
+    response: { description: 'A list of tool declarations', schema: ToolDeclarations },
   }),
 } as const;

@@ -1,6 +1,7 @@
 import type { McpHandler, NodeMcpHandler } from '@baton/mcp';
 import type { Runtime } from '@baton/runtime';
 import type { FastifyInstance } from 'fastify';
+import { MCP_SCHEMA } from './openapi.js';
 import type { Tenancy } from './tenancy.js';
 
 /** MCP sessions of the server (2025-11-25); the defaults are `@baton/mcp`'s. */
@@ -56,6 +57,7 @@ export async function mountMcp(
     endpoint.route({
       method: ['GET', 'POST', 'DELETE'],
       url: '/mcp',
+      schema: MCP_SCHEMA,
       handler: async (request, reply) => {
         const handle = await serve();
         reply.hijack();

@@ -110,7 +110,13 @@ export function runtimeMetrics(runtime: Runtime): Registry {
     help: 'Notifications of ended background calls not yet acknowledged, in the store (every process).',
     registers: [registry],
     async collect() {
-      this.set(await runtime.notifications.count({ status: 'queued' }));
+      // A store that is away must not take the other metrics with it: the gauge keeps its last
+      // value, and the failure is counted with the runtime's.
+      try {
+        this.set(await runtime.notifications.count({ status: 'queued' }));
+      } catch {
+        failures.inc({ op: 'count_notifications' });
+      }
     },
   });
 

@@ -13,13 +13,15 @@ import { inspectorAssetsDir } from '@baton/inspector';
 import { callMachine, machineGraph } from '@baton/machine';
 import type { Runtime } from '@baton/runtime';
 import fastifyStatic from '@fastify/static';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { filter, firstValueFrom, map, take, takeWhile } from 'rxjs';
 import type { z } from 'zod';
 import { API, type Endpoint } from './api.js';
 import { type McpSessionOptions, mountMcp } from './mcp.js';
 import { runtimeMetrics } from './metrics.js';
-import { openApiDocument } from './openapi.js';
+import { routeSchemaOf, SWAGGER_OPTIONS } from './openapi.js';
 import { resumeAfter, StreamLimits, streamEvents } from './sse.js';
 import { Tenancy, type TenantScope } from './tenancy.js';
 import { type WebSafetyOptions, webSafetyHook } from './web-safety.js';
@@ -99,6 +101,9 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   const PUBLIC = new Set(
     [API.health.url, API.openapi.url, '/inspector', '/inspector/*'].map((url) => `${app.prefix}${url}`),
   );
+  /** The docs page and its assets (the API's description, drawn by Swagger UI). */
+  const DOCS = `${app.prefix}/docs`;
+  const isPublic = (url: string) => PUBLIC.has(url) || url === DOCS || url.startsWith(`${DOCS}/`);
   /** MCP checks its token itself, and answers in JSON-RPC. */
   const SELF_AUTHENTICATED = `${app.prefix}/mcp`;
   const tenancy = new Tenancy(tokens);
@@ -115,7 +120,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   app.addHook('onRequest', webSafetyHook({ ...webSafety, authenticated: tenancy.authenticated }));
   app.addHook('onRequest', async (request, reply) => {
     const url = request.routeOptions.url ?? '';
-    if (PUBLIC.has(url) || url === SELF_AUTHENTICATED) return;
+    if (isPublic(url) || url === SELF_AUTHENTICATED) return;
     const scope = tenancy.scopeOf(request.headers.authorization);
     if (!scope) {
       return fail(reply, 401, 'unauthorized', 'a valid bearer token is required').header(
@@ -140,11 +145,25 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     return fail(reply, 500, 'internal_error', 'the server failed to answer');
   });
 
+  // The routes' schemas describe them in the OpenAPI document. The zod schemas in the API table
+  // validate (all of a request's problems at once, in the API's format), and answers are sent as
+  // they are: no second validation, and no serializer that would drop what the schema leaves open.
+  app.setValidatorCompiler(() => (data) => ({ value: data }));
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  await app.register(swagger, SWAGGER_OPTIONS);
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  const names = new Map<Endpoint, string>(Object.entries(API).map(([name, endpoint]) => [endpoint, name]));
+
   /** Registers an endpoint of the API table: parses each part with its schema, or answers 400 naming each problem. */
   function route<E extends Endpoint>(endpoint: E, handler: (input: RouteInput<E>) => unknown) {
     app.route({
       method: endpoint.method,
       url: endpoint.url,
+      schema: routeSchemaOf(
+        names.get(endpoint) ?? endpoint.url,
+        endpoint,
+        isPublic(`${app.prefix}${endpoint.url}`),
+      ),
       handler: async (request, reply) => {
         const issues: Array<{ path: string; message: string }> = [];
         const parse = (schema: z.ZodType | undefined, value: unknown) => {
@@ -226,7 +245,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     }
     return { ok: true, instanceId: runtime.instanceId, stats: runtime.stats() };
   });
-  route(API.openapi, () => openApiDocument());
+  route(API.openapi, () => app.swagger());
   route(API.metrics, async ({ reply }) => reply.type(metrics.contentType).send(await metrics.metrics()));
 
   route(API.createCall, async ({ body, scope }) => {
