@@ -1,4 +1,5 @@
 import type { ErrorCode } from './errors.js';
+import type { InputRequest } from './input.js';
 import type { ToolImage } from './results.js';
 
 /** The states of a call: the wire vocabulary of records, events, the API and the inspector. */
@@ -45,6 +46,8 @@ export interface CallError {
   message: string;
   /** Each problem with the arguments, for `invalid_arguments`. */
   issues?: CallIssue[];
+  /** For `input_required`: what the tool's `prepare` asks its caller for, by name. */
+  inputs?: Record<string, InputRequest>;
 }
 
 /** What the record keeps of an error, beyond what the model sees (an internal error's real cause). */

@@ -6,6 +6,14 @@ export interface PrepareContext {
   readonly callId: string;
   readonly sessionId: string;
   readonly toolName: string;
+  /**
+   * Asks the caller for input before the call begins: resolves with the answer the request carries
+   * under this name (`inputs`), or else ends the request with `input_required`, naming what is
+   * asked, and records nothing. The caller asks its user and calls again with the answers: MCP's
+   * multi round-trip requests, so a `background` tool can gather what it needs while its caller
+   * is still there, and then run as a task. Names default to `input-1`, `input-2`... in order.
+   */
+  input<R extends InputRequest>(request: R, options?: { name?: string }): Promise<InputResponse<R>>;
 }
 
 /** What a tool's `execute` gets besides its arguments; `Prepared` is what its `prepare` returned. */

@@ -19,6 +19,11 @@ export const ERROR_CODES = {
   closed: 'closed',
   /** The call needed approval and was rejected; the reason is shown to the model. */
   approval_rejected: 'approval_rejected',
+  /**
+   * The tool's `prepare` asked for input (`ctx.input`) that the request did not carry: the call did
+   * not begin and left no record. `error.inputs` names what to ask; call again with `inputs`.
+   */
+  input_required: 'input_required',
   /** Seed 003: `ctx.waitFor()` ended with an error given from outside. */
   event_error: 'event_error',
   /** Seed 003: `ctx.waitFor()` passed its `timeoutMs`. */

@@ -8,16 +8,10 @@ import {
 } from '@modelcontextprotocol/server';
 import { filter } from 'rxjs';
 import { mcpRequestOf } from './input-requests.js';
+import { CAPABILITY } from './prepare-inputs.js';
 import type { InputRound, Serving } from './serving.js';
 
 type InputRequested = Extract<CallEvent, { type: 'input_requested' }>;
-
-/** The client capability that answering each kind of request takes. */
-const CAPABILITY: Record<InputRequest['kind'], string> = {
-  elicitation: 'elicitation',
-  sampling: 'sampling',
-  roots: 'roots',
-};
 
 /** An answer is a result object; anything else (a number, a list) is asked for again. */
 const isAnswer = (value: unknown): value is Record<string, unknown> =>

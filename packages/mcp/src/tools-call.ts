@@ -11,6 +11,7 @@ import {
 import { filter, firstValueFrom } from 'rxjs';
 import { forwardInputRequests } from './input-requests.js';
 import { watchInputs } from './input-rounds.js';
+import { preparedInputsOf, prepareRound, withPreparedInputs } from './prepare-inputs.js';
 import { CALL_SESSIONS, type InputRound, type Serving, TASK_SESSIONS } from './serving.js';
 import { legacyTaskOf, TASKS_EXTENSION, taskOf } from './task-view.js';
 import { backgroundedResultOf, toolResultOf } from './tool-result.js';
@@ -149,7 +150,10 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
         ),
       );
     }
-    const reply = runtime.call({ name, args, sessionId, callId });
+    // What the tool's `prepare` asks for is asked first: the task begins once it has it.
+    const reply = withPreparedInputs(context, (inputs) =>
+      runtime.call({ name, args, sessionId, callId, inputs }),
+    );
     await Promise.race([stored, reply]);
     return { task: legacyTaskOf(await recordOf(serving, callId), serving, true) };
   }
@@ -174,21 +178,28 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
     // `notifications/cancelled` for this request, or a client that hangs up, cancels the call
     // until it is answered; a call handed over to the background goes on. A round that answers
     // input goes on with the call it names, within its inline budget.
+    const call = (inputs: Record<string, unknown>) =>
+      runtime.call({ name, args, sessionId, callId, inputs }, { signal: cancelling.signal });
+    // What the tool's `prepare` asks for: answered from this round's input responses (2026-07-28),
+    // or asked of the client on its session (2025-11-25).
     const replying = resumed
-      ? runtime
-          .wait(callId, { signal: cancelling.signal })
-          .then((reply) => reply ?? runtime.call({ name, args, sessionId, callId }))
-      : runtime.call({ name, args, sessionId, callId }, { signal: cancelling.signal });
+      ? runtime.wait(callId, { signal: cancelling.signal }).then((reply) => reply ?? call({}))
+      : legacy
+        ? withPreparedInputs(context, call)
+        : call(context.mcpReq.inputResponses ?? {});
     const first = await Promise.race([
       replying.then((reply) => ({ reply })),
       ...(rounds ? [rounds.asked.then(() => ({ reply: undefined }))] : []),
     ]);
     if (!first.reply) return (await rounds?.result()) as unknown as CallToolResult;
     const reply = first.reply;
+    const asked = preparedInputsOf(reply);
+    if (asked) return prepareRound(context, asked) as unknown as CallToolResult;
     if (reply.status !== 'backgrounded') return toolResultOf(await recordOf(serving, callId));
     if (!tasks) return backgroundedResultOf(reply);
     const record = await recordOf(serving, callId);
-    if (isTerminalStatus(record.status)) return toolResultOf(record);
+    // A call that ended meanwhile is answered inline, but one that runs only as a task is a task.
+    if (isTerminalStatus(record.status) && support !== 'required') return toolResultOf(record);
     return { resultType: 'task', ...taskOf(record, serving, true) };
   } finally {
     context.mcpReq.signal.removeEventListener('abort', cancel);

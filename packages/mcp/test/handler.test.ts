@@ -332,3 +332,51 @@ describe('what a task waits for, on 2025-11-25', () => {
     expect(asked).toEqual([expect.stringContaining('Allow the tool call delete_file'), 'Your name?']);
   });
 });
+
+describe("what a tool's prepare asks for, on 2025-11-25", () => {
+  const report = defineTool({
+    name: 'report',
+    description: 'Asks whose report, then writes it as a task',
+    input: z.object({}),
+    execution: { mode: 'auto' },
+    async prepare(_args, ctx) {
+      const answer = await ctx.input(
+        {
+          kind: 'elicitation',
+          message: 'Whose report?',
+          requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
+        },
+        { name: 'owner' },
+      );
+      return { owner: String(answer.content?.name) };
+    },
+    execute: async (_args, ctx) => `report for ${ctx.prepared.owner}`,
+  });
+
+  it('is asked of the client before the call begins, with a plain call and with a task', async () => {
+    const entry = await serve([report]);
+    const client = await connect(entry, { elicitation: {} });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      return { action: 'accept', content: { name: `Ada ${asked.length}` } };
+    });
+    expect(await client.callTool({ name: 'report', arguments: {} })).toMatchObject({
+      content: [{ type: 'text', text: 'report for Ada 1' }],
+    });
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'report', arguments: {} } },
+      CreateTaskResultSchema,
+      { task: { ttl: 60_000 } },
+    );
+    expect(await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)).toMatchObject({
+      content: [{ type: 'text', text: 'report for Ada 2' }],
+    });
+    expect(asked).toEqual(['Whose report?', 'Whose report?']);
+    // Only the calls that began are kept: nothing for the rounds that asked.
+    expect((await entry.runtime.list({})).calls.map((call) => call.status)).toEqual([
+      'succeeded',
+      'succeeded',
+    ]);
+  });
+});

@@ -224,3 +224,8 @@ export function runEndedMessage(record: CallRecord, status: string, summary: str
     `- log_path: ${logPath}`,
   ].join('\n');
 }
+
+/** `prepare` asked for input the request did not carry. */
+export function inputRequiredMessage(toolName: string, names: readonly string[]): string {
+  return `Tool "${toolName}" needs input before it can begin: ${names.map((name) => JSON.stringify(name)).join(', ')}. Ask for it, then call again with the answers in "inputs".`;
+}

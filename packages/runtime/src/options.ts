@@ -159,6 +159,8 @@ export interface CallRequest {
   /** The model's own tool-call id: the same id twice is the same call. Default: a new UUIDv7. */
   callId?: string;
   messageId?: string;
+  /** Answers to what the tool's `prepare` asks (`ctx.input`), by name: see `input_required`. */
+  inputs?: Readonly<Record<string, unknown>>;
 }
 
 export interface CallOptions {

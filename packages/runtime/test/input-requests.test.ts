@@ -103,3 +103,74 @@ describe('ctx.input: a running tool asks its caller for input', () => {
     expect(await runtime.inputs.pending('names')).toEqual([]);
   });
 });
+
+describe("prepare's ctx.input: input asked before the call begins", () => {
+  const reporter = defineTool({
+    name: 'reporter',
+    description: 'Asks whose report, then writes it in the background',
+    input: z.object({}),
+    execution: { mode: 'background' },
+    async prepare(_args, ctx) {
+      const answer = await ctx.input(
+        { kind: 'elicitation', message: 'Whose report?', requestedSchema: FORM },
+        { name: 'user_name' },
+      );
+      return { name: answer.action === 'accept' ? String(answer.content?.name) : 'nobody' };
+    },
+    execute: (_args, ctx) => `report for ${ctx.prepared.name}`,
+  });
+
+  it('answers input_required naming what it asks, and records nothing, until the request carries the answer', async () => {
+    const { runtime } = testRuntime([reporter]);
+    const first = await runtime.call({ name: 'reporter', sessionId: 's', callId: 'r1' });
+    expect(first).toMatchObject({
+      callId: 'r1',
+      status: 'failed',
+      error: {
+        code: 'input_required',
+        inputs: { user_name: { kind: 'elicitation', message: 'Whose report?', requestedSchema: FORM } },
+      },
+    });
+    expect(first.error?.message).toContain('"user_name"');
+    expect(await runtime.get('r1')).toBeUndefined();
+
+    // A wrong name, or an answer that is no object, is asked for again.
+    const wrong = await runtime.call({
+      name: 'reporter',
+      sessionId: 's',
+      callId: 'r1',
+      inputs: { name: 'x', user_name: 3 },
+    });
+    expect(wrong.error?.code).toBe('input_required');
+
+    const answered = await runtime.call({
+      name: 'reporter',
+      sessionId: 's',
+      callId: 'r1',
+      inputs: { user_name: { action: 'accept', content: { name: 'Alice' } } },
+    });
+    expect(answered.status).toBe('backgrounded');
+    expect(await runtime.wait('r1')).toMatchObject({ status: 'succeeded', output: 'report for Alice' });
+    expect(await runtime.get('r1')).toMatchObject({ prepared: { name: 'Alice' } });
+  });
+
+  it('ends the request with input_required even when prepare catches the refusal and throws its own error', async () => {
+    const stubborn = defineTool({
+      name: 'stubborn',
+      description: 'Turns a missing answer into its own error',
+      input: z.object({}),
+      async prepare(_args, ctx) {
+        try {
+          return await ctx.input({ kind: 'roots' });
+        } catch {
+          throw new Error('no roots');
+        }
+      },
+      execute: () => 'ran',
+    });
+    const { runtime } = testRuntime([stubborn]);
+    const reply = await runtime.call({ name: 'stubborn', sessionId: 's' });
+    expect(reply.error).toMatchObject({ code: 'input_required', inputs: { 'input-1': { kind: 'roots' } } });
+    expect((await runtime.list({ sessionId: 's' })).calls).toEqual([]);
+  });
+});

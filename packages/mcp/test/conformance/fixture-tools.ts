@@ -201,12 +201,25 @@ export const conformanceTools = [
       return 'logged';
     },
   }),
+  // Runs only as a task, and asks whose it is before it begins (tasks-mrtr-composition): its
+  // `prepare` gathers the name in input rounds, then the task runs with it.
   defineTool({
     name: 'test_tool_with_task',
-    description: 'Runs only as a task',
+    description: 'Runs only as a task, for the user it asks for first',
     input: z.object({}).passthrough(),
     execution: { mode: 'background' },
-    execute: async () => 'done',
+    async prepare(_args, ctx) {
+      const answer = await ctx.input(
+        {
+          kind: 'elicitation',
+          message: 'Whose task is it?',
+          requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+        },
+        { name: 'user_name' },
+      );
+      return { userName: answer.action === 'accept' ? String(answer.content?.name) : 'nobody' };
+    },
+    execute: async (_args, ctx) => `Task done for ${ctx.prepared.userName}`,
   }),
   defineTool({
     name: 'test_header_param',

@@ -1,11 +1,15 @@
-import type {
-  AnyTool,
-  CallError,
-  CallRecord,
-  CallReply,
-  RecordedError,
-  ToolRegistry,
-  ValidationResult,
+import {
+  type AnyTool,
+  BatonError,
+  type CallError,
+  type CallRecord,
+  type CallReply,
+  type InputRequest,
+  type InputResponse,
+  type PrepareContext,
+  type RecordedError,
+  type ToolRegistry,
+  type ValidationResult,
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import { checkArguments, requestIdIssues } from '../arguments.js';
@@ -15,6 +19,7 @@ import {
   backgroundPerSessionMessage,
   backgroundPerWorkerMessage,
   CLOSED_MESSAGE,
+  inputRequiredMessage,
   invalidRequestMessage,
   notJsonMessage,
   persistenceFailedMessage,
@@ -236,10 +241,12 @@ export class Intake {
     };
     if (!tool.prepare) return admitPrepared(undefined);
     const prepare = tool.prepare;
+    const context = new PrepareInputs(request, callId, tool.name);
     return attempt(
-      () => prepare(args as never, { callId, sessionId: request.sessionId, toolName: tool.name }),
+      () => prepare(args as never, context),
       admitPrepared,
-      failed,
+      // What prepare asked for and did not get ends the request, whatever prepare made of it.
+      (thrown) => (context.asked ? Promise.resolve(context.inputRequired(callId)) : failed(thrown)),
     );
   }
 
@@ -336,6 +343,44 @@ export class Intake {
     return writer
       .recordConfirmed(record)
       .then(() => replyOf(record, this.deps.settings.forTool(undefined)), notSavedReply(callId));
+  }
+}
+
+/** The context `prepare` gets: its input requests are answered from the request's `inputs`. */
+class PrepareInputs implements PrepareContext {
+  readonly callId: string;
+  readonly sessionId: string;
+  readonly toolName: string;
+  /** The first request the request's `inputs` did not answer. */
+  asked: { name: string; request: InputRequest } | undefined;
+  readonly #answers: Readonly<Record<string, unknown>>;
+  #count = 0;
+
+  constructor(request: CallRequest, callId: string, toolName: string) {
+    this.callId = callId;
+    this.sessionId = request.sessionId;
+    this.toolName = toolName;
+    this.#answers = request.inputs ?? {};
+  }
+
+  input<R extends InputRequest>(request: R, options?: { name?: string }): Promise<InputResponse<R>> {
+    this.#count++;
+    const name = options?.name ?? `input-${this.#count}`;
+    const answer = Object.hasOwn(this.#answers, name) ? this.#answers[name] : undefined;
+    if (typeof answer === 'object' && answer !== null && !Array.isArray(answer)) {
+      return Promise.resolve(answer as InputResponse<R>);
+    }
+    this.asked ??= { name, request };
+    return Promise.reject(new BatonError('input_required', inputRequiredMessage(this.toolName, [name])));
+  }
+
+  inputRequired(callId: string): CallReply {
+    const { name, request } = this.asked as { name: string; request: InputRequest };
+    return failedReply(callId, {
+      code: 'input_required',
+      message: inputRequiredMessage(this.toolName, [name]),
+      inputs: { [name]: request },
+    });
   }
 }
 
