@@ -1,4 +1,4 @@
-import type { CallEvent, InputRequest } from '@baton/contracts';
+import type { CallEvent } from '@baton/contracts';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   type InputRequiredResult,
