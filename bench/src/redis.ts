@@ -44,8 +44,11 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-/** A throw-away Redis on loopback: no persistence, its own directory, stopped by `stop()`. */
-export async function startRedis(): Promise<RedisServer> {
+/** How a Redis keeps what it is given: not at all, or in its append-only file, flushed each second. */
+export type RedisPersistence = 'off' | 'aof-everysec';
+
+/** A throw-away Redis on loopback in its own directory, stopped by `stop()`. */
+export async function startRedis(persistence: RedisPersistence = 'off'): Promise<RedisServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'baton-redis-'));
   const args = [
@@ -55,8 +58,9 @@ export async function startRedis(): Promise<RedisServer> {
     '127.0.0.1',
     '--save',
     '',
-    '--appendonly',
-    'no',
+    ...(persistence === 'off'
+      ? ['--appendonly', 'no']
+      : ['--appendonly', 'yes', '--appendfsync', 'everysec']),
     '--dir',
     dir,
   ];
