@@ -13,28 +13,54 @@ export interface BenchConfig {
   /** Per-call subscribers and events for the bus measure. */
   subscribers: number;
   busEvents: number;
+  /** Calls per PostgreSQL round, and its client and worker processes (row 7). */
+  pgCalls: number;
+  pgClients: number;
+  pgWorkers: number;
 }
 
+/** A whole number from the environment, for a bench on a larger machine: `BENCH_ROUNDS=9`. */
+function fromEnvironment(name: string, fallback: number): number {
+  const given = process.env[name];
+  if (given === undefined || given === '') return fallback;
+  const value = Number(given);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new Error(`${name} must be a whole number above 0, not ${given}`);
+  return value;
+}
+
+/**
+ * The smoke round or the full bench. `BENCH_ROUNDS`, `BENCH_CALLS`, `BENCH_IN_FLIGHT`,
+ * `BENCH_PG_CALLS`, `BENCH_PG_CLIENTS` and `BENCH_PG_WORKERS` change the full bench's sizes, so the
+ * same bench runs on a larger machine.
+ */
 export function benchConfig(smoke: boolean): BenchConfig {
-  return smoke
-    ? {
-        smoke,
-        rounds: 1,
-        calls: 2_000,
-        sequential: 500,
-        inFlight: 200,
-        parked: 1_000,
-        subscribers: 1_000,
-        busEvents: 20_000,
-      }
-    : {
-        smoke,
-        rounds: 5,
-        calls: 50_000,
-        sequential: 5_000,
-        inFlight: 1_000,
-        parked: 10_000,
-        subscribers: 10_000,
-        busEvents: 1_000_000,
-      };
+  if (smoke) {
+    return {
+      smoke,
+      rounds: 1,
+      calls: 2_000,
+      sequential: 500,
+      inFlight: 200,
+      parked: 1_000,
+      subscribers: 1_000,
+      busEvents: 20_000,
+      pgCalls: 500,
+      pgClients: 2,
+      pgWorkers: 2,
+    };
+  }
+  return {
+    smoke,
+    rounds: fromEnvironment('BENCH_ROUNDS', 5),
+    calls: fromEnvironment('BENCH_CALLS', 50_000),
+    sequential: 5_000,
+    inFlight: fromEnvironment('BENCH_IN_FLIGHT', 1_000),
+    parked: 10_000,
+    subscribers: 10_000,
+    busEvents: 1_000_000,
+    pgCalls: fromEnvironment('BENCH_PG_CALLS', 10_000),
+    pgClients: fromEnvironment('BENCH_PG_CLIENTS', 2),
+    pgWorkers: fromEnvironment('BENCH_PG_WORKERS', 2),
+  };
 }

@@ -1,76 +1,191 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { defineTool } from '@baton/contracts';
-import { createRuntime, type RuntimeRole } from '@baton/runtime';
-import { postgresStore } from '@baton/store-postgres';
+import { createInterface, type Interface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
 import { throwawayPostgres } from '@baton/store-postgres/testing';
-import { z } from 'zod';
 import type { BenchConfig } from '../config.js';
-import { type Row, throughput } from '../measure.js';
+import { atMost, type Row } from '../measure.js';
 
-const addOne = defineTool({
-  name: 'add_one',
-  description: 'adds one',
-  input: z.object({ i: z.number() }),
-  execute: async ({ i }) => i + 1,
-});
+const MEASURE = '7. inline call through PostgreSQL';
 
-/** Starts a worker process on the schema; resolves with a function that stops it. */
-async function startWorker(url: string, schema: string): Promise<() => Promise<void>> {
-  const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'workers', 'pg-worker.mjs')], {
-    env: { ...process.env, BATON_PG_URL: url, BATON_PG_SCHEMA: schema },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+/** A process of the measure (`workers/pg-role.mjs`), driven by lines on its stdin. */
+interface RoleProcess {
+  /** Resolves with the next line the process prints that starts with `word`. */
+  next(word: string): Promise<string[]>;
+  send(line: string): void;
+  stop(): Promise<void>;
+}
+
+async function startRole(
+  url: string,
+  schema: string,
+  role: 'client' | 'worker' | 'both',
+): Promise<RoleProcess> {
+  const child: ChildProcessByStdio<Writable, Readable, null> = spawn(
+    process.execPath,
+    [join(import.meta.dirname, '..', 'workers', 'pg-role.mjs')],
+    {
+      env: { ...process.env, BATON_PG_URL: url, BATON_PG_SCHEMA: schema, ROLE: role },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  for await (const line of createInterface({ input: child.stdout })) if (line === 'ready') break;
-  child.stdout.resume();
-  return async () => {
-    child.kill('SIGTERM');
-    await exited;
+  const lines: Interface = createInterface({ input: child.stdout });
+  const waiting: Array<{ word: string; resolve: (words: string[]) => void }> = [];
+  lines.on('line', (line) => {
+    const [word = '', ...rest] = line.split(' ');
+    const at = waiting.findIndex((waiter) => waiter.word === word);
+    if (at !== -1) waiting.splice(at, 1)[0]?.resolve(rest);
+  });
+  const next = (word: string) => new Promise<string[]>((resolve) => waiting.push({ word, resolve }));
+  await Promise.race([
+    next('ready'),
+    exited.then(() => Promise.reject(new Error(`the ${role} process exited before it was ready`))),
+  ]);
+  return {
+    next,
+    send: (line) => child.stdin.write(`${line}\n`),
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
   };
 }
 
+/** What each process used since its last report: CPU µs and queries, summed over the processes. */
+async function reports(processes: readonly RoleProcess[]): Promise<{ cpuUs: number; queries: number }> {
+  const each = await Promise.all(
+    processes.map(async (role) => {
+      const reported = role.next('report');
+      role.send('report');
+      const [cpuUs = '0', queries = '0'] = await reported;
+      return { cpuUs: Number(cpuUs), queries: Number(queries) };
+    }),
+  );
+  return {
+    cpuUs: each.reduce((sum, one) => sum + one.cpuUs, 0),
+    queries: each.reduce((sum, one) => sum + one.queries, 0),
+  };
+}
+
+/** A configuration of the measure: one process with both roles, or C client and W worker processes. */
+interface Setup {
+  subject: string;
+  clients: number;
+  workers: number;
+  /** One process that runs its own calls. */
+  both?: boolean;
+}
+
 /**
- * Inline calls through PostgreSQL: one process that runs its own calls (`both`), and a client
- * process whose calls 1, 2 and 4 worker processes run, every reply crossing the database.
+ * Inline calls through PostgreSQL, every call recorded and every reply read back from the
+ * database: one process that runs its own calls, then C client processes whose calls W worker
+ * processes run (`BENCH_PG_CLIENTS`, `BENCH_PG_WORKERS`; 2 x 2 by default, for two cores). Each
+ * round also reports CPU µs per call for each role (`process.cpuUsage()` over the round, divided
+ * by its calls) and database queries per call: figures that hold on a busy machine where
+ * throughput does not.
  */
 export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
   const server = await throwawayPostgres();
-  const calls = Math.min(config.calls, config.smoke ? 500 : 10_000);
+  const calls = config.pgCalls;
   const rows: Row[] = [];
   let schemas = 0;
-  const measure = async (subject: string, role: RuntimeRole, workers: number) => {
-    const schema = `bench_${process.pid}_${schemas++}`;
-    const store = postgresStore({ connectionString: server.url, schema, maxConnections: 10 });
-    const runtime = createRuntime({ tools: [addOne], store, role, inlineBudgetMs: 60_000 });
-    await runtime.ready;
-    const stops = await Promise.all(Array.from({ length: workers }, () => startWorker(server.url, schema)));
-    const call = (i: number) => runtime.call({ name: 'add_one', args: { i }, sessionId: `s${i % 16}` });
-    const perSecond: number[] = [];
-    try {
-      for (let round = 0; round < config.rounds; round++) {
-        perSecond.push(await throughput(calls, config.inFlight, call));
-      }
-    } finally {
-      await Promise.all(stops.map((stop) => stop()));
-      await runtime.close();
-    }
-    rows.push({
-      measure: '7. inline call through PostgreSQL',
-      subject,
-      unit: 'calls/s',
-      values: perSecond,
-      ...(subject.startsWith('one process') ? {} : { comparedWith: 'one process (both roles)' }),
-    });
-  };
+  const setups: Setup[] = [
+    { subject: 'one process (both roles)', clients: 1, workers: 0, both: true },
+    { subject: '1 client x 1 worker (processes)', clients: 1, workers: 1 },
+    {
+      subject: `${config.pgClients} clients x ${config.pgWorkers} workers (processes)`,
+      clients: config.pgClients,
+      workers: config.pgWorkers,
+    },
+  ];
+  const results = setups.map(() => ({
+    perSecond: [] as number[],
+    clientUs: [] as number[],
+    workerUs: [] as number[],
+    queries: [] as number[],
+  }));
   try {
-    await measure('one process (both roles)', 'both', 0);
-    for (const workers of [1, 2, 4]) {
-      await measure(`client + ${workers} worker process${workers === 1 ? '' : 'es'}`, 'client', workers);
+    // Rounds alternate between the setups, each on a fresh schema.
+    for (let round = 0; round < config.rounds; round++) {
+      for (const [index, setup] of setups.entries()) {
+        const schema = `bench_${process.pid}_${schemas++}`;
+        const workers = await Promise.all(
+          Array.from({ length: setup.workers }, () => startRole(server.url, schema, 'worker')),
+        );
+        const clients = await Promise.all(
+          Array.from({ length: setup.clients }, () =>
+            startRole(server.url, schema, setup.both ? 'both' : 'client'),
+          ),
+        );
+        try {
+          await reports([...clients, ...workers]);
+          const share = Math.ceil(calls / clients.length);
+          const inFlight = Math.max(1, Math.ceil(config.inFlight / clients.length));
+          const started = performance.now();
+          await Promise.all(
+            clients.map((client, c) => {
+              const done = client.next('done');
+              client.send(`run ${share} ${inFlight} ${c * share}`);
+              return done;
+            }),
+          );
+          const seconds = (performance.now() - started) / 1_000;
+          const total = share * clients.length;
+          const used = { clients: await reports(clients), workers: await reports(workers) };
+          const result = results[index] as (typeof results)[number];
+          result.perSecond.push(total / seconds);
+          result.clientUs.push(used.clients.cpuUs / total);
+          if (!setup.both) result.workerUs.push(used.workers.cpuUs / total);
+          result.queries.push((used.clients.queries + used.workers.queries) / total);
+        } finally {
+          await Promise.all([...clients, ...workers].map((role) => role.stop()));
+        }
+      }
     }
   } finally {
     await server.stop();
+  }
+  for (const [index, setup] of setups.entries()) {
+    const result = results[index] as (typeof results)[number];
+    rows.push({
+      measure: MEASURE,
+      subject: setup.subject,
+      unit: 'calls/s',
+      values: result.perSecond,
+      ...(setup.both ? {} : { comparedWith: 'one process (both roles)' }),
+    });
+    if (setup.both) {
+      rows.push({
+        measure: MEASURE,
+        subject: `${setup.subject}: CPU per call`,
+        unit: 'µs',
+        values: result.clientUs,
+      });
+    } else {
+      rows.push(
+        {
+          measure: MEASURE,
+          subject: `${setup.subject}: client CPU per call`,
+          unit: 'µs',
+          values: result.clientUs,
+          target: atMost(35, 'µs'),
+        },
+        {
+          measure: MEASURE,
+          subject: `${setup.subject}: worker CPU per call`,
+          unit: 'µs',
+          values: result.workerUs,
+          target: atMost(70, 'µs'),
+        },
+      );
+    }
+    rows.push({
+      measure: MEASURE,
+      subject: `${setup.subject}: queries per call`,
+      unit: 'queries',
+      values: result.queries,
+    });
   }
   return rows;
 }
