@@ -31,8 +31,24 @@ afterEach(async () => {
   }
 });
 
+/** Asks whose report before it begins (`prepare`), then runs as a task. */
+const report = defineTool({
+  name: 'report',
+  description: "Writes a user's report, as a task",
+  input: z.object({}),
+  execution: { mode: 'background' },
+  async prepare(_args, ctx) {
+    const answer = await ctx.input(
+      { kind: 'elicitation', message: 'Whose report?', requestedSchema: { type: 'object', properties: {} } },
+      { name: 'user_name' },
+    );
+    return { user: String(answer.content?.name) };
+  },
+  execute: async (_args, ctx) => `report for ${ctx.prepared.user}`,
+});
+
 async function serve() {
-  const runtime = createRuntime({ tools: [askName], store: memoryStore() });
+  const runtime = createRuntime({ tools: [askName, report], store: memoryStore() });
   await runtime.ready;
   const mcp = createMcpHandler({
     runtime,
@@ -97,6 +113,38 @@ describe('input rounds on 2026-07-28 (multi round-trip requests)', () => {
     const { mcp } = await serve();
     const request = modernClient(mcp, { authorization: 'Bearer token-a' }, {});
     expect(await request('tools/call', { name: 'ask_name', arguments: {} })).toMatchObject({
+      kind: 'error',
+      error: { code: -32021, data: { requiredCapabilities: { elicitation: {} } } },
+    });
+  });
+
+  it('asks what prepare asks before the call begins, with no state; the round that answers begins it, as a task', async () => {
+    const { runtime, mcp } = await serve();
+    const tasks = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+    const request = modernClient(mcp, { authorization: 'Bearer token-a' }, { elicitation: {}, ...tasks });
+    const first = await request('tools/call', { name: 'report', arguments: {} });
+    expect(first).toMatchObject({
+      kind: 'result',
+      result: {
+        resultType: 'input_required',
+        inputRequests: { user_name: { method: 'elicitation/create' } },
+      },
+    });
+    expect((first as { result: Record<string, unknown> }).result).not.toHaveProperty('requestState');
+    expect((await runtime.list()).calls).toEqual([]);
+
+    const answered = await request('tools/call', {
+      name: 'report',
+      arguments: {},
+      inputResponses: { user_name: { action: 'accept', content: { name: 'Ada' } } },
+    });
+    expect(answered).toMatchObject({ kind: 'result', result: { resultType: 'task', status: 'working' } });
+    const [call] = (await runtime.list()).calls;
+    expect(await runtime.wait(call?.callId as string)).toMatchObject({ output: 'report for Ada' });
+
+    // A client that cannot answer a form is told what it lacks.
+    const formless = modernClient(mcp, { authorization: 'Bearer token-a' }, tasks);
+    expect(await formless('tools/call', { name: 'report', arguments: {} })).toMatchObject({
       kind: 'error',
       error: { code: -32021, data: { requiredCapabilities: { elicitation: {} } } },
     });
