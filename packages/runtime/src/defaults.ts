@@ -72,6 +72,9 @@ export const FOLLOW_PAGE_SIZE = 200;
 /** How many calls a worker claims at once at most. */
 export const CLAIM_BATCH_MAX = 64;
 
+/** A client reads the records of at most this many of its waiting calls in one query. */
+export const REPLY_READ_BATCH_MAX = 1_000;
+
 /** Node's timers hold at most 2^31 - 1 ms (about 24.8 days); a later firing is re-armed on the way. */
 export const LONGEST_TIMER_MS = 2 ** 31 - 1;
 

@@ -341,6 +341,7 @@ class FaultyStore implements Store {
   listEvents: Store['listEvents'] = (...args) => this.#inner.listEvents(...args);
   listSessionEvents: Store['listSessionEvents'] = (...args) => this.#inner.listSessionEvents(...args);
   listNotifications: Store['listNotifications'] = (...args) => this.#inner.listNotifications(...args);
+  getCalls: Store['getCalls'] = (...args) => this.#inner.getCalls(...args);
   countNotifications: Store['countNotifications'] = (...args) => this.#inner.countNotifications(...args);
   acknowledgeNotification: Store['acknowledgeNotification'] = (...args) =>
     this.#inner.acknowledgeNotification(...args);

@@ -391,6 +391,15 @@ export class PostgresStore implements Store {
     return row && recordOf(row);
   }
 
+  async getCalls(callIds: readonly string[]): Promise<CallRecord[]> {
+    if (callIds.length === 0) return [];
+    const rows = await this.#query<CallRow>(
+      'SELECT position, record, owner_id FROM calls WHERE call_id = ANY($1::text[])',
+      [[...new Set(callIds)]],
+    );
+    return rows.map(recordOf);
+  }
+
   async listCalls(filter: CallFilter = {}): Promise<CallPage> {
     const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
     const statuses = typeof filter.status === 'string' ? [filter.status] : filter.status;

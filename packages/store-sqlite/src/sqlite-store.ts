@@ -173,6 +173,16 @@ export class SqliteStore implements Store {
     return row && recordOf(row);
   }
 
+  async getCalls(callIds: readonly string[]): Promise<CallRecord[]> {
+    if (callIds.length === 0) return [];
+    const rows = this.#db
+      .prepare(
+        'SELECT position, record, owner_id FROM calls WHERE call_id IN (SELECT DISTINCT value FROM json_each(?))',
+      )
+      .all(JSON.stringify(callIds)) as CallRow[];
+    return rows.map(recordOf);
+  }
+
   async listCalls(filter: CallFilter = {}): Promise<CallPage> {
     const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
     const statuses = typeof filter.status === 'string' ? [filter.status] : filter.status;

@@ -118,6 +118,15 @@ export class MemoryStore implements Store {
     return stored && { ...stored.record };
   }
 
+  async getCalls(callIds: readonly string[]): Promise<CallRecord[]> {
+    const found: CallRecord[] = [];
+    for (const callId of new Set(callIds)) {
+      const stored = this.#calls.get(callId);
+      if (stored) found.push({ ...stored.record });
+    }
+    return found;
+  }
+
   async listCalls(filter: CallFilter = {}): Promise<CallPage> {
     const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
     const before = cursorPosition(filter.cursor) ?? Number.POSITIVE_INFINITY;

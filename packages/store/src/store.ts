@@ -107,6 +107,8 @@ export interface Store {
    */
   write(batch: StoreWrite): Promise<void>;
   getCall(callId: string): Promise<CallRecord | undefined>;
+  /** The records of these calls that exist, in any order: one read for many (a client's replies). */
+  getCalls(callIds: readonly string[]): Promise<CallRecord[]>;
   listCalls(filter?: CallFilter): Promise<CallPage>;
   /** The events of one call with `seq >= fromSeq`, in order. */
   /** A call's events with `seq >= fromSeq`, in order; at most `limit` of them when it is given. */

@@ -107,6 +107,16 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await store.getCall('missing')).toBeUndefined();
     });
 
+    it('reads many calls at once: those that exist, each once', async () => {
+      await store.write({
+        calls: ['c1', 'c2', 'c3'].map((callId) => makeCallRecord({ callId, ownerId: 'w1' })),
+      });
+      const found = await store.getCalls(['c3', 'missing', 'c1', 'c3']);
+      expect(found.map((record) => record.callId).sort()).toEqual(['c1', 'c3']);
+      expect(found[0]).toMatchObject({ ownerId: 'w1', status: 'queued' });
+      expect(await store.getCalls([])).toEqual([]);
+    });
+
     it('fails with BatonError only: a write it refuses is persistence_failed, its own error the cause', async () => {
       await store.write({ calls: [makeCallRecord({ callId: 'c1' })], events: [statusEvent('c1', 1)] });
       const refused = await store.write({ events: [statusEvent('c1', 1)] }).then(

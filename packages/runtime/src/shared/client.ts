@@ -1,22 +1,21 @@
 import { type AnyTool, type CallRecord, type CallReply, isTerminalStatus } from '@baton/contracts';
 import type { Store } from '@baton/store';
-import { firstValueFrom, merge, Subject, takeUntil } from 'rxjs';
 import { refusalHandledElsewhere } from '../call/ending.js';
 import { backgroundedReply, notSavedReply, replyOf } from '../call/replies.js';
 import type { Timers } from '../call/timers.js';
 import type { CallWrites } from '../call/writes.js';
 import type { Clock } from '../clock.js';
-import { followStore } from '../follow.js';
 import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
 import type { Settings } from '../settings.js';
 import type { WriteBatcher } from '../write-batcher.js';
+import { RemoteReplies } from './remote-replies.js';
 
 export interface ClientDeps {
   settings: Pick<Settings, 'forTool' | 'instanceId'>;
   writes: Pick<CallWrites, 'stamp'>;
   writer: Pick<WriteBatcher, 'add' | 'recordConfirmed'>;
-  store: Pick<Store, 'getCall' | 'claimQueued'>;
+  store: Pick<Store, 'getCalls' | 'claimQueued'>;
   following: Pick<Following, 'storedElsewhere' | 'ticks'>;
   timers: Timers;
   clock: Clock;
@@ -29,7 +28,11 @@ export interface ClientDeps {
  * (or at once for background mode or an approval), else the end.
  */
 export class SharedClient {
-  constructor(private readonly deps: ClientDeps) {}
+  readonly #replies: RemoteReplies;
+
+  constructor(private readonly deps: ClientDeps) {
+    this.#replies = new RemoteReplies(deps);
+  }
 
   submit(tool: AnyTool, given: CallRecord): Promise<CallReply> {
     const { writes, writer, settings } = this.deps;
@@ -60,42 +63,21 @@ export class SharedClient {
 
   /**
    * Waits in the store for the first thing the caller must hear: that the call was detached
-   * (`backgrounded`), or its end. It listens before the call is stored, so nothing a worker stores
-   * can come before it, and it reads the record only when the store tells of the call's events.
+   * (`backgrounded`), or its end. It waits before the call is stored, so nothing a worker stores
+   * can come before it; its record is read, with those of the other calls told of in the same
+   * turn, only when the store tells of the call's events (see RemoteReplies).
    * An auto call that no worker has claimed when its budget passes is detached here, as a runtime
    * detaches a call that waits in its queue.
    */
   async #remoteReply(record: CallRecord, tool: AnyTool, written: Promise<void>): Promise<CallReply> {
-    const { store, following, timers, clock, failures } = this.deps;
+    const { timers, clock, failures } = this.deps;
     const settings = this.deps.settings.forTool(tool);
     const { callId } = record;
-    const unstored = new Subject<void>();
-    const told$ = merge(
-      following.storedElsewhere((notice) => notice.callIds.includes(callId)),
-      following.ticks(),
-    );
-    let abandoned = false;
-    // Never rejects: a read that fails is reported, and the caller hears that the call continues.
-    const answered = firstValueFrom(
-      followStore(
-        told$,
-        async () => {
-          const found = await store.getCall(callId);
-          return found && (found.detached || isTerminalStatus(found.status)) ? [found] : [];
-        },
-        () => 1,
-        0,
-        false,
-      ).pipe(takeUntil(unstored)),
-    ).catch((error: unknown) => {
-      if (!abandoned) failures.report('read the reply of a call', error, callId);
-      return undefined;
-    });
+    const waiting = this.#replies.wait(callId);
     try {
       await written;
     } catch (error) {
-      abandoned = true;
-      unstored.next();
+      waiting.cancel();
       return notSavedReply(callId)(error);
     }
     let budget: unknown;
@@ -108,7 +90,7 @@ export class SharedClient {
         settings.inlineBudgetMs - (clock.now() - record.createdAt),
       );
     }
-    const answer = await answered.finally(() => {
+    const answer = await waiting.answered.finally(() => {
       budget = timers.clear(budget);
     });
     if (!answer) return replyOf(record, settings);

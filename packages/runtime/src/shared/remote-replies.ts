@@ -1,0 +1,110 @@
+import { type CallRecord, isTerminalStatus } from '@baton/contracts';
+import type { Store, StoreNotice } from '@baton/store';
+import { merge, type Subscription } from 'rxjs';
+import { REPLY_READ_BATCH_MAX } from '../defaults.js';
+import type { Following } from '../following.js';
+import type { Failures } from '../log.js';
+
+export interface RemoteRepliesDeps {
+  store: Pick<Store, 'getCalls'>;
+  following: Pick<Following, 'storedElsewhere' | 'ticks'>;
+  failures: Failures;
+}
+
+/** A call a client waits for: resolves with its record once detached or ended, undefined when unread. */
+export interface RemoteReply {
+  answered: Promise<CallRecord | undefined>;
+  /** The call was not stored: nobody waits for it any more. */
+  cancel(): void;
+}
+
+/**
+ * The replies a client waits for, read together: a notice names the calls whose events a worker
+ * stored, and every waiting call that notices of one turn name is read in one query (the store's
+ * `getCalls`), not one query per call. The shared store's poll reads every waiting call, so a lost
+ * notice delays a reply but never loses it. One subscription serves every waiting call.
+ */
+export class RemoteReplies {
+  readonly #waiting = new Map<string, (record: CallRecord | undefined) => void>();
+  /** Waiting calls to read at the next turn. */
+  readonly #told = new Set<string>();
+  #scheduled = false;
+  #reading = false;
+  #subscription: Subscription | undefined;
+
+  constructor(private readonly deps: RemoteRepliesDeps) {}
+
+  /** Waits for a call; call it before the call is stored, so that no notice of it comes first. */
+  wait(callId: string): RemoteReply {
+    const answered = new Promise<CallRecord | undefined>((resolve) => this.#waiting.set(callId, resolve));
+    this.#subscription ??= this.#listen();
+    return { answered, cancel: () => this.#forget(callId) };
+  }
+
+  #listen(): Subscription {
+    const { following } = this.deps;
+    return merge(
+      following.storedElsewhere(() => true),
+      following.ticks(),
+    ).subscribe((notice) => {
+      if (notice === undefined) {
+        // A poll: every waiting call is read again.
+        for (const callId of this.#waiting.keys()) this.#told.add(callId);
+      } else {
+        for (const callId of (notice as Extract<StoreNotice, { type: 'events' }>).callIds) {
+          if (this.#waiting.has(callId)) this.#told.add(callId);
+        }
+      }
+      this.#schedule();
+    });
+  }
+
+  /** Reads at the next turn, with what the notices of this turn told. */
+  #schedule(): void {
+    if (this.#scheduled || this.#told.size === 0) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      void this.#read();
+    });
+  }
+
+  async #read(): Promise<void> {
+    if (this.#reading) return;
+    this.#reading = true;
+    const callIds: string[] = [];
+    for (const callId of this.#told) {
+      this.#told.delete(callId);
+      if (this.#waiting.has(callId)) callIds.push(callId);
+      if (callIds.length === REPLY_READ_BATCH_MAX) break;
+    }
+    try {
+      if (callIds.length === 0) return;
+      const records = await this.deps.store.getCalls(callIds);
+      for (const record of records) {
+        if (record.detached || isTerminalStatus(record.status)) this.#settle(record.callId, record);
+      }
+    } catch (error) {
+      // The callers hear that their calls continue (a reply of what they know), rather than wait on.
+      this.deps.failures.report('read the replies of calls', error);
+      for (const callId of callIds) this.#settle(callId, undefined);
+    } finally {
+      this.#reading = false;
+      this.#schedule();
+    }
+  }
+
+  #settle(callId: string, record: CallRecord | undefined): void {
+    const resolve = this.#waiting.get(callId);
+    if (!resolve) return;
+    this.#forget(callId);
+    resolve(record);
+  }
+
+  #forget(callId: string): void {
+    this.#waiting.delete(callId);
+    if (this.#waiting.size > 0) return;
+    this.#subscription?.unsubscribe();
+    this.#subscription = undefined;
+  }
+}
