@@ -267,6 +267,14 @@ const WRITES = {
     SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::bigint[]) ON CONFLICT (key) DO NOTHING`,
 } as const;
 
+/**
+ * A statement of `WRITES` as a named (prepared) statement: each connection parses and plans it
+ * once, not in every batch.
+ */
+function prepared(key: keyof typeof WRITES, values: unknown[]): pg.QueryConfig {
+  return { name: `baton_write_${key}`, text: WRITES[key], values };
+}
+
 export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
   readonly #ready: Promise<void>;
@@ -355,24 +363,26 @@ export class PostgresStore implements Store {
     await this.#transaction(async (client) => {
       const accepted: string[] = [];
       if (columns.calls) {
-        const { rows } = await client.query<{ call_id: string }>(WRITES.calls, [...columns.calls, writer]);
+        const { rows } = await client.query<{ call_id: string }>(
+          prepared('calls', [...columns.calls, writer]),
+        );
         accepted.push(...rows.map((row) => row.call_id));
       }
       const acceptedSet = new Set(accepted);
       const rejected = new Set(((columns.calls?.[0] ?? []) as string[]).filter((id) => !acceptedSet.has(id)));
       const events = withoutCalls(columns.events, 0, rejected);
       if (events) {
-        await client.query(WRITES.sessionLocks, [[...new Set(events[2] as string[])]]);
-        await client.query(WRITES.events, [...events, writer, accepted]);
+        await client.query(prepared('sessionLocks', [[...new Set(events[2] as string[])]]));
+        await client.query(prepared('events', [...events, writer, accepted]));
       }
       const notifications = withoutCalls(columns.notifications, 1, rejected);
-      if (notifications) await client.query(WRITES.notifications, [...notifications, writer, accepted]);
+      if (notifications) await client.query(prepared('notifications', [...notifications, writer, accepted]));
       const artifacts = withoutCalls(columns.artifacts, 0, rejected);
-      if (artifacts) await client.query(WRITES.artifacts, [...artifacts, writer, accepted]);
+      if (artifacts) await client.query(prepared('artifacts', [...artifacts, writer, accepted]));
       const steps = withoutCalls(columns.steps, 0, rejected);
-      if (steps) await client.query(WRITES.steps, [...steps, writer, accepted]);
-      if (columns.schedules) await client.query(WRITES.schedules, columns.schedules);
-      if (columns.resolutions) await client.query(WRITES.resolutions, columns.resolutions);
+      if (steps) await client.query(prepared('steps', [...steps, writer, accepted]));
+      if (columns.schedules) await client.query(prepared('schedules', columns.schedules));
+      if (columns.resolutions) await client.query(prepared('resolutions', columns.resolutions));
       // Delivered when the transaction commits, and only then: a listener can read what it hears of.
       if (notices.length > 0) {
         await client.query('SELECT pg_notify($1, notice) FROM unnest($2::text[]) AS notice', [
