@@ -23,7 +23,11 @@ async function startRole(
 ): Promise<RoleProcess> {
   const child: ChildProcessByStdio<Writable, Readable, null> = spawn(
     process.execPath,
-    [join(import.meta.dirname, '..', 'workers', 'pg-role.mjs')],
+    // BENCH_NODE_ARGS: flags for the role processes, such as `--cpu-prof --cpu-prof-dir=/tmp/prof`.
+    [
+      ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      join(import.meta.dirname, '..', 'workers', 'pg-role.mjs'),
+    ],
     {
       env: { ...process.env, BATON_PG_URL: url, BATON_PG_SCHEMA: schema, ROLE: role },
       stdio: ['pipe', 'pipe', 'inherit'],

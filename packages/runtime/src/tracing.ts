@@ -33,10 +33,19 @@ export class CallTracing {
   readonly #api: Api;
   readonly #tracer: OpenTelemetry.Tracer;
   readonly #spans = new WeakMap<LiveCall, OpenTelemetry.Span>();
+  /** The provider the API gives while no SDK is registered: then Baton opens no span at all. */
+  readonly #noop: OpenTelemetry.TracerProvider;
 
   private constructor(api: Api) {
     this.#api = api;
     this.#tracer = api.trace.getTracer('@baton/runtime');
+    this.#noop = new api.ProxyTracerProvider().getDelegate();
+  }
+
+  /** Whether an SDK is registered (it may be after the runtime was made): checked per call, no allocation. */
+  #sdkRegistered(): boolean {
+    const provider = this.#api.trace.getTracerProvider();
+    return !(provider instanceof this.#api.ProxyTracerProvider && provider.getDelegate() === this.#noop);
   }
 
   /** Tracing, when `@opentelemetry/api` is installed. */
@@ -63,6 +72,7 @@ export class CallTracing {
     let span = this.#spans.get(call);
     if (!span) {
       if (event.type !== 'queued' && event.type !== 'started') return;
+      if (!this.#sdkRegistered()) return;
       span = this.#open(call, event.at);
     }
     if (!span.isRecording()) return;
