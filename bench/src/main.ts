@@ -14,6 +14,7 @@ import { busFanOut } from './suites/bus-fanout.js';
 import { inlineInMemory } from './suites/inline-memory.js';
 import { mcpOverHttp } from './suites/mcp-http.js';
 import { parkedMemory } from './suites/parked-memory.js';
+import { pgPeers } from './suites/pg-peers.js';
 import { throughPostgres } from './suites/postgres.js';
 import { promotionAccuracy } from './suites/promotion.js';
 import { throughStores } from './suites/sqlite.js';
@@ -63,7 +64,13 @@ if (runs(7)) {
 }
 
 if (runs(8)) {
-  log('8. MCP tools/call over HTTP: Baton beside a bare SDK server');
+  log('8. the PostgreSQL job queues, with reply: Baton beside pg-boss and graphile-worker');
+  const peers = await pgPeers(config);
+  if (typeof peers === 'string') notes.push(`8. pg-boss and graphile-worker ${peers}`);
+  else rows.push(...peers);
+}
+if (runs(9)) {
+  log('9. MCP tools/call over HTTP: Baton beside a bare SDK server');
   rows.push(...(await mcpOverHttp(config)));
 }
 

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { BenchConfig } from '../config.js';
 import { type Row, ratioAtLeast, throughput } from '../measure.js';
 
-const MEASURE = '8. MCP tools/call over HTTP (2026-07-28, stateless)';
+const MEASURE = '9. MCP tools/call over HTTP (2026-07-28, stateless)';
 const BATON = 'Baton handler (SQLite, every call recorded)';
 const BARE = 'bare SDK v2 server';
 const REVISION = '2026-07-28';

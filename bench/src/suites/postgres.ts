@@ -1,75 +1,17 @@
-import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { createInterface, type Interface } from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
 import { throwawayPostgres } from '@baton/store-postgres/testing';
 import type { BenchConfig } from '../config.js';
 import { atMost, type Row } from '../measure.js';
+import { reports, startRole } from '../role-process.js';
 
 const MEASURE = '7. inline call through PostgreSQL';
 
-/** A process of the measure (`workers/pg-role.mjs`), driven by lines on its stdin. */
-interface RoleProcess {
-  /** Resolves with the next line the process prints that starts with `word`. */
-  next(word: string): Promise<string[]>;
-  send(line: string): void;
-  stop(): Promise<void>;
-}
-
-async function startRole(
+/** The environment of a Baton process of the measure (`workers/pg-role.mjs`). */
+export function roleEnv(
   url: string,
   schema: string,
   role: 'client' | 'worker' | 'both',
-): Promise<RoleProcess> {
-  const child: ChildProcessByStdio<Writable, Readable, null> = spawn(
-    process.execPath,
-    // BENCH_NODE_ARGS: flags for the role processes, such as `--cpu-prof --cpu-prof-dir=/tmp/prof`.
-    [
-      ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
-      join(import.meta.dirname, '..', 'workers', 'pg-role.mjs'),
-    ],
-    {
-      env: { ...process.env, BATON_PG_URL: url, BATON_PG_SCHEMA: schema, ROLE: role },
-      stdio: ['pipe', 'pipe', 'inherit'],
-    },
-  );
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const lines: Interface = createInterface({ input: child.stdout });
-  const waiting: Array<{ word: string; resolve: (words: string[]) => void }> = [];
-  lines.on('line', (line) => {
-    const [word = '', ...rest] = line.split(' ');
-    const at = waiting.findIndex((waiter) => waiter.word === word);
-    if (at !== -1) waiting.splice(at, 1)[0]?.resolve(rest);
-  });
-  const next = (word: string) => new Promise<string[]>((resolve) => waiting.push({ word, resolve }));
-  await Promise.race([
-    next('ready'),
-    exited.then(() => Promise.reject(new Error(`the ${role} process exited before it was ready`))),
-  ]);
-  return {
-    next,
-    send: (line) => child.stdin.write(`${line}\n`),
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-/** What each process used since its last report: CPU µs and queries, summed over the processes. */
-async function reports(processes: readonly RoleProcess[]): Promise<{ cpuUs: number; queries: number }> {
-  const each = await Promise.all(
-    processes.map(async (role) => {
-      const reported = role.next('report');
-      role.send('report');
-      const [cpuUs = '0', queries = '0'] = await reported;
-      return { cpuUs: Number(cpuUs), queries: Number(queries) };
-    }),
-  );
-  return {
-    cpuUs: each.reduce((sum, one) => sum + one.cpuUs, 0),
-    queries: each.reduce((sum, one) => sum + one.queries, 0),
-  };
+): Record<string, string> {
+  return { BATON_PG_URL: url, BATON_PG_SCHEMA: schema, ROLE: role };
 }
 
 /** A configuration of the measure: one process with both roles, or C client and W worker processes. */
@@ -115,11 +57,16 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
       for (const [index, setup] of setups.entries()) {
         const schema = `bench_${process.pid}_${schemas++}`;
         const workers = await Promise.all(
-          Array.from({ length: setup.workers }, () => startRole(server.url, schema, 'worker')),
+          Array.from({ length: setup.workers }, () =>
+            startRole({ script: 'pg-role.mjs', env: roleEnv(server.url, schema, 'worker') }),
+          ),
         );
         const clients = await Promise.all(
           Array.from({ length: setup.clients }, () =>
-            startRole(server.url, schema, setup.both ? 'both' : 'client'),
+            startRole({
+              script: 'pg-role.mjs',
+              env: roleEnv(server.url, schema, setup.both ? 'both' : 'client'),
+            }),
           ),
         );
         try {

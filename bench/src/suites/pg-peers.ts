@@ -1,0 +1,118 @@
+import { execFileSync } from 'node:child_process';
+import { throwawayPostgres } from '@baton/store-postgres/testing';
+import pg from 'pg';
+import type { BenchConfig } from '../config.js';
+import { atLeast, type Row } from '../measure.js';
+import { type RoleOptions, reports, runCalls, startRole } from '../role-process.js';
+import { roleEnv } from './postgres.js';
+
+const MEASURE = '8. the peers on PostgreSQL, one process, with reply';
+export const BATON = 'Baton, one process';
+const PEERS = {
+  'pg-boss per call': { PEER: 'pg-boss', MODE: 'per-call' },
+  'pg-boss batched per tick': { PEER: 'pg-boss', MODE: 'batched' },
+  'graphile-worker per call': { PEER: 'graphile-worker', MODE: 'per-call' },
+  'graphile-worker batched per tick': { PEER: 'graphile-worker', MODE: 'batched' },
+} as const;
+/** Baton's target against each batched peer (the issue's ratios). */
+const TARGETS = { 'graphile-worker batched per tick': 1.0, 'pg-boss batched per tick': 1.5 } as const;
+
+/** The oldest Node that pg-boss 12 and graphile-worker 0.18 run on. */
+const PEER_NODE_MIN = [22, 18] as const;
+
+function nodeVersion(node: string): readonly [number, number] {
+  const version = execFileSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return [major, minor];
+}
+
+/**
+ * The Node the peers run on: `BENCH_PEER_NODE`, or this one when it is new enough. Baton runs on
+ * the same one in this row, so the ratios compare like with like.
+ */
+function peerNode(): string | undefined {
+  const node = process.env.BENCH_PEER_NODE || process.execPath;
+  const [major, minor] = nodeVersion(node);
+  const [needMajor, needMinor] = PEER_NODE_MIN;
+  return major > needMajor || (major === needMajor && minor >= needMinor) ? node : undefined;
+}
+
+/**
+ * Baton beside pg-boss and graphile-worker, each in one process that makes its own calls and runs
+ * its own jobs, 1,000 in flight, every caller waiting for its result (`workers/pg-peer.mjs` says
+ * how each hears of it). Each subject gets a fresh database every round, and the subjects take
+ * turns round by round. Also reports CPU µs and database queries per call for each.
+ */
+export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
+  const node = peerNode();
+  if (!node)
+    return `skipped: pg-boss 12 and graphile-worker 0.18 need Node ${PEER_NODE_MIN.join('.')} or later; run the bench on it, or name one in BENCH_PEER_NODE`;
+  const server = await throwawayPostgres();
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  const subjects: Array<[string, (url: string) => RoleOptions]> = [
+    [BATON, (url) => ({ script: 'pg-role.mjs', env: roleEnv(url, 'baton', 'both'), node })],
+    ...Object.entries(PEERS).map(([subject, env]): [string, (url: string) => RoleOptions] => [
+      subject,
+      (url) => ({ script: 'pg-peer.mjs', env: { ...env, DATABASE_URL: url }, node }),
+    ]),
+  ];
+  const results = new Map(
+    subjects.map(([subject]) => [
+      subject,
+      { perSecond: [] as number[], cpuUs: [] as number[], queries: [] as number[] },
+    ]),
+  );
+  let databases = 0;
+  try {
+    for (let round = 0; round < config.rounds; round++) {
+      for (const [subject, options] of subjects) {
+        const database = `bench_peer_${process.pid}_${databases++}`;
+        await admin.query(`create database ${database}`);
+        const url = new URL(server.url);
+        url.pathname = `/${database}`;
+        const role = await startRole(options(url.toString()));
+        try {
+          await reports([role]);
+          const perSecond = await runCalls(role, config.pgCalls, config.inFlight);
+          const used = await reports([role]);
+          const result = results.get(subject);
+          result?.perSecond.push(perSecond);
+          result?.cpuUs.push(used.cpuUs / config.pgCalls);
+          result?.queries.push(used.queries / config.pgCalls);
+        } finally {
+          await role.stop();
+          await admin.query(`drop database ${database} with (force)`);
+        }
+      }
+    }
+  } finally {
+    await admin.end();
+    await server.stop();
+  }
+  const rows: Row[] = [];
+  for (const [subject, result] of results) {
+    rows.push(
+      {
+        measure: MEASURE,
+        subject: `${subject} (${config.inFlight} in flight)`,
+        unit: 'calls/s',
+        values: result.perSecond,
+      },
+      { measure: MEASURE, subject: `${subject}: CPU per call`, unit: 'µs', values: result.cpuUs },
+      { measure: MEASURE, subject: `${subject}: queries per call`, unit: 'queries', values: result.queries },
+    );
+  }
+  const baton = results.get(BATON)?.perSecond ?? [];
+  for (const [peer, ratio] of Object.entries(TARGETS)) {
+    const peerValues = results.get(peer)?.perSecond ?? [];
+    rows.push({
+      measure: MEASURE,
+      subject: `Baton / ${peer}`,
+      unit: 'x',
+      values: baton.map((value, i) => value / (peerValues[i] ?? Number.NaN)),
+      target: atLeast(ratio, 'x'),
+    });
+  }
+  return rows;
+}

@@ -1,0 +1,190 @@
+// A process of row 8: a PostgreSQL job queue (PEER: `pg-boss` or `graphile-worker`) doing what
+// Baton's one process does, in one process with both roles, on its own database (DATABASE_URL).
+// Each call adds one job and its caller waits for the result. MODE `per-call` adds each job with
+// its own statement (`send()`, `addJob()`); MODE `batched` adds the jobs of one event-loop tick
+// with one statement (`insert()`, `addJobs()`), the ten lines of caller code a user would write.
+//
+// The reply takes each queue's fastest path: a trigger on the job table NOTIFYs when a job
+// completes, and one LISTEN connection hands it to the waiting caller. pg-boss keeps the handler's
+// result in the job's `output`, and the notice carries it. graphile-worker keeps no result (a
+// completed job is deleted), so its notice says only which job completed: a reply cheaper than
+// Baton's, which reads the result.
+//
+// The same line protocol as pg-role.mjs: `run <calls> <inFlight> <offset>` prints `done`;
+// `report` prints `report <cpu µs> <queries>`; `ready` once it takes work; SIGTERM stops it.
+import { createInterface } from 'node:readline';
+import pg from 'pg';
+
+let queries = 0;
+const query = pg.Client.prototype.query;
+pg.Client.prototype.query = function countedQuery(...args) {
+  queries++;
+  return query.apply(this, args);
+};
+
+const url = process.env.DATABASE_URL;
+const peer = process.env.PEER;
+const batched = process.env.MODE === 'batched';
+const CHANNEL = 'bench_done';
+/** Jobs one fetch takes, for both queues: enough to keep 1,000 calls in flight moving. */
+const FETCH = 250;
+
+/** Callers waiting for their job, by the call's number (carried in the job's data). */
+const waiting = new Map();
+const listener = new pg.Client({ connectionString: url });
+await listener.connect();
+listener.on('notification', ({ payload }) => {
+  const [key, result] = payload.split(':');
+  const resolve = waiting.get(key);
+  if (!resolve) throw new Error(`a completion for no waiting call: ${payload}`);
+  waiting.delete(key);
+  resolve(result);
+});
+
+/** One statement per tick: callers push, the first push of a tick schedules the flush. */
+function perTick(insertAll) {
+  let pending = [];
+  return (job) =>
+    new Promise((resolve, reject) => {
+      if (pending.length === 0) {
+        setImmediate(() => {
+          const batch = pending;
+          pending = [];
+          insertAll(batch.map((entry) => entry.job)).then(
+            () => {
+              for (const entry of batch) entry.resolve();
+            },
+            (error) => {
+              for (const entry of batch) entry.reject(error);
+            },
+          );
+        });
+      }
+      pending.push({ job, resolve, reject });
+    });
+}
+
+async function startPgBoss() {
+  const { PgBoss } = await import('pg-boss');
+  const boss = new PgBoss({
+    connectionString: url,
+    max: 10,
+    useListenNotify: true,
+    schedule: false,
+    supervise: false,
+  });
+  boss.on('error', (error) => process.stderr.write(`pg-boss: ${error.stack}\n`));
+  await boss.start();
+  await boss.createQueue('bench', { notify: true });
+  await listener.query(`
+    create function bench_done() returns trigger language plpgsql as $$
+    begin
+      perform pg_notify('${CHANNEL}', (new.data->>'i') || ':' || coalesce(new.output->>'value', ''));
+      return null;
+    end $$;
+    create trigger bench_done after update on pgboss.job
+      for each row when (new.state = 'completed' and old.state <> 'completed') execute function bench_done();
+  `);
+  await boss.work(
+    'bench',
+    { batchSize: FETCH, burstWhenBatchFull: true, perJobResults: true },
+    async (jobs) =>
+      jobs.map((job) => ({ id: job.id, status: 'completed', output: { value: job.data.i + 1 } })),
+  );
+  const add = batched
+    ? perTick((jobs) =>
+        boss.insert(
+          'bench',
+          jobs.map((data) => ({ data })),
+        ),
+      )
+    : (data) => boss.send('bench', data);
+  return { add, stop: () => boss.stop({ graceful: false, wait: true }) };
+}
+
+async function startGraphileWorker() {
+  const { run, makeWorkerUtils, Logger } = await import('graphile-worker');
+  const logger = new Logger(() => (level, message) => {
+    if (level === 'error') process.stderr.write(`graphile-worker: ${message}\n`);
+  });
+  const utils = await makeWorkerUtils({ connectionString: url, logger });
+  await utils.migrate();
+  await listener.query(`
+    create function bench_done() returns trigger language plpgsql as $$
+    begin
+      perform pg_notify('${CHANNEL}', (old.payload->>'i') || ':');
+      return null;
+    end $$;
+    create trigger bench_done after delete on graphile_worker._private_jobs
+      for each row execute function bench_done();
+  `);
+  const runner = await run({
+    connectionString: url,
+    logger,
+    noHandleSignals: true,
+    taskList: { add_one: async (payload) => payload.i + 1 },
+    preset: {
+      worker: {
+        concurrentJobs: 64,
+        maxPoolSize: 10,
+        localQueue: { size: FETCH },
+        completeJobBatchDelay: 0,
+        failJobBatchDelay: 0,
+      },
+    },
+  });
+  const add = batched
+    ? perTick((payloads) => utils.addJobs(payloads.map((payload) => ({ identifier: 'add_one', payload }))))
+    : (payload) => utils.addJob('add_one', payload);
+  return {
+    add,
+    stop: async () => {
+      await runner.stop();
+      await utils.release();
+    },
+  };
+}
+
+const queue = peer === 'pg-boss' ? await startPgBoss() : await startGraphileWorker();
+await listener.query(`listen ${CHANNEL}`);
+
+let cpu = process.cpuUsage();
+let counted = queries;
+async function run(calls, inFlight, offset) {
+  let next = 0;
+  const lane = async () => {
+    while (next < calls) {
+      const i = offset + next++;
+      const done = new Promise((resolve) => waiting.set(String(i), resolve));
+      await queue.add({ i });
+      const result = await done;
+      if (peer === 'pg-boss' && Number(result) !== i + 1) throw new Error(`job ${i} answered ${result}`);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, calls) }, lane));
+}
+
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const [command, ...args] = line.split(' ');
+  if (command === 'run') {
+    const [calls, inFlight, offset] = args.map(Number);
+    run(calls, inFlight, offset).then(
+      () => process.stdout.write('done\n'),
+      (error) => {
+        process.stderr.write(`${error.stack}\n`);
+        process.exit(1);
+      },
+    );
+  } else if (command === 'report') {
+    const used = process.cpuUsage(cpu);
+    process.stdout.write(`report ${used.user + used.system} ${queries - counted}\n`);
+    cpu = process.cpuUsage();
+    counted = queries;
+  }
+});
+process.stdout.write('ready\n');
+process.once('SIGTERM', async () => {
+  await queue.stop();
+  await listener.end();
+  process.exit(0);
+});
