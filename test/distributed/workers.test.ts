@@ -31,8 +31,6 @@ interface Worker {
   printed(line: string): Promise<void>;
   /** Resolves once the worker has printed `count` lines that end with `suffix`. */
   printedCount(suffix: string, count: number): Promise<void>;
-  /** Resolves once the worker runs at least `count` calls at once (started, not ended). */
-  running(count: number): Promise<void>;
   exited: Promise<number | null>;
 }
 
@@ -56,8 +54,6 @@ async function startWorker(name: string, schema: string, env: Record<string, str
   const lines: string[] = [];
   const waiting = new Map<string, () => void>();
   const counted: Array<{ suffix: string; left: number; done: () => void }> = [];
-  const runningNow = new Set<string>();
-  const runningAtLeast: Array<{ count: number; done: () => void }> = [];
   let ready!: (instanceId: string) => void;
   const instanceId = new Promise<string>((resolve) => {
     ready = resolve;
@@ -69,10 +65,6 @@ async function startWorker(name: string, schema: string, env: Record<string, str
     for (const counter of counted) {
       if (line.endsWith(counter.suffix) && --counter.left === 0) counter.done();
     }
-    const [callId = '', type] = line.split(' ');
-    if (type === 'started') runningNow.add(callId);
-    else if (TERMINAL.includes(type ?? '')) runningNow.delete(callId);
-    for (const waiter of runningAtLeast) if (runningNow.size >= waiter.count) waiter.done();
   });
   const worker: Worker = {
     name,
@@ -82,7 +74,6 @@ async function startWorker(name: string, schema: string, env: Record<string, str
     exited,
     printed: (line) =>
       lines.includes(line) ? Promise.resolve() : new Promise((resolve) => waiting.set(line, resolve)),
-    running: (count) => new Promise((done) => runningAtLeast.push({ count, done })),
     printedCount: (suffix, count) =>
       new Promise((done) => {
         const left = count - lines.filter((line) => line.endsWith(suffix)).length;
@@ -251,8 +242,14 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     const schema = `scale_${process.pid}_${schemas++}`;
     // The killed worker is known gone at once (its PID is); a longer lease keeps workers that a
     // loaded machine starves for a second from looking dead to each other meanwhile.
+    // The doomed worker kills itself once it runs 20 calls at once (SIGKILL_AT_RUNNING).
     const [doomed] = await Promise.all(
-      ['w1', 'w2', 'w3'].map((name) => startWorker(name, schema, { LEASE_MS: '5000' })),
+      ['w1', 'w2', 'w3'].map((name) =>
+        startWorker(name, schema, {
+          LEASE_MS: '5000',
+          ...(name === 'w1' ? { SIGKILL_AT_RUNNING: '20' } : {}),
+        }),
+      ),
     );
     if (!doomed) throw new Error('no worker');
     const submitter = client(schema);
@@ -265,9 +262,8 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     const replies = Promise.all(requests.map((request) => submitter.call(request)));
 
     // Mid-way: while the doomed worker runs at least 20 calls.
-    await doomed.running(20);
-    doomed.child.kill('SIGKILL');
-    await doomed.exited;
+    expect(await doomed.exited).toBeNull();
+    expect(doomed.child.signalCode).toBe('SIGKILL');
 
     const answered = await within(replies, 120_000, () => progressOf(schema, 'waiting for the replies'));
     expect(answered).toHaveLength(2_000);

@@ -114,166 +114,41 @@ function lastByKey<T>(items: readonly T[] | undefined, key: (item: T) => string)
   return [...byKey.values()];
 }
 
+/** A kind of row as the JSON array `baton_write` takes, or null when the batch has none. */
+const jsonRows = (rows: readonly unknown[]): string | null =>
+  rows.length === 0 ? null : JSON.stringify(rows);
+
 /**
- * A batch as the columns of its statements, serialised at once: the caller goes on changing the
- * objects it wrote after `write()` returns.
+ * A batch as the parameters of `baton_write` (see migrations.ts), serialised at once: the caller
+ * goes on changing the objects it wrote after `write()` returns. The last of each key wins.
  */
-function columnsOf(batch: StoreWrite) {
-  const calls = lastByKey(batch.calls, (record) => record.callId);
-  const events = batch.events ?? [];
-  const notifications = batch.notifications ?? [];
-  const artifacts = lastByKey(batch.artifacts, (artifact) => `${artifact.callId}\u0000${artifact.name}`);
-  const steps = lastByKey(batch.steps, (step) => `${step.callId}\u0000${step.stepId}`);
-  const schedules = lastByKey(batch.schedules, (schedule) => schedule.id);
-  const resolutions = batch.resolutions ?? [];
-  return {
-    calls:
-      calls.length === 0
-        ? undefined
-        : [
-            calls.map((record) => record.callId),
-            calls.map((record) => record.sessionId),
-            calls.map((record) => record.toolName),
-            calls.map((record) => record.status),
-            calls.map((record) => record.ownerId ?? null),
-            calls.map((record) => record.endedAt ?? null),
-            calls.map((record) => JSON.stringify(record)),
-          ],
-    events:
-      events.length === 0
-        ? undefined
-        : [
-            events.map((event) => event.callId),
-            events.map((event) => event.seq),
-            events.map((event) => event.sessionId),
-            events.map((event) => JSON.stringify(event)),
-          ],
-    notifications:
-      notifications.length === 0
-        ? undefined
-        : [
-            notifications.map((notification) => notification.id),
-            notifications.map((notification) => notification.callId),
-            notifications.map((notification) => notification.sessionId),
-            notifications.map((notification) => notification.status),
-            notifications.map((notification) => notification.createdAt),
-            notifications.map((notification) => notification.acknowledgedAt ?? null),
-            notifications.map((notification) => JSON.stringify(notification)),
-          ],
-    artifacts:
-      artifacts.length === 0
-        ? undefined
-        : [
-            artifacts.map((artifact) => artifact.callId),
-            artifacts.map((artifact) => artifact.name),
-            artifacts.map((artifact) => artifact.content),
-          ],
-    steps:
-      steps.length === 0
-        ? undefined
-        : [
-            steps.map((step) => step.callId),
-            steps.map((step) => step.stepId),
-            steps.map((step) => JSON.stringify(step.value ?? null)),
-          ],
-    schedules:
-      schedules.length === 0
-        ? undefined
-        : [
-            schedules.map((schedule) => schedule.id),
-            schedules.map((schedule) => schedule.sessionId),
-            schedules.map((schedule) => schedule.enabled),
-            schedules.map((schedule) => schedule.nextAt ?? null),
-            schedules.map((schedule) => JSON.stringify(schedule)),
-          ],
-    resolutions:
-      resolutions.length === 0
-        ? undefined
-        : [
-            resolutions.map((resolution) => resolution.key),
-            resolutions.map((resolution) => resolution.callId),
-            resolutions.map((resolution) => JSON.stringify(resolution.outcome)),
-            resolutions.map((resolution) => resolution.at),
-          ],
-  };
+function parametersOf(batch: StoreWrite, channel: string): unknown[] {
+  const notices = noticesOf(batch);
+  return [
+    jsonRows(lastByKey(batch.calls, (record) => record.callId)),
+    jsonRows(batch.events ?? []),
+    jsonRows(batch.notifications ?? []),
+    jsonRows(lastByKey(batch.artifacts, (artifact) => `${artifact.callId}\u0000${artifact.name}`)),
+    jsonRows(lastByKey(batch.steps, (step) => `${step.callId}\u0000${step.stepId}`)),
+    jsonRows(lastByKey(batch.schedules, (schedule) => schedule.id)),
+    jsonRows(batch.resolutions ?? []),
+    batch.writer ?? null,
+    channel,
+    notices.length === 0 ? null : notices,
+  ];
 }
 
 /**
- * Fencing. A call's record is replaced only while the call is unfinished, by the instance that owns
- * it (or by anyone while no one does), and never with an earlier attempt. The call's other rows
- * (events, notifications, artifacts, steps) are written only with an accepted record from the same
- * batch or, without one, under the same rule. So a worker whose calls were taken over after its
- * lease lapsed writes nothing for them any more, and a call ends once, whoever tries to end it.
+ * One statement, prepared once per connection: the whole batch in one round trip, in the
+ * statement's own transaction, fenced (see `baton_write` in migrations.ts).
  */
-const WRITABLE = (callId: string, writer: string, accepted: string) =>
-  `(${callId} = ANY(${accepted}) OR NOT EXISTS (
-     SELECT 1 FROM calls owner WHERE owner.call_id = ${callId}
-       AND (owner.owner_id <> ${writer} OR (${writer}::text IS NOT NULL AND owner.ended_at IS NOT NULL))))`;
-
-/** Drops the rows (parallel columns) whose call is in `rejected`; undefined when none is left. */
-function withoutCalls(columns: unknown[][] | undefined, callIdColumn: number, rejected: ReadonlySet<string>) {
-  if (!columns || rejected.size === 0) return columns;
-  const callIds = columns[callIdColumn] as string[];
-  const keep = callIds.map((callId) => !rejected.has(callId));
-  if (!keep.includes(true)) return undefined;
-  return columns.map((column) => column.filter((_, i) => keep[i]));
-}
+const WRITE = {
+  name: 'baton_write',
+  text: 'SELECT baton_write($1::jsonb, $2::jsonb, $3::jsonb, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb, $8::text, $9::text, $10::text[])',
+};
 
 /** Payloads of NOTIFY are limited to 8,000 bytes: the ids of a batch go in slices. */
 const IDS_PER_NOTICE = 60;
-
-const WRITES = {
-  // A record replaces the stored one only for its owner, and never with an earlier attempt.
-  calls: `
-    INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, record)
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::jsonb[])
-    ON CONFLICT (call_id) DO UPDATE SET
-      status = excluded.status, owner_id = excluded.owner_id, ended_at = excluded.ended_at, record = excluded.record
-    WHERE ($8::text IS NULL OR ((calls.owner_id IS NULL OR calls.owner_id = $8) AND calls.ended_at IS NULL))
-      AND (calls.record->>'attempt')::int <= (excluded.record->>'attempt')::int
-    RETURNING call_id`,
-  // Writers of one session take turns (an advisory lock per session, taken in one order), so the
-  // positions of a session's events grow in the order they commit and a reader never skips one.
-  sessionLocks: `
-    SELECT pg_advisory_xact_lock(key)
-    FROM (SELECT DISTINCT hashtext('baton-session:' || s) AS key FROM unnest($1::text[]) AS s ORDER BY key) AS keys`,
-  events: `
-    INSERT INTO events (call_id, seq, session_id, event)
-    SELECT c, s, sess, e FROM unnest($1::text[], $2::int[], $3::text[], $4::jsonb[])
-      WITH ORDINALITY AS t(c, s, sess, e, n)
-    WHERE ${WRITABLE('t.c', '$5', '$6')} ORDER BY n`,
-  notifications: `
-    INSERT INTO notifications (id, call_id, session_id, status, created_at, acknowledged_at, notification)
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::jsonb[])
-      AS t(id, c, sess, status, created_at, acknowledged_at, notification)
-    WHERE ${WRITABLE('t.c', '$8', '$9')}`,
-  artifacts: `
-    INSERT INTO artifacts (call_id, name, content)
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS t(c, name, content)
-    WHERE ${WRITABLE('t.c', '$4', '$5')}
-    ON CONFLICT (call_id, name) DO UPDATE SET content = excluded.content`,
-  steps: `
-    INSERT INTO steps (call_id, step_id, value)
-    SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[]) AS t(c, step_id, value)
-    WHERE ${WRITABLE('t.c', '$4', '$5')}
-    ON CONFLICT (call_id, step_id) DO UPDATE SET value = excluded.value`,
-  schedules: `
-    INSERT INTO schedules (id, session_id, enabled, next_at, schedule)
-    SELECT * FROM unnest($1::text[], $2::text[], $3::boolean[], $4::bigint[], $5::jsonb[])
-    ON CONFLICT (id) DO UPDATE SET
-      enabled = excluded.enabled, next_at = excluded.next_at, schedule = excluded.schedule`,
-  resolutions: `
-    INSERT INTO event_resolutions (key, call_id, outcome, at)
-    SELECT * FROM unnest($1::text[], $2::text[], $3::jsonb[], $4::bigint[]) ON CONFLICT (key) DO NOTHING`,
-} as const;
-
-/**
- * A statement of `WRITES` as a named (prepared) statement: each connection parses and plans it
- * once, not in every batch.
- */
-function prepared(key: keyof typeof WRITES, values: unknown[]): pg.QueryConfig {
-  return { name: `baton_write_${key}`, text: WRITES[key], values };
-}
 
 export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
@@ -356,41 +231,9 @@ export class PostgresStore implements Store {
   }
 
   async write(batch: StoreWrite): Promise<void> {
-    const columns = columnsOf(batch);
-    const writer = batch.writer ?? null;
-    const notices = noticesOf(batch);
+    const values = parametersOf(batch, this.#channel);
     await this.#ready;
-    await this.#transaction(async (client) => {
-      const accepted: string[] = [];
-      if (columns.calls) {
-        const { rows } = await client.query<{ call_id: string }>(
-          prepared('calls', [...columns.calls, writer]),
-        );
-        accepted.push(...rows.map((row) => row.call_id));
-      }
-      const acceptedSet = new Set(accepted);
-      const rejected = new Set(((columns.calls?.[0] ?? []) as string[]).filter((id) => !acceptedSet.has(id)));
-      const events = withoutCalls(columns.events, 0, rejected);
-      if (events) {
-        await client.query(prepared('sessionLocks', [[...new Set(events[2] as string[])]]));
-        await client.query(prepared('events', [...events, writer, accepted]));
-      }
-      const notifications = withoutCalls(columns.notifications, 1, rejected);
-      if (notifications) await client.query(prepared('notifications', [...notifications, writer, accepted]));
-      const artifacts = withoutCalls(columns.artifacts, 0, rejected);
-      if (artifacts) await client.query(prepared('artifacts', [...artifacts, writer, accepted]));
-      const steps = withoutCalls(columns.steps, 0, rejected);
-      if (steps) await client.query(prepared('steps', [...steps, writer, accepted]));
-      if (columns.schedules) await client.query(prepared('schedules', columns.schedules));
-      if (columns.resolutions) await client.query(prepared('resolutions', columns.resolutions));
-      // Delivered when the transaction commits, and only then: a listener can read what it hears of.
-      if (notices.length > 0) {
-        await client.query('SELECT pg_notify($1, notice) FROM unnest($2::text[]) AS notice', [
-          this.#channel,
-          notices,
-        ]);
-      }
-    });
+    await this.#pool.query({ ...WRITE, values });
   }
 
   async getCall(callId: string): Promise<CallRecord | undefined> {
