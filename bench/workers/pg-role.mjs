@@ -32,6 +32,10 @@ const runtime = createRuntime({
     connectionString: process.env.BATON_PG_URL,
     schema: process.env.BATON_PG_SCHEMA,
     maxConnections: 10,
+    // Pipelined writes: BENCH_PG_WRITE_CONCURRENCY=4 has up to 4 batches in flight (default 1).
+    ...(process.env.BENCH_PG_WRITE_CONCURRENCY
+      ? { writeConcurrency: Number(process.env.BENCH_PG_WRITE_CONCURRENCY) }
+      : {}),
   }),
   role,
   inlineBudgetMs: 60_000,

@@ -61,6 +61,16 @@ function emptyWrite(): Rows {
   };
 }
 
+/** The calls (and schedules) a batch writes rows of: two writes in flight never share one. */
+function keysOf(batch: PendingBatch): Set<string> {
+  const keys = new Set<string>(batch.calls.keys());
+  for (const kind of ['events', 'notifications', 'artifacts', 'steps', 'resolutions'] as const) {
+    for (const item of batch[kind]) keys.add(item.callId);
+  }
+  for (const item of batch.schedules) keys.add(SCHEDULE_PART + item.id);
+  return keys;
+}
+
 /** The batch cut into parts, one per call (and per schedule), each with its rows in batch order. */
 function partsOf(batch: PendingBatch): Part[] {
   const parts = new Map<string, Part>();
@@ -110,9 +120,13 @@ function joined(parts: readonly Part[]): Rows {
  * Group commit: every change made during one tick of the event loop goes to the store in one write.
  * A record changed several times in the tick is written once, as it is at the end of the tick.
  * A batch is written when the tick's work is done (`setImmediate`) or when it is full, never on a
- * fixed delay, so a lone caller does not wait for a timer. Writes go one at a time: while one is
- * in flight the next batch grows, and events are published in order, only once they are stored,
- * so whoever sees an event can read what it describes.
+ * fixed delay, so a lone caller does not wait for a timer.
+ *
+ * Pipelined: up to the store's `writeConcurrency` batches are in flight at once (one for a store
+ * that does not say), so a store with round trips is kept busy while the next batch grows. One
+ * call's writes stay in order: a batch that holds rows of a call whose earlier batch is still in
+ * flight waits for it, growing meanwhile. Events are published only once they are stored, each
+ * call's in order, so whoever sees an event can read what it describes.
  *
  * One call's rows can never fail another's: a batch the store refuses is written again in halves,
  * and halves of halves, down to the parts (one call's rows each) that it refuses on their own.
@@ -124,8 +138,17 @@ export class WriteBatcher {
   readonly #failed: (refused: readonly RefusedWrite[]) => void;
   readonly #writer: string;
   readonly #timed: ((timing: StoreWriteTiming) => void) | undefined;
+  /** How many batches may be in flight at once. */
+  readonly #depth: number;
   #pending: PendingBatch | undefined;
-  #writing: Promise<void> | undefined;
+  /** The writes in flight, each settling once its batch is written or refused. */
+  readonly #inFlight = new Set<Promise<void>>();
+  /** The calls (and schedules) of the batches in flight. */
+  readonly #busy = new Set<string>();
+  /** False until `after` settles: nothing is written before. */
+  #open = true;
+  /** Settles once `after` has. */
+  #opening: Promise<void> | undefined;
 
   constructor(options: {
     store: Store;
@@ -145,12 +168,15 @@ export class WriteBatcher {
     this.#writer = options.writer;
     this.#publish = options.publish;
     this.#failed = options.failed;
+    this.#depth = Math.max(1, Math.floor(options.store.writeConcurrency ?? 1));
     if (options.after) {
+      this.#open = false;
       const opened = () => {
-        this.#writing = undefined;
+        this.#open = true;
+        this.#opening = undefined;
         this.#flush();
       };
-      this.#writing = options.after.then(opened, opened);
+      this.#opening = options.after.then(opened, opened);
     }
   }
 
@@ -209,9 +235,10 @@ export class WriteBatcher {
 
   /** Resolves when everything queued so far is written (or refused). */
   async drain(): Promise<void> {
-    while (this.#pending || this.#writing) {
+    while (this.#pending || this.#inFlight.size > 0 || this.#opening) {
       this.#flush();
-      await this.#writing;
+      if (this.#opening) await this.#opening;
+      else if (this.#inFlight.size > 0) await Promise.race(this.#inFlight);
     }
   }
 
@@ -223,14 +250,22 @@ export class WriteBatcher {
     });
   }
 
+  /** Writes the pending batch if the store takes another write and none in flight holds its calls. */
   #flush(): void {
     const batch = this.#pending;
-    if (!batch || this.#writing) return;
+    if (!batch || !this.#open || this.#inFlight.size >= this.#depth) return;
+    const keys = keysOf(batch);
+    if (this.#busy.size > 0) {
+      for (const key of keys) if (this.#busy.has(key)) return;
+    }
     this.#pending = undefined;
-    this.#writing = this.#write(batch).finally(() => {
-      this.#writing = undefined;
+    for (const key of keys) this.#busy.add(key);
+    const writing: Promise<void> = this.#write(batch).finally(() => {
+      for (const key of keys) this.#busy.delete(key);
+      this.#inFlight.delete(writing);
       this.#flush();
     });
+    this.#inFlight.add(writing);
   }
 
   async #write(batch: PendingBatch): Promise<void> {

@@ -1,7 +1,7 @@
 import type { CallEvent, CallRecord } from '@baton/contracts';
 import { memoryStore, type StoreWrite } from '@baton/store';
 import { makeCallRecord } from '@baton/store/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type RefusedWrite, WriteBatcher } from '../src/write-batcher.js';
 
 function event(record: CallRecord): CallEvent {
@@ -75,5 +75,84 @@ describe('the write batcher keeps one call from failing another', () => {
     await batcher.rewrite((refusals[0] as RefusedWrite).rows);
     expect(await store.getCall('c')).toEqual(record);
     expect(await store.listEvents('c')).toEqual([event(record)]);
+  });
+});
+
+/** A store whose writes end when the test says, and that takes `writeConcurrency` of them at once. */
+function heldStore(writeConcurrency: number) {
+  const store = memoryStore();
+  const held: Array<{ batch: StoreWrite; release: () => void }> = [];
+  const holding = Object.assign(Object.create(store), {
+    writeConcurrency,
+    write(batch: StoreWrite) {
+      // Taken now, written when released: what a store with a round trip does.
+      const copy = structuredClone(batch);
+      return new Promise<void>((resolve, reject) => {
+        held.push({ batch: copy, release: () => store.write(copy).then(resolve, reject) });
+      });
+    },
+  });
+  return { store, holding, held };
+}
+
+const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('the write batcher pipelines its writes', () => {
+  it('has up to the store’s writeConcurrency batches in flight, of different calls', async () => {
+    const { holding, held } = heldStore(2);
+    const batcher = new WriteBatcher({ store: holding, publish: () => {}, failed: () => {}, writer: 't' });
+    for (const callId of ['a', 'b', 'c']) {
+      batcher.record(makeCallRecord({ callId }));
+      await nextTick();
+    }
+    // Two in flight at once; the third waits for a free place.
+    expect(held.map(({ batch }) => batch.calls?.map((record) => record.callId))).toEqual([['a'], ['b']]);
+    held[1]?.release();
+    await nextTick();
+    expect(held.map(({ batch }) => batch.calls?.map((record) => record.callId))).toEqual([
+      ['a'],
+      ['b'],
+      ['c'],
+    ]);
+  });
+
+  it('keeps one call’s writes in order: a batch with a call in flight waits for it, and later changes win', async () => {
+    const { store, holding, held } = heldStore(4);
+    const published: string[] = [];
+    const batcher = new WriteBatcher({
+      store: holding,
+      publish: (stored) => published.push(`${stored.callId} ${stored.type}`),
+      failed: () => {},
+      writer: 't',
+    });
+    const queued = makeCallRecord({ callId: 'a', status: 'queued' });
+    batcher.record(queued);
+    batcher.add('events', { ...event(queued), seq: 1 });
+    await nextTick();
+    const running = { ...queued, status: 'inline' as const };
+    batcher.record(running);
+    batcher.add('events', {
+      type: 'started',
+      callId: 'a',
+      sessionId: queued.sessionId,
+      toolName: queued.toolName,
+      seq: 2,
+      at: 2,
+      attempt: 1,
+    });
+    batcher.record(makeCallRecord({ callId: 'other' }));
+    await nextTick();
+    // 'a' is in flight: the batch that holds its next change (and another call's) waits.
+    expect(held).toHaveLength(1);
+    held[0]?.release();
+    await vi.waitFor(() => expect(held).toHaveLength(2));
+    expect(held[1]?.batch.calls?.map((record) => [record.callId, record.status])).toEqual([
+      ['a', 'inline'],
+      ['other', 'queued'],
+    ]);
+    held[1]?.release();
+    await batcher.drain();
+    expect(published).toEqual(['a queued', 'a started']);
+    expect(await store.getCall('a')).toMatchObject({ status: 'inline' });
   });
 });

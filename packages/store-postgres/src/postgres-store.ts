@@ -35,6 +35,14 @@ export interface PostgresStoreOptions {
   schema?: string;
   /** Connections in the pool. Default 10. */
   maxConnections?: number;
+  /**
+   * Write batches in flight at once, each its own transaction on its own connection, so the
+   * database is kept busy while the runtime gathers the next; one call's writes stay in order.
+   * Default 1. More helps only where the database has cores to spare: on a 2-core machine that
+   * runs PostgreSQL beside Baton, 2 and 4 made smaller batches and fewer calls per second
+   * (`bench/RESULTS.md`). At most half the connections: the rest read and claim.
+   */
+  writeConcurrency?: number;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,55}$/;
@@ -157,6 +165,7 @@ export class PostgresStore implements Store {
   /** The NOTIFY channel of this schema: stores of other schemas on the server hear nothing of it. */
   readonly #channel: string;
   readonly #listeners = new Set<(notice: StoreNotice) => void>();
+  readonly writeConcurrency: number;
   #listening: pg.Client | undefined;
   #closed = false;
 
@@ -169,9 +178,11 @@ export class PostgresStore implements Store {
     }
     this.#connectionString = options.connectionString;
     this.#channel = `baton_${schema}`;
+    const connections = options.maxConnections ?? 10;
+    this.writeConcurrency = Math.max(1, Math.min(options.writeConcurrency ?? 1, Math.floor(connections / 2)));
     this.#pool = new pg.Pool({
       connectionString: options.connectionString,
-      max: options.maxConnections ?? 10,
+      max: connections,
       options: `-c search_path=${schema}`,
       types: { getTypeParser: int8AsNumber },
     });

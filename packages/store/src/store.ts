@@ -106,6 +106,12 @@ export interface Store {
    * or serialise it synchronously): the caller goes on changing those objects afterwards.
    */
   write(batch: StoreWrite): Promise<void>;
+  /**
+   * How many writes the store takes at once to advantage, each atomic on its own (a store with a
+   * round trip per write, and connections to spare). The runtime keeps one call's writes in order
+   * and sends those of different calls side by side. One when absent.
+   */
+  readonly writeConcurrency?: number;
   getCall(callId: string): Promise<CallRecord | undefined>;
   /** The records of these calls that exist, in any order: one read for many (a client's replies). */
   getCalls(callIds: readonly string[]): Promise<CallRecord[]>;
