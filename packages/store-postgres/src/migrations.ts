@@ -127,7 +127,7 @@ export const MIGRATIONS: readonly string[] = [
         RETURNING call_id)
       SELECT coalesce(array_agg(call_id), '{}') INTO accepted FROM written;
       SELECT coalesce(array_agg(c->>'callId'), '{}') INTO refused
-        FROM jsonb_array_elements(p_calls) AS c WHERE NOT (c->>'callId') = ANY(accepted);
+        FROM jsonb_array_elements(p_calls) AS c WHERE (c->>'callId') NOT IN (SELECT unnest(accepted));
     END IF;
     IF p_events IS NOT NULL THEN
       -- Writers of one session take turns (an advisory lock per session, taken in one order), so
@@ -138,26 +138,30 @@ export const MIGRATIONS: readonly string[] = [
       INSERT INTO events (call_id, seq, session_id, event)
       SELECT e->>'callId', (e->>'seq')::int, e->>'sessionId', e
       FROM jsonb_array_elements(p_events) WITH ORDINALITY AS t(e, n)
-      WHERE baton_writable(e->>'callId', p_writer, accepted, refused) ORDER BY n;
+      WHERE (e->>'callId') IN (SELECT unnest(accepted))
+         OR ((e->>'callId') NOT IN (SELECT unnest(refused)) AND baton_unheld(e->>'callId', p_writer)) ORDER BY n;
     END IF;
     IF p_notifications IS NOT NULL THEN
       INSERT INTO notifications (id, call_id, session_id, status, created_at, acknowledged_at, notification)
       SELECT x->>'id', x->>'callId', x->>'sessionId', x->>'status', (x->>'createdAt')::bigint,
              (x->>'acknowledgedAt')::bigint, x
       FROM jsonb_array_elements(p_notifications) AS x
-      WHERE baton_writable(x->>'callId', p_writer, accepted, refused);
+      WHERE (x->>'callId') IN (SELECT unnest(accepted))
+         OR ((x->>'callId') NOT IN (SELECT unnest(refused)) AND baton_unheld(x->>'callId', p_writer));
     END IF;
     IF p_artifacts IS NOT NULL THEN
       INSERT INTO artifacts (call_id, name, content)
       SELECT x->>'callId', x->>'name', x->>'content' FROM jsonb_array_elements(p_artifacts) AS x
-      WHERE baton_writable(x->>'callId', p_writer, accepted, refused)
+      WHERE (x->>'callId') IN (SELECT unnest(accepted))
+         OR ((x->>'callId') NOT IN (SELECT unnest(refused)) AND baton_unheld(x->>'callId', p_writer))
       ON CONFLICT (call_id, name) DO UPDATE SET content = excluded.content;
     END IF;
     IF p_steps IS NOT NULL THEN
       INSERT INTO steps (call_id, step_id, value)
       SELECT x->>'callId', x->>'stepId', coalesce(x->'value', 'null'::jsonb)
       FROM jsonb_array_elements(p_steps) AS x
-      WHERE baton_writable(x->>'callId', p_writer, accepted, refused)
+      WHERE (x->>'callId') IN (SELECT unnest(accepted))
+         OR ((x->>'callId') NOT IN (SELECT unnest(refused)) AND baton_unheld(x->>'callId', p_writer))
       ON CONFLICT (call_id, step_id) DO UPDATE SET value = excluded.value;
     END IF;
     IF p_schedules IS NOT NULL THEN
@@ -180,13 +184,16 @@ export const MIGRATIONS: readonly string[] = [
   END;
   $$;
 
-  -- Whether a batch may write a call's rows: its record was accepted in the batch, or, when the
-  -- batch holds no record of it, the call is not someone else's and has not ended.
-  CREATE FUNCTION baton_writable(p_call text, p_writer text, p_accepted text[], p_refused text[])
+  -- Whether p_writer may write rows of a call whose record the batch does not hold: the call is
+  -- not someone else's and has not ended. The tests against the batch's accepted and refused
+  -- calls are IN (SELECT unnest(...)), which PostgreSQL hashes once per statement; = ANY(array)
+  -- scans the array for every row, and took a third of the database's time per call in batches
+  -- of 1,000 calls.
+  CREATE FUNCTION baton_unheld(p_call text, p_writer text)
   RETURNS boolean LANGUAGE sql STABLE AS $$
-    SELECT p_call = ANY(p_accepted) OR (NOT p_call = ANY(p_refused) AND NOT EXISTS (
+    SELECT NOT EXISTS (
       SELECT 1 FROM calls owner WHERE owner.call_id = p_call
-        AND (owner.owner_id <> p_writer OR (p_writer IS NOT NULL AND owner.ended_at IS NOT NULL))))
+        AND (owner.owner_id <> p_writer OR (p_writer IS NOT NULL AND owner.ended_at IS NOT NULL)))
   $$;
   `,
 ];
