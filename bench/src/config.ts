@@ -15,6 +15,8 @@ export interface BenchConfig {
   busEvents: number;
   /** Calls per PostgreSQL round, and its client and worker processes (row 7). */
   pgCalls: number;
+  /** Calls each PostgreSQL process makes before a round is measured, so JIT warm-up is not counted. */
+  pgWarmup: number;
   pgClients: number;
   pgWorkers: number;
 }
@@ -31,7 +33,7 @@ function fromEnvironment(name: string, fallback: number): number {
 
 /**
  * The smoke round or the full bench. `BENCH_ROUNDS`, `BENCH_CALLS`, `BENCH_IN_FLIGHT`,
- * `BENCH_PG_CALLS`, `BENCH_PG_CLIENTS` and `BENCH_PG_WORKERS` change the full bench's sizes, so the
+ * `BENCH_PG_CALLS`, `BENCH_PG_WARMUP`, `BENCH_PG_CLIENTS` and `BENCH_PG_WORKERS` change the full bench's sizes, so the
  * same bench runs on a larger machine.
  */
 export function benchConfig(smoke: boolean): BenchConfig {
@@ -46,6 +48,7 @@ export function benchConfig(smoke: boolean): BenchConfig {
       subscribers: 1_000,
       busEvents: 20_000,
       pgCalls: 500,
+      pgWarmup: 100,
       pgClients: 2,
       pgWorkers: 2,
     };
@@ -60,6 +63,7 @@ export function benchConfig(smoke: boolean): BenchConfig {
     subscribers: 10_000,
     busEvents: 1_000_000,
     pgCalls: fromEnvironment('BENCH_PG_CALLS', 10_000),
+    pgWarmup: fromEnvironment('BENCH_PG_WARMUP', 2_000),
     pgClients: fromEnvironment('BENCH_PG_CLIENTS', 2),
     pgWorkers: fromEnvironment('BENCH_PG_WORKERS', 2),
   };

@@ -73,11 +73,31 @@ export async function reports(
   };
 }
 
+/** Calls numbered from here are warm-up calls, apart from the measured ones. */
+const WARMUP_OFFSET = 1_000_000_000;
+
 /** Runs `calls` calls, `inFlight` at a time, in one process; resolves with calls per second. */
-export async function runCalls(role: RoleProcess, calls: number, inFlight: number): Promise<number> {
+export async function runCalls(
+  role: RoleProcess,
+  calls: number,
+  inFlight: number,
+  offset = 0,
+): Promise<number> {
   const done = role.next('done');
   const started = performance.now();
-  role.send(`run ${calls} ${inFlight} 0`);
+  role.send(`run ${calls} ${inFlight} ${offset}`);
   await done;
   return calls / ((performance.now() - started) / 1_000);
+}
+
+/**
+ * The warm-up before a measured round: each client process makes `calls` calls (numbered apart
+ * from the measured ones), so the round measures compiled code, not the JIT's first minutes.
+ */
+export async function warmUp(
+  clients: readonly RoleProcess[],
+  calls: number,
+  inFlight: number,
+): Promise<void> {
+  await Promise.all(clients.map((client, c) => runCalls(client, calls, inFlight, WARMUP_OFFSET + c * calls)));
 }

@@ -3,7 +3,7 @@ import { throwawayPostgres } from '@baton/store-postgres/testing';
 import pg from 'pg';
 import type { BenchConfig } from '../config.js';
 import { atLeast, type Row } from '../measure.js';
-import { type RoleOptions, reports, runCalls, startRole } from '../role-process.js';
+import { type RoleOptions, reports, runCalls, startRole, warmUp } from '../role-process.js';
 import { roleEnv } from './postgres.js';
 
 const MEASURE = '8. the peers on PostgreSQL, one process, with reply';
@@ -41,7 +41,8 @@ function peerNode(): string | undefined {
  * Baton beside pg-boss and graphile-worker, each in one process that makes its own calls and runs
  * its own jobs, 1,000 in flight, every caller waiting for its result (`workers/pg-peer.mjs` says
  * how each hears of it). Each subject gets a fresh database every round, and the subjects take
- * turns round by round. Also reports CPU µs and database queries per call for each.
+ * turns round by round. Each process first makes `pgWarmup` calls that are not measured. Also
+ * reports CPU µs and database queries per call for each.
  */
 export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
   const node = peerNode();
@@ -73,6 +74,7 @@ export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
         url.pathname = `/${database}`;
         const role = await startRole(options(url.toString()));
         try {
+          await warmUp([role], config.pgWarmup, config.inFlight);
           await reports([role]);
           const perSecond = await runCalls(role, config.pgCalls, config.inFlight);
           const used = await reports([role]);

@@ -1,7 +1,7 @@
 import { throwawayPostgres } from '@baton/store-postgres/testing';
 import type { BenchConfig } from '../config.js';
 import { atMost, type Row } from '../measure.js';
-import { reports, startRole } from '../role-process.js';
+import { reports, startRole, warmUp } from '../role-process.js';
 
 const MEASURE = '7. inline call through PostgreSQL';
 
@@ -29,7 +29,7 @@ interface Setup {
  * processes run (`BENCH_PG_CLIENTS`, `BENCH_PG_WORKERS`; 2 x 2 by default, for two cores). Each
  * round also reports CPU µs per call for each role (`process.cpuUsage()` over the round, divided
  * by its calls) and database queries per call: figures that hold on a busy machine where
- * throughput does not.
+ * throughput does not. The clients first make `pgWarmup` calls between them, not measured.
  */
 export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
   const server = await throwawayPostgres();
@@ -70,9 +70,10 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
           ),
         );
         try {
-          await reports([...clients, ...workers]);
           const share = Math.ceil(calls / clients.length);
           const inFlight = Math.max(1, Math.ceil(config.inFlight / clients.length));
+          await warmUp(clients, Math.ceil(config.pgWarmup / clients.length), inFlight);
+          await reports([...clients, ...workers]);
           const started = performance.now();
           await Promise.all(
             clients.map((client, c) => {
