@@ -1,7 +1,10 @@
+import { postgresStore } from '@baton/store-postgres';
 import { throwawayPostgres } from '@baton/store-postgres/testing';
 import type { BenchConfig } from '../config.js';
+import { captureWrites, postgresLimit } from '../limit.js';
 import { atMost, type Row } from '../measure.js';
 import { reports, startRole, warmUp } from '../role-process.js';
+import { LIMIT } from './sqlite.js';
 
 const MEASURE = '7. inline call through PostgreSQL';
 
@@ -51,9 +54,17 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
     workerUs: [] as number[],
     queries: [] as number[],
   }));
+  const limit: number[] = [];
   try {
-    // Rounds alternate between the setups, each on a fresh schema.
+    // What one process writes for these calls, captured once, for the limit.
+    const captured = await captureWrites(
+      postgresStore({ connectionString: server.url, schema: `bench_${process.pid}_capture` }),
+      calls,
+      config.inFlight,
+    );
+    // Rounds alternate between the setups and the limit, each on a fresh schema.
     for (let round = 0; round < config.rounds; round++) {
+      limit.push(await postgresLimit(captured, server.url, `bench_${process.pid}_${schemas++}`));
       for (const [index, setup] of setups.entries()) {
         const schema = `bench_${process.pid}_${schemas++}`;
         const workers = await Promise.all(
@@ -98,6 +109,16 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
   } finally {
     await server.stop();
   }
+  const onePerSecond = results[0]?.perSecond ?? [];
+  rows.push(
+    { measure: MEASURE, subject: LIMIT, unit: 'calls/s', values: limit },
+    {
+      measure: MEASURE,
+      subject: 'one process / the limit',
+      unit: 'x',
+      values: onePerSecond.map((value, i) => value / (limit[i] ?? Number.NaN)),
+    },
+  );
   for (const [index, setup] of setups.entries()) {
     const result = results[index] as (typeof results)[number];
     rows.push({

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineTool } from '@baton/contracts';
@@ -7,26 +7,35 @@ import type { Store } from '@baton/store';
 import { sqliteStore } from '@baton/store-sqlite';
 import { z } from 'zod';
 import type { BenchConfig } from '../config.js';
+import { captureWrites, sqliteLimit } from '../limit.js';
 import { atLeast, atMost, latencies, percentile, type Row, type Target, throughput } from '../measure.js';
 
 /** A store to measure; the scale-out issue adds PostgreSQL here. */
 export interface StoreUnderTest {
   name: string;
+  synchronous: 'normal' | 'full';
   open(dir: string): Store;
   throughputTarget?: Target;
   loneCallerTarget?: Target;
+  /** Baton's calls per second over the limit's (the same bytes straight into the store). */
+  limitTarget?: Target;
 }
+
+export const LIMIT = "the limit: Baton's rows inserted straight, in Baton's batches";
 
 export const SQLITE_STORES: StoreUnderTest[] = [
   {
     name: 'SQLite (WAL, synchronous normal)',
+    synchronous: 'normal',
     open: (dir) => sqliteStore({ path: join(dir, 'normal.db'), synchronous: 'normal' }),
     throughputTarget: atLeast(10_000, 'calls/s'),
+    limitTarget: atLeast(0.5, 'x'),
     // A commit driven by a timer would put its delay on every lone call.
     loneCallerTarget: atMost(1_000, 'µs'),
   },
   {
     name: 'SQLite (WAL, synchronous full)',
+    synchronous: 'full',
     open: (dir) => sqliteStore({ path: join(dir, 'full.db'), synchronous: 'full' }),
   },
 ];
@@ -45,11 +54,16 @@ export async function throughStores(config: BenchConfig, stores = SQLITE_STORES)
     const runtime = createRuntime({ tools: [tool], store: subject.open(dir) });
     await runtime.ready;
     const call = (i: number) => runtime.call({ name: 'add_one', args: { i }, sessionId: `s${i % 16}` });
+    // What Baton writes for these calls, captured once on a store of its own, for the limit.
+    mkdirSync(join(dir, 'capture'));
+    const captured = await captureWrites(subject.open(join(dir, 'capture')), config.calls, config.inFlight);
     const perSecond: number[] = [];
     const loneP50: number[] = [];
+    const limit: number[] = [];
     for (let round = 0; round < config.rounds; round++) {
       perSecond.push(await throughput(config.calls, config.inFlight, call));
       loneP50.push(percentile(await latencies(Math.min(config.sequential, 2_000), call), 50));
+      limit.push(sqliteLimit(captured, join(dir, `limit-${round}.db`), subject.synchronous));
     }
     await runtime.close();
     rmSync(dir, { recursive: true, force: true });
@@ -61,6 +75,19 @@ export async function throughStores(config: BenchConfig, stores = SQLITE_STORES)
         unit: 'calls/s',
         values: perSecond,
         ...(subject.throughputTarget ? { target: subject.throughputTarget } : {}),
+      },
+      {
+        measure,
+        subject: LIMIT,
+        unit: 'calls/s',
+        values: limit,
+      },
+      {
+        measure,
+        subject: 'Baton / the limit',
+        unit: 'x',
+        values: perSecond.map((value, i) => value / (limit[i] ?? Number.NaN)),
+        ...(subject.limitTarget ? { target: subject.limitTarget } : {}),
       },
       {
         measure,

@@ -1,0 +1,107 @@
+import { defineTool } from '@baton/contracts';
+import { createRuntime } from '@baton/runtime';
+import type { Store, StoreWrite } from '@baton/store';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { z } from 'zod';
+import { throughput } from './measure.js';
+
+/**
+ * What Baton wrote for a number of calls: each batch as the JSON of its rows (records, events,
+ * notifications and the rest), in the order and the grouping Baton wrote them.
+ */
+export interface CapturedWrites {
+  calls: number;
+  batches: string[][];
+}
+
+/** The rows of a batch, each as the JSON a store keeps of it. */
+function rowsOf(batch: StoreWrite): string[] {
+  const rows: string[] = [];
+  for (const kind of [
+    'calls',
+    'events',
+    'notifications',
+    'artifacts',
+    'steps',
+    'resolutions',
+    'schedules',
+  ] as const) {
+    for (const row of batch[kind] ?? []) rows.push(JSON.stringify(row));
+  }
+  return rows;
+}
+
+/** Runs `calls` no-op calls, `inFlight` at a time, through Baton on `store`, and keeps what it wrote. */
+export async function captureWrites(store: Store, calls: number, inFlight: number): Promise<CapturedWrites> {
+  const batches: string[][] = [];
+  const capturing: Store = Object.assign(Object.create(store), {
+    write(batch: StoreWrite) {
+      batches.push(rowsOf(batch));
+      return store.write(batch);
+    },
+  });
+  const runtime = createRuntime({
+    tools: [
+      defineTool({
+        name: 'add_one',
+        description: 'adds one',
+        input: z.object({ i: z.number() }),
+        execute: async ({ i }) => i + 1,
+      }),
+    ],
+    store: capturing,
+    inlineBudgetMs: 60_000,
+  });
+  await runtime.ready;
+  await throughput(calls, inFlight, (i) =>
+    runtime.call({ name: 'add_one', args: { i }, sessionId: `s${i % 16}` }),
+  );
+  await runtime.close();
+  return { calls, batches };
+}
+
+/**
+ * The store's own speed for Baton's bytes: the captured batches inserted straight into one SQLite
+ * table (WAL, the same `synchronous`), a transaction per batch, one at a time; calls per second.
+ */
+export function sqliteLimit(captured: CapturedWrites, path: string, synchronous: 'normal' | 'full'): number {
+  const db = new Database(path);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+    db.exec('CREATE TABLE rows (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+    const insert = db.prepare('INSERT INTO rows (body) VALUES (?)');
+    const writeBatch = db.transaction((rows: string[]) => {
+      for (const row of rows) insert.run(row);
+    });
+    const started = performance.now();
+    for (const rows of captured.batches) writeBatch(rows);
+    return captured.calls / ((performance.now() - started) / 1_000);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * The same on PostgreSQL: each captured batch as one INSERT of its rows (JSONB, as Baton keeps
+ * them) into one table of a fresh schema, one batch at a time; calls per second.
+ */
+export async function postgresLimit(captured: CapturedWrites, url: string, schema: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`CREATE SCHEMA ${schema}`);
+    await client.query(`CREATE TABLE ${schema}.rows (id BIGSERIAL PRIMARY KEY, body JSONB NOT NULL)`);
+    const insert = {
+      name: `limit_${schema}`,
+      text: `INSERT INTO ${schema}.rows (body) SELECT unnest($1::text[])::jsonb`,
+    };
+    const started = performance.now();
+    for (const rows of captured.batches) await client.query({ ...insert, values: [rows] });
+    return captured.calls / ((performance.now() - started) / 1_000);
+  } finally {
+    await client.query(`DROP SCHEMA ${schema} CASCADE`);
+    await client.end();
+  }
+}
