@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import type { CallEvent, TraceCarrier } from '@baton/contracts';
+import { type CallEvent, type CallStatus, isTerminalStatus, type TraceCarrier } from '@baton/contracts';
 import type * as OpenTelemetry from '@opentelemetry/api';
 import type { LiveCall } from './call/live-call.js';
 
@@ -19,8 +19,6 @@ function loadApi(): Api | undefined {
     throw error;
   }
 }
-
-const TERMINAL_EVENTS = new Set<CallEvent['type']>(['succeeded', 'failed', 'cancelled', 'timed_out']);
 
 /**
  * Each run of a call is an OpenTelemetry span, `execute_tool {name}` as the GenAI semantic
@@ -102,7 +100,7 @@ export class CallTracing {
         span.addEvent('baton.call.input_requested', { 'baton.input.name': event.name }, event.at);
         return;
       default:
-        if (TERMINAL_EVENTS.has(event.type)) this.#close(call, span, event);
+        if (isTerminalStatus(event.type as CallStatus)) this.#close(call, span, event);
     }
   }
 
