@@ -63,7 +63,7 @@ export function benchConfig(smoke: boolean): BenchConfig {
     subscribers: 10_000,
     busEvents: 1_000_000,
     pgCalls: fromEnvironment('BENCH_PG_CALLS', 10_000),
-    pgWarmup: fromEnvironment('BENCH_PG_WARMUP', 2_000),
+    pgWarmup: fromEnvironment('BENCH_PG_WARMUP', 10_000),
     pgClients: fromEnvironment('BENCH_PG_CLIENTS', 2),
     pgWorkers: fromEnvironment('BENCH_PG_WORKERS', 2),
   };
