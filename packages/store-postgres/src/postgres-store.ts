@@ -236,9 +236,16 @@ export class PostgresStore implements Store {
     }
   }
 
-  async #query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
+  /** A query; with `name`, a prepared statement, parsed and planned once per connection (the hot ones). */
+  async #query<R extends pg.QueryResultRow>(
+    sql: string,
+    params: unknown[] = [],
+    name?: string,
+  ): Promise<R[]> {
     await this.#ready;
-    return (await this.#pool.query<R>(sql, params)).rows;
+    return (
+      await this.#pool.query<R>(name ? { name, text: sql, values: params } : { text: sql, values: params })
+    ).rows;
   }
 
   async write(batch: StoreWrite): Promise<void> {
@@ -251,6 +258,7 @@ export class PostgresStore implements Store {
     const [row] = await this.#query<CallRow>(
       'SELECT position, record, owner_id FROM calls WHERE call_id = $1',
       [callId],
+      'baton_get_call',
     );
     return row && recordOf(row);
   }
@@ -260,6 +268,7 @@ export class PostgresStore implements Store {
     const rows = await this.#query<CallRow>(
       'SELECT position, record, owner_id FROM calls WHERE call_id = ANY($1::text[])',
       [[...new Set(callIds)]],
+      'baton_get_calls',
     );
     return rows.map(recordOf);
   }
@@ -498,6 +507,7 @@ export class PostgresStore implements Store {
        RETURNING position, record, owner_id,
          (SELECT coalesce(max(seq), 0) FROM events WHERE events.call_id = calls.call_id) AS last_seq`,
       callId === undefined ? [ownerId, limit] : [ownerId, limit, callId],
+      callId === undefined ? 'baton_claim_queued' : 'baton_claim_queued_call',
     );
     return rows
       .sort((a, b) => a.position - b.position)
