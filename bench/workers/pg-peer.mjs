@@ -10,17 +10,11 @@
 // completed job is deleted), so its notice says only which job completed: a reply cheaper than
 // Baton's, which reads the result.
 //
-// The same line protocol as pg-role.mjs: `run <calls> <inFlight> <offset>` prints `done`;
-// `report` prints `report <cpu µs> <queries>`; `ready` once it takes work; SIGTERM stops it.
-import { createInterface } from 'node:readline';
+// Driven by the line protocol of role-protocol.mjs.
 import pg from 'pg';
+import { countQueries, serve } from './role-protocol.mjs';
 
-let queries = 0;
-const query = pg.Client.prototype.query;
-pg.Client.prototype.query = function countedQuery(...args) {
-  queries++;
-  return query.apply(this, args);
-};
+countQueries();
 
 const url = process.env.DATABASE_URL;
 const peer = process.env.PEER;
@@ -148,43 +142,15 @@ async function startGraphileWorker() {
 const queue = peer === 'pg-boss' ? await startPgBoss() : await startGraphileWorker();
 await listener.query(`listen ${CHANNEL}`);
 
-let cpu = process.cpuUsage();
-let counted = queries;
-async function run(calls, inFlight, offset) {
-  let next = 0;
-  const lane = async () => {
-    while (next < calls) {
-      const i = offset + next++;
-      const done = new Promise((resolve) => waiting.set(String(i), resolve));
-      await queue.add({ i });
-      const result = await done;
-      if (peer === 'pg-boss' && Number(result) !== i + 1) throw new Error(`job ${i} answered ${result}`);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(inFlight, calls) }, lane));
-}
-
-createInterface({ input: process.stdin }).on('line', (line) => {
-  const [command, ...args] = line.split(' ');
-  if (command === 'run') {
-    const [calls, inFlight, offset] = args.map(Number);
-    run(calls, inFlight, offset).then(
-      () => process.stdout.write('done\n'),
-      (error) => {
-        process.stderr.write(`${error.stack}\n`);
-        process.exit(1);
-      },
-    );
-  } else if (command === 'report') {
-    const used = process.cpuUsage(cpu);
-    process.stdout.write(`report ${used.user + used.system} ${queries - counted}\n`);
-    cpu = process.cpuUsage();
-    counted = queries;
-  }
-});
-process.stdout.write('ready\n');
-process.once('SIGTERM', async () => {
-  await queue.stop();
-  await listener.end();
-  process.exit(0);
+serve({
+  async call(i) {
+    const done = new Promise((resolve) => waiting.set(String(i), resolve));
+    await queue.add({ i });
+    const result = await done;
+    if (peer === 'pg-boss' && Number(result) !== i + 1) throw new Error(`job ${i} answered ${result}`);
+  },
+  async stop() {
+    await queue.stop();
+    await listener.end();
+  },
 });
