@@ -254,7 +254,8 @@ export class WriteBatcher {
   #flush(): void {
     const batch = this.#pending;
     if (!batch || !this.#open || this.#inFlight.size >= this.#depth) return;
-    const keys = keysOf(batch);
+    // One write at a time needs no keys: nothing else is in flight.
+    const keys = this.#depth > 1 ? keysOf(batch) : [];
     if (this.#busy.size > 0) {
       for (const key of keys) if (this.#busy.has(key)) return;
     }
