@@ -1,9 +1,8 @@
-import { defineTool } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
 import type { Store, StoreWrite } from '@baton/store';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { z } from 'zod';
+import { addOneTool, callAddOne } from './add-one.js';
 import { throughput } from './measure.js';
 
 /**
@@ -41,22 +40,9 @@ export async function captureWrites(store: Store, calls: number, inFlight: numbe
       return store.write(batch);
     },
   });
-  const runtime = createRuntime({
-    tools: [
-      defineTool({
-        name: 'add_one',
-        description: 'adds one',
-        input: z.object({ i: z.number() }),
-        execute: async ({ i }) => i + 1,
-      }),
-    ],
-    store: capturing,
-    inlineBudgetMs: 60_000,
-  });
+  const runtime = createRuntime({ tools: [addOneTool], store: capturing, inlineBudgetMs: 60_000 });
   await runtime.ready;
-  await throughput(calls, inFlight, (i) =>
-    runtime.call({ name: 'add_one', args: { i }, sessionId: `s${i % 16}` }),
-  );
+  await throughput(calls, inFlight, (i) => callAddOne(runtime, i));
   await runtime.close();
   return { calls, batches };
 }

@@ -1,4 +1,4 @@
-import { isTerminalStatus } from '@baton/contracts';
+import { type CallStatus, isTerminalStatus } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
 import { storedEvents } from '@baton/runtime/testing';
 import type { Store, StoreWrite } from '@baton/store';
@@ -59,7 +59,7 @@ describe('pipelined writes on PostgreSQL (writeConcurrency)', () => {
       for (const reply of replies.filter((_, i) => i % 50 === 1)) {
         const events = await storedEvents(runtime, reply.callId);
         expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));
-        expect(events.filter((event) => isTerminalStatus(event.type as 'succeeded'))).toHaveLength(1);
+        expect(events.filter((event) => isTerminalStatus(event.type as CallStatus))).toHaveLength(1);
         expect(events.at(-1)?.type).toBe('succeeded');
         expect(await runtime.get(reply.callId)).toMatchObject({ status: 'succeeded' });
       }

@@ -1,28 +1,16 @@
-import { defineTool } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
 import { memoryStore } from '@baton/store';
 import PQueue from 'p-queue';
-import { z } from 'zod';
+import { addOne, addOneTool, callAddOne } from '../add-one.js';
 import type { BenchConfig } from '../config.js';
 import { atLeast, atMost, latencies, percentile, type Row, throughput } from '../measure.js';
 
 const MEASURE = '1. inline call, in memory';
 
-/** The trivial tool: what Baton adds to it is the overhead measured. */
-async function addOne({ i }: { i: number }): Promise<number> {
-  return i + 1;
-}
-
 export async function inlineInMemory(config: BenchConfig): Promise<Row[]> {
   const store = memoryStore();
-  const tool = defineTool({
-    name: 'add_one',
-    description: 'adds one',
-    input: z.object({ i: z.number() }),
-    execute: addOne,
-  });
-  const runtime = createRuntime({ tools: [tool], store });
-  const call = (i: number) => runtime.call({ name: 'add_one', args: { i }, sessionId: `s${i % 16}` });
+  const runtime = createRuntime({ tools: [addOneTool], store });
+  const call = (i: number) => callAddOne(runtime, i);
   const queue = new PQueue({ concurrency: 64 });
 
   const baton: number[] = [];

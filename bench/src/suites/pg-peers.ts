@@ -7,7 +7,7 @@ import { type RoleOptions, reports, runCalls, startRole, warmUp } from '../role-
 import { roleEnv } from './postgres.js';
 
 const MEASURE = '8. the peers on PostgreSQL, one process, with reply';
-export const BATON = 'Baton, one process';
+const BATON = 'Baton, one process';
 const PEERS = {
   'pg-boss per call': { PEER: 'pg-boss', MODE: 'per-call' },
   'pg-boss batched per tick': { PEER: 'pg-boss', MODE: 'batched' },

@@ -1,11 +1,10 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineTool } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
 import type { Store } from '@baton/store';
 import { sqliteStore } from '@baton/store-sqlite';
-import { z } from 'zod';
+import { addOneTool, callAddOne } from '../add-one.js';
 import type { BenchConfig } from '../config.js';
 import { captureWrites, sqliteLimit } from '../limit.js';
 import { atLeast, atMost, latencies, percentile, type Row, type Target, throughput } from '../measure.js';
@@ -45,15 +44,9 @@ export async function throughStores(config: BenchConfig, stores = SQLITE_STORES)
   const rows: Row[] = [];
   for (const subject of stores) {
     const dir = mkdtempSync(join(tmpdir(), 'baton-bench-'));
-    const tool = defineTool({
-      name: 'add_one',
-      description: 'adds one',
-      input: z.object({ i: z.number() }),
-      execute: async ({ i }) => i + 1,
-    });
-    const runtime = createRuntime({ tools: [tool], store: subject.open(dir) });
+    const runtime = createRuntime({ tools: [addOneTool], store: subject.open(dir) });
     await runtime.ready;
-    const call = (i: number) => runtime.call({ name: 'add_one', args: { i }, sessionId: `s${i % 16}` });
+    const call = (i: number) => callAddOne(runtime, i);
     // What Baton writes for these calls, captured once on a store of its own, for the limit.
     mkdirSync(join(dir, 'capture'));
     const captured = await captureWrites(subject.open(join(dir, 'capture')), config.calls, config.inFlight);

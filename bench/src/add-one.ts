@@ -1,0 +1,21 @@
+import { defineTool } from '@baton/contracts';
+import type { Runtime } from '@baton/runtime';
+import { z } from 'zod';
+
+/** The trivial tool's work: what Baton adds to it is what the bench measures. */
+export async function addOne({ i }: { i: number }): Promise<number> {
+  return i + 1;
+}
+
+/** The bench's tool, `add_one`. */
+export const addOneTool = defineTool({
+  name: 'add_one',
+  description: 'adds one',
+  input: z.object({ i: z.number() }),
+  execute: addOne,
+});
+
+/** Call number `i` of a measure, in one of 16 sessions. */
+export function callAddOne(runtime: Runtime, i: number) {
+  return runtime.call({ name: 'add_one', args: { i }, sessionId: `s${i % 16}` });
+}
