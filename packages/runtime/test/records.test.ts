@@ -1,4 +1,5 @@
 import { defineTool } from '@baton/contracts';
+import { memoryStore, type Store, type StoreWrite } from '@baton/store';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { gatedTool, settle, testRuntime } from './helpers.js';
@@ -144,5 +145,26 @@ describe('what the store costs', () => {
     expect(timings.every((timing) => timing.ok && timing.durationMs >= 0)).toBe(true);
     // Each call's record, and its queued, started and succeeded events.
     expect(timings.reduce((sum, timing) => sum + timing.rows, 0)).toBeGreaterThanOrEqual(40);
+  });
+
+  it('writes the record of each of a thousand calls made in one tick once, not once per batch it was cut into', async () => {
+    const store = memoryStore();
+    const recordWrites = new Map<string, number>();
+    const counting: Store = Object.assign(Object.create(store), {
+      write(batch: StoreWrite) {
+        for (const record of batch.calls ?? []) {
+          recordWrites.set(record.callId, (recordWrites.get(record.callId) ?? 0) + 1);
+        }
+        return store.write(batch);
+      },
+    });
+    const { runtime } = testRuntime([echo], { store: counting });
+    await runtime.ready;
+    const replies = await Promise.all(
+      Array.from({ length: 1_000 }, (_, v) => runtime.call({ name: 'echo', args: { v }, sessionId: 's1' })),
+    );
+    expect(replies.every((reply) => reply.status === 'succeeded')).toBe(true);
+    expect(recordWrites.size).toBe(1_000);
+    expect(Math.max(...recordWrites.values())).toBe(1);
   });
 });
