@@ -152,7 +152,7 @@ function parametersOf(batch: StoreWrite, channel: string): unknown[] {
  */
 const WRITE = {
   name: 'baton_write',
-  text: 'SELECT baton_write($1::jsonb, $2::jsonb, $3::jsonb, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb, $8::text, $9::text, $10::text[])',
+  text: 'SELECT baton_write($1::json, $2::json, $3::jsonb, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb, $8::text, $9::text, $10::text[])',
 };
 
 /** Payloads of NOTIFY are limited to 8,000 bytes: the ids of a batch go in slices. */
