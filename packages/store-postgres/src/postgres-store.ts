@@ -100,14 +100,16 @@ function sessionConditions(filter: { sessionId?: string; sessionPrefix?: string 
 /** What the other processes hear of a write: the calls whose events it stored, and new unclaimed calls. */
 function noticesOf(batch: StoreWrite): string[] {
   const notices: string[] = [];
-  const events = batch.events ?? [];
-  const callIds = [...new Set(events.map((event) => event.callId))];
+  // Each call's session, in the order the calls' events come.
+  const sessionOf = new Map<string, string>();
+  for (const event of batch.events ?? []) {
+    if (!sessionOf.has(event.callId)) sessionOf.set(event.callId, event.sessionId);
+  }
+  const callIds = [...sessionOf.keys()];
   for (let start = 0; start < callIds.length; start += IDS_PER_NOTICE) {
-    const slice = new Set(callIds.slice(start, start + IDS_PER_NOTICE));
-    const sessionIds = [
-      ...new Set(events.filter((event) => slice.has(event.callId)).map((event) => event.sessionId)),
-    ];
-    notices.push(JSON.stringify({ type: 'events', callIds: [...slice], sessionIds } satisfies StoreNotice));
+    const slice = callIds.slice(start, start + IDS_PER_NOTICE);
+    const sessionIds = [...new Set(slice.map((callId) => sessionOf.get(callId) as string))];
+    notices.push(JSON.stringify({ type: 'events', callIds: slice, sessionIds } satisfies StoreNotice));
   }
   if ((batch.calls ?? []).some((record) => record.status === 'queued' && record.ownerId === undefined)) {
     notices.push(JSON.stringify({ type: 'queued' } satisfies StoreNotice));
