@@ -206,10 +206,12 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE events ALTER COLUMN event TYPE json USING event::json;
   DROP FUNCTION baton_write(jsonb, jsonb, jsonb, jsonb, jsonb, jsonb, jsonb, text, text, text[]);
 
-  -- As in step 5, with records and events given as json.
+  -- As in step 5, with records and events given as json, and the sessions of the events given
+  -- apart (p_sessions): finding them in the events took 4 of the 60 ms of a batch of 1,000 calls.
   CREATE FUNCTION baton_write(
     p_calls json, p_events json, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb,
-    p_schedules jsonb, p_resolutions jsonb, p_writer text, p_channel text, p_notices text[]
+    p_schedules jsonb, p_resolutions jsonb, p_writer text, p_channel text, p_notices text[],
+    p_sessions text[]
   ) RETURNS void LANGUAGE plpgsql AS $$
   DECLARE
     accepted text[] := '{}';
@@ -237,8 +239,8 @@ export const MIGRATIONS: readonly string[] = [
       -- Writers of one session take turns (an advisory lock per session, taken in one order), so
       -- the positions of a session's events grow in the order they commit.
       PERFORM pg_advisory_xact_lock(key) FROM (
-        SELECT DISTINCT hashtext('baton-session:' || (e->>'sessionId')) AS key
-        FROM json_array_elements(p_events) AS e ORDER BY key) AS keys;
+        SELECT DISTINCT hashtext('baton-session:' || session) AS key
+        FROM unnest(p_sessions) AS session ORDER BY key) AS keys;
       INSERT INTO events (call_id, seq, session_id, event)
       SELECT r."callId", r.seq, r."sessionId", e
       FROM json_array_elements(p_events) WITH ORDINALITY AS t(e, n),

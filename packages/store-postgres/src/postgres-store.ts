@@ -98,13 +98,8 @@ function sessionConditions(filter: { sessionId?: string; sessionPrefix?: string 
 }
 
 /** What the other processes hear of a write: the calls whose events it stored, and new unclaimed calls. */
-function noticesOf(batch: StoreWrite): string[] {
+function noticesOf(batch: StoreWrite, sessionOf: ReadonlyMap<string, string>): string[] {
   const notices: string[] = [];
-  // Each call's session, in the order the calls' events come.
-  const sessionOf = new Map<string, string>();
-  for (const event of batch.events ?? []) {
-    if (!sessionOf.has(event.callId)) sessionOf.set(event.callId, event.sessionId);
-  }
   const callIds = [...sessionOf.keys()];
   for (let start = 0; start < callIds.length; start += IDS_PER_NOTICE) {
     const slice = callIds.slice(start, start + IDS_PER_NOTICE);
@@ -115,6 +110,15 @@ function noticesOf(batch: StoreWrite): string[] {
     notices.push(JSON.stringify({ type: 'queued' } satisfies StoreNotice));
   }
   return notices;
+}
+
+/** The session of each call that has events in the batch, in the order the calls' events come. */
+function sessionsOfCalls(events: readonly CallEvent[]): Map<string, string> {
+  const sessionOf = new Map<string, string>();
+  for (const event of events) {
+    if (!sessionOf.has(event.callId)) sessionOf.set(event.callId, event.sessionId);
+  }
+  return sessionOf;
 }
 
 /** The last of each key wins, as it would if the rows were written one after another. */
@@ -133,7 +137,8 @@ const jsonRows = (rows: readonly unknown[]): string | null =>
  * goes on changing the objects it wrote after `write()` returns. The last of each key wins.
  */
 function parametersOf(batch: StoreWrite, channel: string): unknown[] {
-  const notices = noticesOf(batch);
+  const sessionOf = sessionsOfCalls(batch.events ?? []);
+  const notices = noticesOf(batch, sessionOf);
   return [
     jsonRows(lastByKey(batch.calls, (record) => record.callId)),
     jsonRows(batch.events ?? []),
@@ -145,6 +150,7 @@ function parametersOf(batch: StoreWrite, channel: string): unknown[] {
     batch.writer ?? null,
     channel,
     notices.length === 0 ? null : notices,
+    sessionOf.size === 0 ? null : [...new Set(sessionOf.values())],
   ];
 }
 
@@ -154,7 +160,7 @@ function parametersOf(batch: StoreWrite, channel: string): unknown[] {
  */
 const WRITE = {
   name: 'baton_write',
-  text: 'SELECT baton_write($1::json, $2::json, $3::jsonb, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb, $8::text, $9::text, $10::text[])',
+  text: 'SELECT baton_write($1::json, $2::json, $3::jsonb, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb, $8::text, $9::text, $10::text[], $11::text[])',
 };
 
 /** Payloads of NOTIFY are limited to 8,000 bytes: the ids of a batch go in slices. */
