@@ -6,6 +6,7 @@ import type { CallRegistry } from '../call/registry.js';
 import { replyOf } from '../call/replies.js';
 import type { Slots } from '../call/slots.js';
 import type { Timers } from '../call/timers.js';
+import { changeableCopy } from '../changeable-copy.js';
 import type { Clock } from '../clock.js';
 import type { Failures } from '../log.js';
 import { INTERRUPTED_MESSAGE } from '../messages.js';
@@ -116,7 +117,7 @@ export class Recovery {
     if (stale) this.drop(stale);
     const tool = tools.get(orphan.toolName);
     const lastSeq = (await store.listEvents(orphan.callId)).at(-1)?.seq ?? 0;
-    const record: CallRecord = { ...orphan, ownerId: settings.instanceId };
+    const record = changeableCopy(orphan, { ownerId: settings.instanceId });
     const awaitsApproval = tool !== undefined && orphan.approval === 'pending';
     const runsAgain =
       tool !== undefined &&

@@ -4,6 +4,7 @@ import { refusalHandledElsewhere } from '../call/ending.js';
 import { backgroundedReply, notSavedReply, replyOf } from '../call/replies.js';
 import type { Timers } from '../call/timers.js';
 import type { CallWrites } from '../call/writes.js';
+import { changeableCopy } from '../changeable-copy.js';
 import type { Clock } from '../clock.js';
 import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
@@ -39,7 +40,9 @@ export class SharedClient {
     const { ownerId: _, ...unowned } = given;
     const approval = unowned.approval === 'pending';
     // What the call machine decides at admission, for a call that this process does not run.
-    const record: CallRecord = { ...unowned, detached: approval || unowned.mode === 'background' };
+    const record: CallRecord = changeableCopy(unowned, {
+      detached: approval || unowned.mode === 'background',
+    });
     const reason = approval ? ('approval' as const) : ('mode' as const);
     writer.add('events', writes.stamp({ type: 'queued', mode: record.mode, to: 'queued' }, record, 1));
     if (record.detached) {
@@ -110,7 +113,7 @@ export class SharedClient {
     if (!unclaimed) return;
     const { lastSeq } = unclaimed;
     const { ownerId: _, ...released } = unclaimed.record;
-    const record: CallRecord = { ...released, detached: true };
+    const record: CallRecord = changeableCopy(released, { detached: true });
     const afterMs = clock.now() - record.createdAt;
     const event = {
       type: 'backgrounded' as const,

@@ -5,6 +5,7 @@ import type { LiveCall } from '../call/live-call.js';
 import type { CallRegistry } from '../call/registry.js';
 import type { Slots } from '../call/slots.js';
 import type { Timers } from '../call/timers.js';
+import { changeableCopy } from '../changeable-copy.js';
 import { CLAIM_BATCH_MAX } from '../defaults.js';
 import type { Failures } from '../log.js';
 import type { Settings } from '../settings.js';
@@ -120,7 +121,7 @@ export class SharedWorker {
       await recover(claimed);
       return registry.get(claimed.callId);
     }
-    const record: CallRecord = { ...claimed, ownerId: settings.instanceId };
+    const record = changeableCopy(claimed, { ownerId: settings.instanceId });
     const call = registry.create({ record, tool, args: validated.value, lastSeq });
     call.adopted = true;
     writer.record(record);
