@@ -23,9 +23,13 @@ const runtime = createRuntime({
     connectionString: process.env.BATON_PG_URL,
     schema: process.env.BATON_PG_SCHEMA,
     maxConnections: 10,
-    // Pipelined writes: BENCH_PG_WRITE_CONCURRENCY=4 has up to 4 batches in flight (default 1).
+    // Pipelined writes (role both): BENCH_PG_WRITE_CONCURRENCY batches in flight at most, of
+    // BENCH_PG_WRITE_BATCH_CALLS calls each (the store's defaults when unset: 3 and 250).
     ...(process.env.BENCH_PG_WRITE_CONCURRENCY
       ? { writeConcurrency: Number(process.env.BENCH_PG_WRITE_CONCURRENCY) }
+      : {}),
+    ...(process.env.BENCH_PG_WRITE_BATCH_CALLS
+      ? { writeBatchCalls: Number(process.env.BENCH_PG_WRITE_BATCH_CALLS) }
       : {}),
   }),
   role,

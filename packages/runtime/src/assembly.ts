@@ -91,6 +91,8 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     after: registered,
     writer: settings.instanceId,
     timed: hooks.timed,
+    // A client or a worker alone hands its writes to another process: see WriteBatcher's option.
+    pipelined: settings.role === 'both',
   });
   const schedules = schedulesOf(settings, { store, clock, writer, tools, failures, call: hooks.call });
   const tracing = CallTracing.load();

@@ -156,3 +156,102 @@ describe('the write batcher pipelines its writes', () => {
     expect(await store.getCall('a')).toMatchObject({ status: 'inline' });
   });
 });
+
+/** A store like `heldStore`, that also asks for batches of at most `writeBatchCalls` calls. */
+function cuttingStore(writeConcurrency: number, writeBatchCalls: number) {
+  const held = heldStore(writeConcurrency);
+  return { ...held, holding: Object.assign(held.holding, { writeBatchCalls }) };
+}
+
+const callIdsOf = (batch: StoreWrite) => batch.calls?.map((record) => record.callId);
+
+/** What a call does in one tick: its record and an event, then its end and another event. */
+function runInOneTick(batcher: WriteBatcher, callId: string): CallRecord {
+  const record = makeCallRecord({ callId, status: 'queued' });
+  batcher.record(record);
+  batcher.add('events', { ...event(record), seq: 1 });
+  record.status = 'succeeded';
+  batcher.record(record);
+  batcher.add('events', { ...event(record), type: 'succeeded', seq: 2 } as CallEvent);
+  return record;
+}
+
+describe('the write batcher cuts a tick into batches of the store’s writeBatchCalls', () => {
+  it('writes a tick of 7 calls as batches of 3, 3 and 1, each call’s rows of the tick in one, each record once', async () => {
+    const { store, holding, held } = cuttingStore(1, 3);
+    const batcher = new WriteBatcher({ store: holding, publish: () => {}, failed: () => {}, writer: 't' });
+    for (let i = 0; i < 7; i++) runInOneTick(batcher, `c${i}`);
+    await nextTick();
+    // One write at a time: the first is out, the other two wait their turn.
+    expect(held.map(({ batch }) => callIdsOf(batch))).toEqual([['c0', 'c1', 'c2']]);
+    held[0]?.release();
+    await vi.waitFor(() => expect(held).toHaveLength(2));
+    held[1]?.release();
+    await vi.waitFor(() => expect(held).toHaveLength(3));
+    held[2]?.release();
+    await batcher.drain();
+    expect(held.map(({ batch }) => callIdsOf(batch))).toEqual([
+      ['c0', 'c1', 'c2'],
+      ['c3', 'c4', 'c5'],
+      ['c6'],
+    ]);
+    for (const { batch } of held) {
+      expect(batch.calls?.every((record) => record.status === 'succeeded')).toBe(true);
+      expect(batch.events?.map((stored) => `${stored.callId} ${stored.seq}`)).toEqual(
+        (callIdsOf(batch) ?? []).flatMap((callId) => [`${callId} 1`, `${callId} 2`]),
+      );
+    }
+    expect((await store.listCalls({ limit: 100 })).calls).toHaveLength(7);
+  });
+
+  it('has a call’s rows of a later tick wait for its batch in flight, in a batch of their own', async () => {
+    const { holding, held } = cuttingStore(2, 2);
+    const published: string[] = [];
+    const batcher = new WriteBatcher({
+      store: holding,
+      publish: (stored) => published.push(`${stored.callId} ${stored.seq}`),
+      failed: () => {},
+      writer: 't',
+    });
+    const first = runInOneTick(batcher, 'a');
+    runInOneTick(batcher, 'b');
+    runInOneTick(batcher, 'c');
+    await nextTick();
+    // Two in flight: [a, b] and [c].
+    expect(held.map(({ batch }) => callIdsOf(batch))).toEqual([['a', 'b'], ['c']]);
+    batcher.add('events', { ...event(first), type: 'succeeded', seq: 3 } as CallEvent);
+    await nextTick();
+    expect(held).toHaveLength(2);
+    held[1]?.release();
+    await nextTick();
+    // A place is free, but 'a' is still in flight: its next row waits.
+    expect(held).toHaveLength(2);
+    held[0]?.release();
+    await vi.waitFor(() => expect(held).toHaveLength(3));
+    expect(held[2]?.batch.events?.map((stored) => `${stored.callId} ${stored.seq}`)).toEqual(['a 3']);
+    held[2]?.release();
+    await batcher.drain();
+    expect(published.filter((line) => line.startsWith('a'))).toEqual(['a 1', 'a 2', 'a 3']);
+  });
+
+  it('writes each tick whole, one batch at a time, when it is not pipelined (a client or a worker alone)', async () => {
+    const { holding, held } = cuttingStore(4, 2);
+    const batcher = new WriteBatcher({
+      store: holding,
+      publish: () => {},
+      failed: () => {},
+      writer: 't',
+      pipelined: false,
+    });
+    for (let i = 0; i < 5; i++) runInOneTick(batcher, `c${i}`);
+    await nextTick();
+    runInOneTick(batcher, 'later');
+    await nextTick();
+    expect(held.map(({ batch }) => callIdsOf(batch))).toEqual([['c0', 'c1', 'c2', 'c3', 'c4']]);
+    held[0]?.release();
+    await vi.waitFor(() => expect(held).toHaveLength(2));
+    expect(callIdsOf((held[1] as { batch: StoreWrite }).batch)).toEqual(['later']);
+    held[1]?.release();
+    await batcher.drain();
+  });
+});

@@ -37,12 +37,20 @@ export interface PostgresStoreOptions {
   maxConnections?: number;
   /**
    * Write batches in flight at once, each its own transaction on its own connection, so the
-   * database is kept busy while the runtime gathers the next; one call's writes stay in order.
-   * Default 1. More helps only where the database has cores to spare: on a 2-core machine that
-   * runs PostgreSQL beside Baton, 2 and 4 made smaller batches and fewer calls per second
-   * (`bench/RESULTS.md`). At most half the connections: the rest read and claim.
+   * database is kept busy while the runtime runs the calls of the next; one call's writes stay in
+   * order. At most half the connections: the rest read and claim. Default 3.
+   *
+   * Taken by a runtime in the role `both` (it runs the calls it writes). A client or a worker alone
+   * writes one batch at a time, each tick whole: measured with a client and a worker process,
+   * pipelining cost the client 10 µs more CPU per call for no more calls per second.
    */
   writeConcurrency?: number;
+  /**
+   * At most this many calls' rows in one write batch (see `Store.writeBatchCalls`), with the same
+   * proviso. Default 250: with 1,000 calls in flight in one process, four batches take turns, and
+   * the process did 16-17k calls/s where whole ticks did 12.5k (`bench/RESULTS.md`, row 8).
+   */
+  writeBatchCalls?: number;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,55}$/;
@@ -174,6 +182,7 @@ export class PostgresStore implements Store {
   readonly #channel: string;
   readonly #listeners = new Set<(notice: StoreNotice) => void>();
   readonly writeConcurrency: number;
+  readonly writeBatchCalls: number;
   #listening: pg.Client | undefined;
   #closed = false;
 
@@ -187,7 +196,8 @@ export class PostgresStore implements Store {
     this.#connectionString = options.connectionString;
     this.#channel = `baton_${schema}`;
     const connections = options.maxConnections ?? 10;
-    this.writeConcurrency = Math.max(1, Math.min(options.writeConcurrency ?? 1, Math.floor(connections / 2)));
+    this.writeConcurrency = Math.max(1, Math.min(options.writeConcurrency ?? 3, Math.floor(connections / 2)));
+    this.writeBatchCalls = Math.max(1, options.writeBatchCalls ?? 250);
     this.#pool = new pg.Pool({
       connectionString: options.connectionString,
       max: connections,

@@ -112,6 +112,12 @@ export interface Store {
    * and sends those of different calls side by side. One when absent.
    */
   readonly writeConcurrency?: number;
+  /**
+   * At most this many calls' rows in one write: the runtime cuts a tick's changes into batches
+   * this size (each call's rows of the tick in one), so that a store with a round trip writes one
+   * while the runtime runs the calls of the next. No limit when absent.
+   */
+  readonly writeBatchCalls?: number;
   getCall(callId: string): Promise<CallRecord | undefined>;
   /** The records of these calls that exist, in any order: one read for many (a client's replies). */
   getCalls(callIds: readonly string[]): Promise<CallRecord[]>;
