@@ -112,6 +112,12 @@ describe('pipelined writes on PostgreSQL (writeConcurrency)', () => {
       writeBatchCalls: 250,
     });
     expect(postgresStore({ connectionString: url, maxConnections: 4 }).writeConcurrency).toBe(2);
+    expect(() => postgresStore({ connectionString: url, writeBatchCalls: 0 })).toThrow(
+      'postgresStore: writeBatchCalls must be a whole number of at least 1, not 0',
+    );
+    expect(() => postgresStore({ connectionString: url, writeConcurrency: Number.NaN })).toThrow(
+      'postgresStore: writeConcurrency must be a whole number of at least 1, not NaN',
+    );
     expect(
       postgresStore({ connectionString: url, maxConnections: 4, writeConcurrency: 8 }).writeConcurrency,
     ).toBe(2);

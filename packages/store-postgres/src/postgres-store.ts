@@ -54,6 +54,14 @@ export interface PostgresStoreOptions {
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,55}$/;
+
+/** A count among the options: a whole number of at least 1. */
+function wholeOption(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new Error(`postgresStore: ${name} must be a whole number of at least 1, not ${String(value)}`);
+  }
+  return value;
+}
 const INT8_OID = 20;
 const UNFINISHED = "status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out')";
 
@@ -195,9 +203,12 @@ export class PostgresStore implements Store {
     }
     this.#connectionString = options.connectionString;
     this.#channel = `baton_${schema}`;
-    const connections = options.maxConnections ?? 10;
-    this.writeConcurrency = Math.max(1, Math.min(options.writeConcurrency ?? 3, Math.floor(connections / 2)));
-    this.writeBatchCalls = Math.max(1, options.writeBatchCalls ?? 250);
+    const connections = wholeOption('maxConnections', options.maxConnections ?? 10);
+    this.writeConcurrency = Math.max(
+      1,
+      Math.min(wholeOption('writeConcurrency', options.writeConcurrency ?? 3), Math.floor(connections / 2)),
+    );
+    this.writeBatchCalls = wholeOption('writeBatchCalls', options.writeBatchCalls ?? 250);
     this.#pool = new pg.Pool({
       connectionString: options.connectionString,
       max: connections,
