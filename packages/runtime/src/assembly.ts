@@ -93,6 +93,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     timed: hooks.timed,
     // A client or a worker alone hands its writes to another process: see WriteBatcher's option.
     pipelined: settings.role === 'both',
+    liveCalls: () => registry.size,
   });
   const schedules = schedulesOf(settings, { store, clock, writer, tools, failures, call: hooks.call });
   const tracing = CallTracing.load();

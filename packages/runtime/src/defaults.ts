@@ -63,6 +63,18 @@ export const DEFAULT_MAX_OUTPUT_CHARS = 32_000;
  */
 export const WRITE_BATCH_MAX = 8_192;
 
+/**
+ * Where the store asks for it (`writeBatchCalls`), a tick's writes are cut into batches of about
+ * this share of the calls in flight, so that as many cohorts of calls take turns: one is written
+ * while the next runs. Measured on PostgreSQL, one process: with 1,000 calls in flight, batches of
+ * 250 did 13-16k calls/s where 100 did 12-13.5k; with 200 in flight, 100 did 11-15k where whole
+ * ticks did 10-13k.
+ */
+export const WRITE_COHORTS = 4;
+
+/** ...and of no fewer calls than this: smaller batches cost the store more per call than they gain. */
+export const WRITE_BATCH_CALLS_MIN = 100;
+
 /** On a shared store: how often workers look for work and lapsed leases, and clients for ends. */
 export const DEFAULT_POLL_MS = 2_000;
 

@@ -1,6 +1,6 @@
 import type { CallEvent, CallRecord } from '@baton/contracts';
 import type { Store, StoreWrite } from '@baton/store';
-import { WRITE_BATCH_MAX } from './defaults.js';
+import { WRITE_BATCH_CALLS_MIN, WRITE_BATCH_MAX, WRITE_COHORTS } from './defaults.js';
 
 /** What a batch lists besides the calls: events, notifications, artifacts, steps, resolutions, schedules. */
 export type ListedWrite = Exclude<keyof StoreWrite, 'calls' | 'writer'>;
@@ -123,7 +123,8 @@ function joined(parts: readonly Part[]): Rows {
  *
  * Pipelined: up to the store's `writeConcurrency` batches are in flight at once (one for a store
  * that does not say), so a store with round trips is kept busy while the next batch grows. A store
- * that names `writeBatchCalls` has a tick's changes cut into batches of that many calls, each
+ * that names `writeBatchCalls` has a tick's changes cut into batches of about a quarter of the
+ * calls in flight (`WRITE_COHORTS`, within `WRITE_BATCH_CALLS_MIN` and the store's limit), each
  * call's rows of the tick in one, sent one after another: the calls of one batch answer their
  * callers, whose next calls run while the store writes the next batch. With 1,000 calls in flight
  * on PostgreSQL, that took one process from 12.5k to 16-17k calls/s (`bench/RESULTS.md`).
@@ -146,6 +147,7 @@ export class WriteBatcher {
   readonly #depth: number;
   /** At most this many calls (and schedules) in one batch (see `Store.writeBatchCalls`). */
   readonly #batchKeys: number;
+  readonly #liveCalls: (() => number) | undefined;
   /** The batches not yet sent, oldest first: new calls go to the last. */
   readonly #unsent: PendingBatch[] = [];
   /** The unsent batch of each call (and schedule) with rows in one: all its rows go there. */
@@ -177,6 +179,8 @@ export class WriteBatcher {
      * smaller batches cost whoever reads them a notice and a query each: it writes a tick whole.
      */
     pipelined?: boolean;
+    /** How many calls are in flight: a cut batch holds about a `WRITE_COHORTS` share of them. */
+    liveCalls?: () => number;
   }) {
     this.#timed = options.timed;
     this.#store = options.store;
@@ -185,6 +189,7 @@ export class WriteBatcher {
     this.#failed = options.failed;
     const pipelined = options.pipelined ?? true;
     this.#depth = pipelined ? Math.max(1, Math.floor(options.store.writeConcurrency ?? 1)) : 1;
+    this.#liveCalls = options.liveCalls;
     this.#batchKeys =
       pipelined && options.store.writeBatchCalls !== undefined
         ? Math.max(1, Math.floor(options.store.writeBatchCalls))
@@ -362,12 +367,19 @@ export class WriteBatcher {
     const home = this.#home.get(key);
     if (home) return home;
     let batch = this.#unsent.at(-1);
-    if (!batch || batch.keys.length >= this.#batchKeys) {
+    if (!batch || batch.keys.length >= this.#cut()) {
       batch = this.#newBatch();
     }
     batch.keys.push(key);
     this.#home.set(key, batch);
     return batch;
+  }
+
+  /** How many calls a batch takes: a share of those in flight, within the store's limit. */
+  #cut(): number {
+    const live = this.#liveCalls?.();
+    if (live === undefined) return this.#batchKeys;
+    return Math.min(this.#batchKeys, Math.max(WRITE_BATCH_CALLS_MIN, Math.ceil(live / WRITE_COHORTS)));
   }
 
   #newBatch(): PendingBatch {

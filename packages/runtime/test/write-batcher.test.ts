@@ -255,3 +255,37 @@ describe('the write batcher cuts a tick into batches of the store’s writeBatch
     await batcher.drain();
   });
 });
+
+describe('the write batcher cuts by the calls in flight', () => {
+  async function cutsOf(liveCalls: number, tick: number): Promise<number[]> {
+    const { holding, held } = cuttingStore(1, 250);
+    const batcher = new WriteBatcher({
+      store: holding,
+      publish: () => {},
+      failed: () => {},
+      writer: 't',
+      liveCalls: () => liveCalls,
+    });
+    for (let i = 0; i < tick; i++) runInOneTick(batcher, `c${i}`);
+    const drained = batcher.drain();
+    for (let written = 0; ; written++) {
+      await vi.waitFor(() => expect(held.length).toBeGreaterThan(written));
+      held[written]?.release();
+      if (
+        held.slice(0, written + 1).reduce((sum, { batch }) => sum + (batch.calls?.length ?? 0), 0) === tick
+      ) {
+        break;
+      }
+    }
+    await drained;
+    return held.map(({ batch }) => batch.calls?.length ?? 0);
+  }
+
+  it('makes about four batches of the calls in flight, of at least 100 calls and at most the store’s writeBatchCalls', async () => {
+    expect(await cutsOf(1_000, 1_000)).toEqual([250, 250, 250, 250]);
+    expect(await cutsOf(400, 400)).toEqual([100, 100, 100, 100]);
+    expect(await cutsOf(200, 200)).toEqual([100, 100]);
+    expect(await cutsOf(64, 64)).toEqual([64]);
+    expect(await cutsOf(4_000, 600)).toEqual([250, 250, 100]);
+  });
+});

@@ -47,8 +47,9 @@ export interface PostgresStoreOptions {
   writeConcurrency?: number;
   /**
    * At most this many calls' rows in one write batch (see `Store.writeBatchCalls`), with the same
-   * proviso. Default 250: with 1,000 calls in flight in one process, four batches take turns, and
-   * the process did 16-17k calls/s where whole ticks did 12.5k (`bench/RESULTS.md`, row 8).
+   * proviso; the runtime cuts a tick into about four batches of its calls in flight, of at least
+   * 100 calls. Default 250: with 1,000 calls in flight in one process, four batches take turns,
+   * and the process did 16-17k calls/s where whole ticks did 12.5k (`bench/RESULTS.md`, row 8).
    */
   writeBatchCalls?: number;
 }

@@ -113,9 +113,10 @@ export interface Store {
    */
   readonly writeConcurrency?: number;
   /**
-   * At most this many calls' rows in one write: the runtime cuts a tick's changes into batches
-   * this size (each call's rows of the tick in one), so that a store with a round trip writes one
-   * while the runtime runs the calls of the next. No limit when absent.
+   * At most this many calls' rows in one write. A runtime that runs the calls it writes then cuts
+   * a tick's changes into batches (each call's rows of the tick in one) of about a quarter of its
+   * calls in flight, at least 100 and at most this, so that a store with a round trip writes one
+   * while the runtime runs the calls of the next. No cut when absent.
    */
   readonly writeBatchCalls?: number;
   getCall(callId: string): Promise<CallRecord | undefined>;
