@@ -378,7 +378,8 @@ export class WriteBatcher {
   /** How many calls a batch takes: a share of those in flight, within the store's limit. */
   #cut(): number {
     const live = this.#liveCalls?.();
-    if (live === undefined) return this.#batchKeys;
+    // A store that names no writeBatchCalls is never cut.
+    if (live === undefined || this.#batchKeys === Number.POSITIVE_INFINITY) return this.#batchKeys;
     return Math.min(this.#batchKeys, Math.max(WRITE_BATCH_CALLS_MIN, Math.ceil(live / WRITE_COHORTS)));
   }
 

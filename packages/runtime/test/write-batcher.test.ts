@@ -288,4 +288,20 @@ describe('the write batcher cuts by the calls in flight', () => {
     expect(await cutsOf(64, 64)).toEqual([64]);
     expect(await cutsOf(4_000, 600)).toEqual([250, 250, 100]);
   });
+
+  it('does not cut for a store that names no writeBatchCalls, whatever its writeConcurrency', async () => {
+    const { holding, held } = heldStore(2);
+    const batcher = new WriteBatcher({
+      store: holding,
+      publish: () => {},
+      failed: () => {},
+      writer: 't',
+      liveCalls: () => 1_000,
+    });
+    for (let i = 0; i < 300; i++) runInOneTick(batcher, `c${i}`);
+    await nextTick();
+    expect(held.map(({ batch }) => batch.calls?.length)).toEqual([300]);
+    held[0]?.release();
+    await batcher.drain();
+  });
 });
