@@ -107,7 +107,13 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     tenantOf: settings.tenantOf,
   });
   const slots = new Slots({ admission, send, clock, freed: () => worker?.freed() });
-  const following = new Following({ bus, store, timers, pollMs: settings.pollMs });
+  const following = new Following({
+    bus,
+    store,
+    timers,
+    pollMs: settings.pollMs,
+    instanceId: settings.instanceId,
+  });
   const { progressIntervalMs, maxOutputChars } = settings;
   const host = new CallContextHost({ writes, writer, store, timers, clock, failures, progressIntervalMs });
   const notifications = new CallNotifications({ writes, writer, clock });

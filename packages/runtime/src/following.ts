@@ -13,6 +13,8 @@ export interface FollowingDeps {
   store: Pick<Store, 'listEvents' | 'listSessionEvents' | 'listen'>;
   timers: Pick<Timers, 'background' | 'cancelBackground'>;
   pollMs: number;
+  /** This runtime's `StoreWrite.writer`: the events it stores reach its followers through its bus. */
+  instanceId: string;
 }
 
 /**
@@ -25,8 +27,13 @@ export class Following {
 
   constructor(private readonly deps: FollowingDeps) {}
 
-  /** A notice of the shared store, for the followers it concerns. */
+  /**
+   * A notice of the shared store, for the followers it concerns. Those of this runtime's own writes
+   * are dropped: its bus told of those events, and a client would otherwise read each call it
+   * submits once for nothing.
+   */
   hear(notice: StoreNotice): void {
+    if (notice.type === 'events' && notice.writer === this.deps.instanceId) return;
     this.#notices.next(notice);
   }
 

@@ -114,14 +114,15 @@ function sessionConditions(filter: { sessionId?: string; sessionPrefix?: string 
   ];
 }
 
-/** What the other processes hear of a write: the calls whose events it stored, and new unclaimed calls. */
+/** What the processes hear of a write: the calls whose events it stored, and by whom, and new unclaimed calls. */
 function noticesOf(batch: StoreWrite, sessionOf: ReadonlyMap<string, string>): string[] {
   const notices: string[] = [];
   const callIds = [...sessionOf.keys()];
   for (let start = 0; start < callIds.length; start += IDS_PER_NOTICE) {
     const slice = callIds.slice(start, start + IDS_PER_NOTICE);
     const sessionIds = [...new Set(slice.map((callId) => sessionOf.get(callId) as string))];
-    notices.push(JSON.stringify({ type: 'events', callIds: slice, sessionIds } satisfies StoreNotice));
+    const notice: StoreNotice = { type: 'events', callIds: slice, sessionIds, writer: batch.writer };
+    notices.push(JSON.stringify(notice));
   }
   if ((batch.calls ?? []).some((record) => record.status === 'queued' && record.ownerId === undefined)) {
     notices.push(JSON.stringify({ type: 'queued' } satisfies StoreNotice));

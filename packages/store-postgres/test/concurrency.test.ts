@@ -139,7 +139,7 @@ describe('PostgreSQL under concurrency', () => {
     await store.close();
   });
 
-  it('tells every listener, after the commit, which calls got events and that a call waits', async () => {
+  it('tells every listener, after the commit, which calls got events, from which writer, and that a call waits', async () => {
     const schema = `notices_${process.pid}`;
     const writer = postgresStore({ connectionString: server.url, schema });
     const listener = postgresStore({ connectionString: server.url, schema });
@@ -164,9 +164,14 @@ describe('PostgreSQL under concurrency', () => {
     await writer.write({
       calls: [makeCallRecord({ callId: 'q', sessionId: 's' })],
       events: [progressEvent('q', 1, 's')],
+      writer: 'instance-1',
     });
     await first;
-    expect(heard).toEqual([{ type: 'events', callIds: ['q'], sessionIds: ['s'] }, { type: 'queued' }]);
+    // The writer is named, so that a runtime can skip the notices of its own writes.
+    expect(heard).toEqual([
+      { type: 'events', callIds: ['q'], sessionIds: ['s'], writer: 'instance-1' },
+      { type: 'queued' },
+    ]);
     await Promise.all([writer.close(), listener.close()]);
   });
 });

@@ -41,8 +41,11 @@ export interface ClaimedCall {
 
 /** What a store shared by processes tells each of them about the others' commits. */
 export type StoreNotice =
-  /** Events of these calls were stored. */
-  | { type: 'events'; callIds: string[]; sessionIds: string[] }
+  /**
+   * Events of these calls were stored; `writer` is the `StoreWrite.writer` that stored them, so a
+   * runtime can skip its own writes, which its bus has already told of.
+   */
+  | { type: 'events'; callIds: string[]; sessionIds: string[]; writer?: string }
   /** A call waits for a worker to claim it. */
   | { type: 'queued' }
   /** A request for the instance that runs a call. */
@@ -179,7 +182,8 @@ export interface Store {
   claimQueued(ownerId: string, limit: number, callId?: string): Promise<ClaimedCall[]>;
 
   /**
-   * Stores that several processes share: hears what the others commit (and this one). Runtimes
+   * Stores that several processes share: hears what every process commits, this one's included
+   * (an `events` notice names its writer). Runtimes
    * on such a store can split into clients and workers.
    */
   listen?(listener: (notice: StoreNotice) => void): () => void;
