@@ -114,20 +114,48 @@ function sessionConditions(filter: { sessionId?: string; sessionPrefix?: string 
   ];
 }
 
-/** What the processes hear of a write: the calls whose events it stored, and by whom, and new unclaimed calls. */
+/**
+ * What the processes hear of a write: the calls whose events it stored, and by whom, and new
+ * unclaimed calls. The calls go in as few notices as hold them: each fills up to PostgreSQL's limit
+ * on a payload, counted in bytes (ids may be long, and not ASCII).
+ */
 function noticesOf(batch: StoreWrite, sessionOf: ReadonlyMap<string, string>): string[] {
   const notices: string[] = [];
-  const callIds = [...sessionOf.keys()];
-  for (let start = 0; start < callIds.length; start += IDS_PER_NOTICE) {
-    const slice = callIds.slice(start, start + IDS_PER_NOTICE);
-    const sessionIds = [...new Set(slice.map((callId) => sessionOf.get(callId) as string))];
-    const notice: StoreNotice = { type: 'events', callIds: slice, sessionIds, writer: batch.writer };
-    notices.push(JSON.stringify(notice));
+  const empty: StoreNotice = { type: 'events', callIds: [], sessionIds: [], writer: batch.writer };
+  const emptyBytes = jsonBytes(empty);
+  let callIds: string[] = [];
+  let sessionIds = new Set<string>();
+  let bytes = emptyBytes;
+  const flush = () => {
+    if (callIds.length === 0) return;
+    notices.push(JSON.stringify({ ...empty, callIds, sessionIds: [...sessionIds] } satisfies StoreNotice));
+    callIds = [];
+    sessionIds = new Set();
+    bytes = emptyBytes;
+  };
+  for (const [callId, sessionId] of sessionOf) {
+    // Each id adds itself as a JSON string and a comma.
+    const callBytes = jsonBytes(callId) + 1;
+    const sessionBytes = jsonBytes(sessionId) + 1;
+    if (emptyBytes + callBytes + sessionBytes > NOTICE_MAX_BYTES) continue; // see NOTICE_MAX_BYTES
+    let added = callBytes + (sessionIds.has(sessionId) ? 0 : sessionBytes);
+    if (bytes + added > NOTICE_MAX_BYTES) {
+      flush();
+      added = callBytes + sessionBytes;
+    }
+    callIds.push(callId);
+    sessionIds.add(sessionId);
+    bytes += added;
   }
+  flush();
   if ((batch.calls ?? []).some((record) => record.status === 'queued' && record.ownerId === undefined)) {
     notices.push(JSON.stringify({ type: 'queued' } satisfies StoreNotice));
   }
   return notices;
+}
+
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value));
 }
 
 /** The session of each call that has events in the batch, in the order the calls' events come. */
@@ -181,8 +209,13 @@ const WRITE = {
   text: 'SELECT baton_write($1::json, $2::json, $3::jsonb, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb, $8::text, $9::text, $10::text[], $11::text[])',
 };
 
-/** Payloads of NOTIFY are limited to 8,000 bytes: the ids of a batch go in slices. */
-const IDS_PER_NOTICE = 60;
+/**
+ * PostgreSQL refuses a NOTIFY payload of 8,000 bytes or more, and with it the whole write: the ids
+ * of a batch go in notices below it. A call whose ids alone would not fit (ids longer than a
+ * runtime's default limit of 128 characters allows) is told of by no notice; it is stored all the
+ * same, and its followers read it at their next poll.
+ */
+const NOTICE_MAX_BYTES = 7_999;
 
 export class PostgresStore implements Store {
   readonly #pool: pg.Pool;

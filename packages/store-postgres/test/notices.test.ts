@@ -1,0 +1,112 @@
+import type { CallEvent } from '@baton/contracts';
+import type { Store, StoreNotice } from '@baton/store';
+import { makeCallRecord } from '@baton/store/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresStore } from '../src/index.js';
+import { type ThrowawayPostgres, throwawayPostgres } from '../src/testing.js';
+
+let server: ThrowawayPostgres;
+beforeAll(async () => {
+  server = await throwawayPostgres();
+}, 60_000);
+afterAll(() => server.stop());
+
+/** PostgreSQL refuses a NOTIFY payload of 8,000 bytes or more. */
+const NOTIFY_LIMIT_BYTES = 8_000;
+
+function queuedEvent(callId: string, sessionId: string): CallEvent {
+  return { type: 'queued', mode: 'inline', to: 'queued', callId, sessionId, toolName: 't', seq: 1, at: 1 };
+}
+
+/** A listener on the store whose LISTEN connection is up: it has heard a request sent after it listened. */
+async function listening(store: Store): Promise<Array<Extract<StoreNotice, { type: 'events' }>>> {
+  const heard: Array<Extract<StoreNotice, { type: 'events' }>> = [];
+  let probed = false;
+  store.listen?.((notice) => {
+    if (notice.type === 'control') probed = true;
+    else if (notice.type === 'events') heard.push(notice);
+  });
+  await store.listCalls();
+  while (!probed) {
+    await store.send?.({ type: 'control', callId: 'probe', action: 'cancel' });
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return heard;
+}
+
+/** Waits until the notices heard name `count` calls. */
+async function heardCalls(heard: Array<{ callIds: string[] }>, count: number): Promise<void> {
+  for (let turn = 0; turn < 500 && heard.flatMap((notice) => notice.callIds).length < count; turn++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('the notices of a PostgreSQL write', () => {
+  it('tell of every call of a batch, whatever the length of its ids, each under 8,000 bytes', async () => {
+    const schema = `long_ids_${process.pid}`;
+    const writer = postgresStore({ connectionString: server.url, schema });
+    const listener = postgresStore({ connectionString: server.url, schema });
+    const heard = await listening(listener);
+    // Ids of the longest kind a runtime accepts (128 characters), some of them in three-byte
+    // characters: 60 such calls used to make one notice of about 25,000 bytes, and PostgreSQL
+    // refused the whole write.
+    const calls = Array.from({ length: 200 }, (_, i) => {
+      const callId = `${'c'.repeat(120)}-${String(i).padStart(7, '0')}`;
+      const sessionId =
+        i % 2 === 0 ? `${'s'.repeat(120)}-${String(i).padStart(7, '0')}` : `${'会'.repeat(120)}${i}`;
+      return { callId, sessionId };
+    });
+    await writer.write({
+      calls: calls.map(({ callId, sessionId }) => makeCallRecord({ callId, sessionId })),
+      events: calls.map(({ callId, sessionId }) => queuedEvent(callId, sessionId)),
+      writer: 'instance-1',
+    });
+    await heardCalls(heard, calls.length);
+    expect(heard.flatMap((notice) => notice.callIds).sort()).toEqual(calls.map((call) => call.callId).sort());
+    expect(new Set(heard.flatMap((notice) => notice.sessionIds)).size).toBe(calls.length);
+    for (const notice of heard) {
+      expect(Buffer.byteLength(JSON.stringify(notice))).toBeLessThan(NOTIFY_LIMIT_BYTES);
+      expect(notice.writer).toBe('instance-1');
+    }
+    expect(await writer.getCalls(calls.map((call) => call.callId))).toHaveLength(calls.length);
+    await Promise.all([writer.close(), listener.close()]);
+  });
+
+  it('store a call whose ids no notice could hold, and tell of the others', async () => {
+    const schema = `huge_ids_${process.pid}`;
+    const writer = postgresStore({ connectionString: server.url, schema });
+    const listener = postgresStore({ connectionString: server.url, schema });
+    const heard = await listening(listener);
+    // A host may raise the runtime's limit on ids (maxIdChars): 5,000 characters each is more
+    // than a notice holds.
+    const huge = { callId: 'c'.repeat(5_000), sessionId: 's'.repeat(5_000) };
+    const small = { callId: 'small', sessionId: 's' };
+    await writer.write({
+      calls: [huge, small].map(({ callId, sessionId }) => makeCallRecord({ callId, sessionId })),
+      events: [huge, small].map(({ callId, sessionId }) => queuedEvent(callId, sessionId)),
+    });
+    await heardCalls(heard, 1);
+    expect(heard.flatMap((notice) => notice.callIds)).toEqual(['small']);
+    expect(await writer.getCall(huge.callId)).toMatchObject({ sessionId: huge.sessionId });
+    await Promise.all([writer.close(), listener.close()]);
+  });
+
+  it('fill each notice: a batch of 300 calls of short ids is told of in two', async () => {
+    const schema = `short_ids_${process.pid}`;
+    const writer = postgresStore({ connectionString: server.url, schema });
+    const listener = postgresStore({ connectionString: server.url, schema });
+    const heard = await listening(listener);
+    const calls = Array.from({ length: 300 }, (_, i) => ({
+      callId: `01a21a3a-5816-74ce-845a-${String(i).padStart(12, '0')}`,
+      sessionId: `s${i % 16}`,
+    }));
+    await writer.write({
+      calls: calls.map(({ callId, sessionId }) => makeCallRecord({ callId, sessionId })),
+      events: calls.map(({ callId, sessionId }) => queuedEvent(callId, sessionId)),
+    });
+    await heardCalls(heard, calls.length);
+    expect(heard.map((notice) => notice.callIds.length)).toEqual([expect.any(Number), expect.any(Number)]);
+    expect(heard.flatMap((notice) => notice.callIds)).toEqual(calls.map((call) => call.callId));
+    await Promise.all([writer.close(), listener.close()]);
+  });
+});
