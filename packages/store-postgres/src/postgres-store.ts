@@ -154,6 +154,33 @@ function noticesOf(batch: StoreWrite, sessionOf: ReadonlyMap<string, string>): s
   return notices;
 }
 
+/**
+ * A request as a notice. Its reason is words for people, of any length: a reason too long for a
+ * notice is cut to the longest start of it that fits, rather than the request refused.
+ */
+function controlPayload(control: CallControl): string {
+  const whole = JSON.stringify(control);
+  const { reason } = control;
+  if (reason === undefined || Buffer.byteLength(whole) <= NOTICE_MAX_BYTES) return whole;
+  const cut = (chars: number) => {
+    // A cut between the two halves of a character keeps neither.
+    const end = chars > 0 && isHighSurrogate(reason.charCodeAt(chars - 1)) ? chars - 1 : chars;
+    return JSON.stringify({ ...control, reason: reason.slice(0, end) });
+  };
+  let fits = 0;
+  let fitsNot = reason.length;
+  while (fitsNot - fits > 1) {
+    const middle = Math.floor((fits + fitsNot) / 2);
+    if (Buffer.byteLength(cut(middle)) <= NOTICE_MAX_BYTES) fits = middle;
+    else fitsNot = middle;
+  }
+  return cut(fits);
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
 function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value));
 }
@@ -587,7 +614,7 @@ export class PostgresStore implements Store {
   }
 
   async send(control: CallControl): Promise<void> {
-    await this.#query('SELECT pg_notify($1, $2)', [this.#channel, JSON.stringify(control)]);
+    await this.#query('SELECT pg_notify($1, $2)', [this.#channel, controlPayload(control)]);
   }
 
   /** One connection per store LISTENs for every listener; a dropped one is made again. */

@@ -1,5 +1,5 @@
 import type { CallEvent } from '@baton/contracts';
-import type { Store, StoreNotice } from '@baton/store';
+import type { CallControl, Store, StoreNotice } from '@baton/store';
 import { makeCallRecord } from '@baton/store/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
@@ -89,6 +89,31 @@ describe('the notices of a PostgreSQL write', () => {
     expect(heard.flatMap((notice) => notice.callIds)).toEqual(['small']);
     expect(await writer.getCall(huge.callId)).toMatchObject({ sessionId: huge.sessionId });
     await Promise.all([writer.close(), listener.close()]);
+  });
+
+  it('carry a request whose reason is longer than a notice holds, with the reason cut to fit', async () => {
+    const schema = `long_reason_${process.pid}`;
+    const sender = postgresStore({ connectionString: server.url, schema });
+    const listener = postgresStore({ connectionString: server.url, schema });
+    await listening(listener);
+    const requests: CallControl[] = [];
+    listener.listen?.((notice) => {
+      if (notice.type === 'control' && notice.callId === 'c1') requests.push(notice);
+    });
+    // 20,000 characters of four bytes and two UTF-16 units each: a cut between the two halves of
+    // one would leave a string PostgreSQL cannot encode.
+    const reason = '😀'.repeat(20_000);
+    await sender.send({ type: 'control', callId: 'c1', action: 'cancel', reason });
+    for (let turn = 0; turn < 500 && requests.length === 0; turn++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const [request] = requests;
+    expect(request).toMatchObject({ type: 'control', callId: 'c1', action: 'cancel' });
+    expect(reason.startsWith(request?.reason ?? 'missing')).toBe(true);
+    expect(request?.reason?.length).toBeGreaterThan(3_000);
+    expect(request?.reason?.isWellFormed()).toBe(true);
+    expect(Buffer.byteLength(JSON.stringify(request))).toBeLessThan(NOTIFY_LIMIT_BYTES);
+    await Promise.all([sender.close(), listener.close()]);
   });
 
   it('fill each notice: a batch of 300 calls of short ids is told of in two', async () => {
