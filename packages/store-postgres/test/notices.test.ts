@@ -103,7 +103,7 @@ describe('the notices of a PostgreSQL write', () => {
     // 20,000 characters of four bytes and two UTF-16 units each: a cut between the two halves of
     // one would leave a string PostgreSQL cannot encode.
     const reason = '😀'.repeat(20_000);
-    await sender.send({ type: 'control', callId: 'c1', action: 'cancel', reason });
+    await sender.send?.({ type: 'control', callId: 'c1', action: 'cancel', reason });
     for (let turn = 0; turn < 500 && requests.length === 0; turn++) {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
