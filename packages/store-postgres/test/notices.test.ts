@@ -41,12 +41,26 @@ async function heardCalls(heard: Array<{ callIds: string[] }>, count: number): P
   }
 }
 
+/** A store that writes and one that listens, on a schema of their own. */
+async function writerAndListener(name: string) {
+  const schema = `${name}_${process.pid}`;
+  const writer = postgresStore({ connectionString: server.url, schema });
+  const listener = postgresStore({ connectionString: server.url, schema });
+  return { writer, listener, heard: await listening(listener) };
+}
+
+/** Writes these calls, queued, in one batch. */
+function writeQueued(store: Store, calls: Array<{ callId: string; sessionId: string }>, writer?: string) {
+  return store.write({
+    calls: calls.map(({ callId, sessionId }) => makeCallRecord({ callId, sessionId })),
+    events: calls.map(({ callId, sessionId }) => queuedEvent(callId, sessionId)),
+    ...(writer === undefined ? {} : { writer }),
+  });
+}
+
 describe('the notices of a PostgreSQL write', () => {
   it('tell of every call of a batch, whatever the length of its ids, each under 8,000 bytes', async () => {
-    const schema = `long_ids_${process.pid}`;
-    const writer = postgresStore({ connectionString: server.url, schema });
-    const listener = postgresStore({ connectionString: server.url, schema });
-    const heard = await listening(listener);
+    const { writer, listener, heard } = await writerAndListener('long_ids');
     // Ids of the longest kind a runtime accepts (128 characters), some of them in three-byte
     // characters: 60 such calls used to make one notice of about 25,000 bytes, and PostgreSQL
     // refused the whole write.
@@ -56,11 +70,7 @@ describe('the notices of a PostgreSQL write', () => {
         i % 2 === 0 ? `${'s'.repeat(120)}-${String(i).padStart(7, '0')}` : `${'会'.repeat(120)}${i}`;
       return { callId, sessionId };
     });
-    await writer.write({
-      calls: calls.map(({ callId, sessionId }) => makeCallRecord({ callId, sessionId })),
-      events: calls.map(({ callId, sessionId }) => queuedEvent(callId, sessionId)),
-      writer: 'instance-1',
-    });
+    await writeQueued(writer, calls, 'instance-1');
     await heardCalls(heard, calls.length);
     expect(heard.flatMap((notice) => notice.callIds).sort()).toEqual(calls.map((call) => call.callId).sort());
     expect(new Set(heard.flatMap((notice) => notice.sessionIds)).size).toBe(calls.length);
@@ -73,18 +83,12 @@ describe('the notices of a PostgreSQL write', () => {
   });
 
   it('store a call whose ids no notice could hold, and tell of the others', async () => {
-    const schema = `huge_ids_${process.pid}`;
-    const writer = postgresStore({ connectionString: server.url, schema });
-    const listener = postgresStore({ connectionString: server.url, schema });
-    const heard = await listening(listener);
+    const { writer, listener, heard } = await writerAndListener('huge_ids');
     // A host may raise the runtime's limit on ids (maxIdChars): 5,000 characters each is more
     // than a notice holds.
     const huge = { callId: 'c'.repeat(5_000), sessionId: 's'.repeat(5_000) };
     const small = { callId: 'small', sessionId: 's' };
-    await writer.write({
-      calls: [huge, small].map(({ callId, sessionId }) => makeCallRecord({ callId, sessionId })),
-      events: [huge, small].map(({ callId, sessionId }) => queuedEvent(callId, sessionId)),
-    });
+    await writeQueued(writer, [huge, small]);
     await heardCalls(heard, 1);
     expect(heard.flatMap((notice) => notice.callIds)).toEqual(['small']);
     expect(await writer.getCall(huge.callId)).toMatchObject({ sessionId: huge.sessionId });
@@ -92,10 +96,7 @@ describe('the notices of a PostgreSQL write', () => {
   });
 
   it('carry a request whose reason is longer than a notice holds, with the reason cut to fit', async () => {
-    const schema = `long_reason_${process.pid}`;
-    const sender = postgresStore({ connectionString: server.url, schema });
-    const listener = postgresStore({ connectionString: server.url, schema });
-    await listening(listener);
+    const { writer: sender, listener } = await writerAndListener('long_reason');
     const requests: CallControl[] = [];
     listener.listen?.((notice) => {
       if (notice.type === 'control' && notice.callId === 'c1') requests.push(notice);
@@ -117,18 +118,12 @@ describe('the notices of a PostgreSQL write', () => {
   });
 
   it('fill each notice: a batch of 300 calls of short ids is told of in two', async () => {
-    const schema = `short_ids_${process.pid}`;
-    const writer = postgresStore({ connectionString: server.url, schema });
-    const listener = postgresStore({ connectionString: server.url, schema });
-    const heard = await listening(listener);
+    const { writer, listener, heard } = await writerAndListener('short_ids');
     const calls = Array.from({ length: 300 }, (_, i) => ({
       callId: `01a21a3a-5816-74ce-845a-${String(i).padStart(12, '0')}`,
       sessionId: `s${i % 16}`,
     }));
-    await writer.write({
-      calls: calls.map(({ callId, sessionId }) => makeCallRecord({ callId, sessionId })),
-      events: calls.map(({ callId, sessionId }) => queuedEvent(callId, sessionId)),
-    });
+    await writeQueued(writer, calls);
     await heardCalls(heard, calls.length);
     expect(heard.map((notice) => notice.callIds.length)).toEqual([expect.any(Number), expect.any(Number)]);
     expect(heard.flatMap((notice) => notice.callIds)).toEqual(calls.map((call) => call.callId));
