@@ -183,8 +183,8 @@ export interface Store {
 
   /**
    * Stores that several processes share: hears what every process commits, this one's included
-   * (an `events` notice names its writer). Runtimes
-   * on such a store can split into clients and workers.
+   * (an `events` notice names its writer). Runtimes on such a store can split into clients and
+   * workers.
    */
   listen?(listener: (notice: StoreNotice) => void): () => void;
   /** Sends a request to the instance that runs a call (every listener hears it). */
