@@ -1,5 +1,5 @@
 import type { CallEvent, CallRecord } from '@baton/contracts';
-import { memoryStore, type StoreWrite } from '@baton/store';
+import { memoryStore, type Store, type StoreWrite } from '@baton/store';
 import { makeCallRecord } from '@baton/store/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { type RefusedWrite, WriteBatcher } from '../src/write-batcher.js';
@@ -7,6 +7,14 @@ import { type RefusedWrite, WriteBatcher } from '../src/write-batcher.js';
 function event(record: CallRecord): CallEvent {
   const { callId, sessionId, toolName } = record;
   return { type: 'queued', mode: 'inline', callId, sessionId, toolName, seq: 1, at: 1 };
+}
+
+/** A batcher on this store that publishes nowhere and reports no failure, as writer `t`. */
+function quietBatcher(
+  store: Store,
+  options: Partial<ConstructorParameters<typeof WriteBatcher>[0]> = {},
+): WriteBatcher {
+  return new WriteBatcher({ store, publish: () => {}, failed: () => {}, writer: 't', ...options });
 }
 
 describe('the write batcher keeps one call from failing another', () => {
@@ -100,7 +108,7 @@ const nextTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 describe('the write batcher pipelines its writes', () => {
   it('has up to the store’s writeConcurrency batches in flight, of different calls', async () => {
     const { holding, held } = heldStore(2);
-    const batcher = new WriteBatcher({ store: holding, publish: () => {}, failed: () => {}, writer: 't' });
+    const batcher = quietBatcher(holding);
     for (const callId of ['a', 'b', 'c']) {
       batcher.record(makeCallRecord({ callId }));
       await nextTick();
@@ -179,7 +187,7 @@ function runInOneTick(batcher: WriteBatcher, callId: string): CallRecord {
 describe('the write batcher cuts a tick into batches of the store’s writeBatchCalls', () => {
   it('writes a tick of 7 calls as batches of 3, 3 and 1, each call’s rows of the tick in one, each record once', async () => {
     const { store, holding, held } = cuttingStore(1, 3);
-    const batcher = new WriteBatcher({ store: holding, publish: () => {}, failed: () => {}, writer: 't' });
+    const batcher = quietBatcher(holding);
     for (let i = 0; i < 7; i++) runInOneTick(batcher, `c${i}`);
     await nextTick();
     // One write at a time: the first is out, the other two wait their turn.
@@ -236,13 +244,7 @@ describe('the write batcher cuts a tick into batches of the store’s writeBatch
 
   it('writes each tick whole, one batch at a time, when it is not pipelined (a client or a worker alone)', async () => {
     const { holding, held } = cuttingStore(4, 2);
-    const batcher = new WriteBatcher({
-      store: holding,
-      publish: () => {},
-      failed: () => {},
-      writer: 't',
-      pipelined: false,
-    });
+    const batcher = quietBatcher(holding, { pipelined: false });
     for (let i = 0; i < 5; i++) runInOneTick(batcher, `c${i}`);
     await nextTick();
     runInOneTick(batcher, 'later');
@@ -259,13 +261,7 @@ describe('the write batcher cuts a tick into batches of the store’s writeBatch
 describe('the write batcher cuts by the calls in flight', () => {
   async function cutsOf(liveCalls: number, tick: number): Promise<number[]> {
     const { holding, held } = cuttingStore(1, 250);
-    const batcher = new WriteBatcher({
-      store: holding,
-      publish: () => {},
-      failed: () => {},
-      writer: 't',
-      liveCalls: () => liveCalls,
-    });
+    const batcher = quietBatcher(holding, { liveCalls: () => liveCalls });
     for (let i = 0; i < tick; i++) runInOneTick(batcher, `c${i}`);
     const drained = batcher.drain();
     for (let written = 0; ; written++) {
@@ -291,13 +287,7 @@ describe('the write batcher cuts by the calls in flight', () => {
 
   it('does not cut for a store that names no writeBatchCalls, whatever its writeConcurrency', async () => {
     const { holding, held } = heldStore(2);
-    const batcher = new WriteBatcher({
-      store: holding,
-      publish: () => {},
-      failed: () => {},
-      writer: 't',
-      liveCalls: () => 1_000,
-    });
+    const batcher = quietBatcher(holding, { liveCalls: () => 1_000 });
     for (let i = 0; i < 300; i++) runInOneTick(batcher, `c${i}`);
     await nextTick();
     expect(held.map(({ batch }) => batch.calls?.length)).toEqual([300]);
