@@ -1,6 +1,6 @@
 import type { CallRecord } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
-import type { Store } from '@baton/store';
+import type { NoticeTopic, Store, StoreNotice } from '@baton/store';
 import { postgresStore } from '@baton/store-postgres';
 import { type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +23,25 @@ function readsCounted(store: Store) {
     },
   });
   return { counting, read };
+}
+
+/** The store, keeping the topics its runtime listens to and what they tell. */
+function noticesCounted(store: Store) {
+  const topics: NoticeTopic[] = [];
+  const heard: StoreNotice[] = [];
+  const counting: Store = Object.assign(Object.create(store), {
+    listen(listener: (notice: StoreNotice) => void, topic: NoticeTopic) {
+      topics.push(topic);
+      const stop = store.listen?.((notice) => {
+        heard.push(notice);
+        listener(notice);
+      }, topic);
+      return () => stop?.();
+    },
+  });
+  const heardCallIds = () =>
+    new Set(heard.flatMap((notice) => (notice.type === 'events' ? notice.callIds : [])));
+  return { counting, topics, heard, heardCallIds };
 }
 
 describe('a client reading its replies on PostgreSQL', () => {
@@ -56,6 +75,59 @@ describe('a client reading its replies on PostgreSQL', () => {
       expect(new Set(succeeded.map((record) => record.callId)).size).toBe(300);
     } finally {
       await Promise.all([caller.close(), worker.close()]);
+    }
+  });
+
+  it('tells each client of its own calls only, and the worker of none of their events', {
+    timeout: 120_000,
+  }, async () => {
+    const schema = `reply_topics_${process.pid}`;
+    const storeOf = () => postgresStore({ connectionString: server.url, schema });
+    const [one, two, working] = [
+      noticesCounted(storeOf()),
+      noticesCounted(storeOf()),
+      noticesCounted(storeOf()),
+    ];
+    const worker = createRuntime({ tools: distributedTools, store: working.counting, role: 'worker' });
+    // No poll within the test: every reply comes from a notice.
+    const clientOf = (store: Store) =>
+      createRuntime({
+        tools: distributedTools,
+        store,
+        role: 'client',
+        inlineBudgetMs: 60_000,
+        pollMs: 600_000,
+      });
+    const clients = [clientOf(one.counting), clientOf(two.counting)] as const;
+    try {
+      await Promise.all([worker.ready, ...clients.map((client) => client.ready)]);
+      const callsOf = (client: (typeof clients)[number], prefix: string) =>
+        Promise.all(
+          Array.from({ length: 200 }, (_, i) =>
+            client.call({
+              name: 'echo',
+              args: { text: `#${i}` },
+              sessionId: `s${i % 5}`,
+              callId: `${prefix}-${i}`,
+            }),
+          ),
+        );
+      const [repliesOne, repliesTwo] = await Promise.all([
+        callsOf(clients[0], 'one'),
+        callsOf(clients[1], 'two'),
+      ]);
+      expect([...repliesOne, ...repliesTwo].filter((reply) => reply.status !== 'succeeded')).toEqual([]);
+      // Each client listens to its replies alone (it follows nothing), and hears of each of its calls.
+      expect(one.topics).toEqual([{ type: 'replies', to: clients[0].instanceId }]);
+      expect(two.topics).toEqual([{ type: 'replies', to: clients[1].instanceId }]);
+      expect([...one.heardCallIds()].sort()).toEqual(repliesOne.map((reply) => reply.callId).sort());
+      expect([...two.heardCallIds()].sort()).toEqual(repliesTwo.map((reply) => reply.callId).sort());
+      // The worker hears that calls wait, and nothing of the events it and the clients store.
+      expect(working.topics).toEqual([{ type: 'work' }]);
+      expect(working.heard.filter((notice) => notice.type === 'events')).toEqual([]);
+      expect(working.heard.some((notice) => notice.type === 'queued')).toBe(true);
+    } finally {
+      await Promise.all([...clients.map((client) => client.close()), worker.close()]);
     }
   });
 });

@@ -102,6 +102,11 @@ export interface CallRecord {
   /** The runtime instance that runs it (seed 000's runtime owner); recovery moves it when that instance is gone. */
   ownerId?: string;
   /**
+   * The client instance that waits in a shared store for the call's reply: the store tells it, and
+   * no other client, when the call is detached or ends.
+   */
+  replyTo?: string;
+  /**
    * The caller's trace (W3C Trace Context), kept so that the process that runs the call continues
    * it: set when the caller had an OpenTelemetry span active.
    */

@@ -49,7 +49,10 @@ export interface RuntimeParts {
   housekeeping: Housekeeping;
   /** The registration of this instance in the store: everything written waits for it. */
   registered: Promise<void>;
-  stopListening: (() => void) | undefined;
+  /** Resolves once a client hears its replies' notices (at once for the other roles). */
+  listening: Promise<void>;
+  /** Stops hearing the shared store's notices (the runtime closes). */
+  stopListening: () => void;
 }
 
 /** What the assembly needs of the runtime object itself. */
@@ -169,10 +172,16 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     drop: (call) => recovery.drop(call),
   });
   const heard = worker;
-  const stopListening = store.listen?.((notice) => {
-    heard.hear(notice);
-    following.hear(notice);
-  });
+  // Queued calls and requests concern the processes that run calls; a client hears its replies
+  // (see SharedClient) and, while it follows anything, the events of all (see Following).
+  const stopWork =
+    settings.role === 'client' ? undefined : store.listen?.((notice) => heard.hear(notice), { type: 'work' });
+  // A client's calls are answered through its topic: it is ready once it hears it.
+  const listening = settings.role === 'client' ? client.listen() : Promise.resolve();
+  const stopListening = () => {
+    stopWork?.();
+    client.close();
+  };
   return {
     settings,
     store,
@@ -191,6 +200,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     schedules,
     housekeeping,
     registered,
+    listening,
     stopListening,
   };
 }

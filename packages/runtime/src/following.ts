@@ -1,7 +1,7 @@
 import type { EventBus } from '@baton/bus';
 import type { CallEvent } from '@baton/contracts';
 import type { SessionEvent, Store, StoreNotice } from '@baton/store';
-import { EMPTY, filter, merge, Observable, Subject } from 'rxjs';
+import { EMPTY, filter, merge, Observable, repeat, Subject, share } from 'rxjs';
 import type { Timers } from './call/timers.js';
 import { type FollowOptions, followStore } from './follow.js';
 
@@ -24,15 +24,28 @@ export interface FollowingDeps {
 export class Following {
   /** On a shared store: what the other processes committed. */
   readonly #notices = new Subject<StoreNotice>();
+  /**
+   * The store's `events` topic, listened to while anything here follows a call or a session, and
+   * for a poll after: a process that follows nothing is not woken by every commit of the others.
+   */
+  readonly #heard$: Observable<StoreNotice>;
 
-  constructor(private readonly deps: FollowingDeps) {}
+  constructor(private readonly deps: FollowingDeps) {
+    this.#heard$ = new Observable<StoreNotice>((subscriber) => {
+      const subscription = this.#notices.subscribe(subscriber);
+      const stop = deps.store.listen?.((notice) => this.#hear(notice), { type: 'events' });
+      return () => {
+        stop?.();
+        subscription.unsubscribe();
+      };
+    }).pipe(share({ resetOnRefCountZero: () => this.#poll() }));
+  }
 
   /**
    * A notice of the shared store, for the followers it concerns. Those of this runtime's own writes
-   * are dropped: its bus told of those events, and a client would otherwise read each call it
-   * submits once for nothing.
+   * are dropped: its bus told of those events.
    */
-  hear(notice: StoreNotice): void {
+  #hear(notice: StoreNotice): void {
     if (notice.type === 'events' && notice.writer === this.deps.instanceId) return;
     this.#notices.next(notice);
   }
@@ -63,9 +76,14 @@ export class Following {
     return followStore(stored$, read, (stored) => stored.position, target.after ?? 0, true, options);
   }
 
-  /** Events that other processes stored, as the shared store tells of them. */
+  /**
+   * Events that other processes stored, as the shared store tells of them; and `listening`, when
+   * what was stored before may have gone untold.
+   */
   storedElsewhere(about: (notice: Extract<StoreNotice, { type: 'events' }>) => boolean): Observable<unknown> {
-    return this.#notices.pipe(filter((notice) => notice.type === 'events' && about(notice)));
+    return this.#heard$.pipe(
+      filter((notice) => notice.type === 'listening' || (notice.type === 'events' && about(notice))),
+    );
   }
 
   /**
@@ -73,14 +91,17 @@ export class Following {
    * LISTEN connection) comes late, but comes.
    */
   ticks(): Observable<unknown> {
-    const { store, timers, pollMs } = this.deps;
-    if (!store.listen) return EMPTY;
+    return this.deps.store.listen ? this.#poll().pipe(repeat()) : EMPTY;
+  }
+
+  /** One poll interval on the runtime's timers. */
+  #poll(): Observable<unknown> {
+    const { timers, pollMs } = this.deps;
     return new Observable((subscriber) => {
-      const tick = () => {
+      const handle = timers.background(() => {
         subscriber.next(undefined);
-        handle = timers.background(tick, pollMs);
-      };
-      let handle = timers.background(tick, pollMs);
+        subscriber.complete();
+      }, pollMs);
       return () => timers.cancelBackground(handle);
     });
   }

@@ -114,7 +114,7 @@ class BatonRuntime implements Runtime {
     };
   }
 
-  /** Registered, recovered, schedules armed, first claim; then the housekeeping that keeps it so. */
+  /** Registered, recovered, schedules armed, first claim (a client: its replies heard); then the housekeeping that keeps it so. */
   #start(): Promise<void> {
     const { store, settings, recovery, worker, schedules, housekeeping, failures, clock } = this.#parts;
     const { leaseMs, pollMs, role, retentionTtlMs } = settings;
@@ -122,7 +122,7 @@ class BatonRuntime implements Runtime {
     const ready = this.#parts.registered
       .then(() => (works ? recovery.recoverOrphans() : undefined))
       .then(() => schedules.open())
-      .then(() => (works && store.listen ? worker.claim() : undefined));
+      .then(() => (works && store.listen ? worker.claim() : this.#parts.listening));
     // Awaited by whoever awaits `ready`; reported here for those who do not.
     ready.catch(failures.on('start'));
     housekeeping.every(leaseMs / 3, 'heartbeat', () => recovery.beat());
@@ -278,7 +278,7 @@ class BatonRuntime implements Runtime {
     await intake.pending();
     await worker.claiming;
     await writer.drain();
-    this.#parts.stopListening?.();
+    this.#parts.stopListening();
     following.complete();
     // A clean close leaves nothing to recover.
     await store.removeInstance(this.instanceId).catch(failures.on('unregister'));

@@ -16,6 +16,7 @@ import {
   DEFAULT_PAGE_SIZE,
   type InstanceRow,
   instanceOfRow,
+  type NoticeTopic,
   type NotificationCountFilter,
   type NotificationFilter,
   type SessionEvent,
@@ -26,7 +27,9 @@ import {
   withStoreErrors,
 } from '@baton/store';
 import pg from 'pg';
+import { ListenConnection } from './listen-connection.js';
 import { MIGRATIONS } from './migrations.js';
+import { Channels, controlPayload, noticesOf } from './notices.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database` */
@@ -70,9 +73,6 @@ const UNFINISHED = "status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_ou
 const int8AsNumber = ((oid: number, format?: 'text' | 'binary') =>
   oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser;
 
-/** After a dropped LISTEN connection, the next try comes this much later (the runtime polls meanwhile). */
-const RELISTEN_MS = 1_000;
-
 type CallRow = { position: number; record: CallRecord; owner_id: string | null };
 type NotificationRow = {
   notification: Notification;
@@ -114,77 +114,6 @@ function sessionConditions(filter: { sessionId?: string; sessionPrefix?: string 
   ];
 }
 
-/**
- * What the processes hear of a write: the calls whose events it stored, and by whom, and new
- * unclaimed calls. The calls go in as few notices as hold them: each fills up to PostgreSQL's limit
- * on a payload, counted in bytes (ids may be long, and not ASCII).
- */
-function noticesOf(batch: StoreWrite, sessionOf: ReadonlyMap<string, string>): string[] {
-  const notices: string[] = [];
-  const empty: StoreNotice = { type: 'events', callIds: [], sessionIds: [], writer: batch.writer };
-  const emptyBytes = jsonBytes(empty);
-  let callIds: string[] = [];
-  let sessionIds = new Set<string>();
-  let bytes = emptyBytes;
-  const flush = () => {
-    if (callIds.length === 0) return;
-    notices.push(JSON.stringify({ ...empty, callIds, sessionIds: [...sessionIds] } satisfies StoreNotice));
-    callIds = [];
-    sessionIds = new Set();
-    bytes = emptyBytes;
-  };
-  for (const [callId, sessionId] of sessionOf) {
-    // Each id adds itself as a JSON string and a comma.
-    const callBytes = jsonBytes(callId) + 1;
-    const sessionBytes = jsonBytes(sessionId) + 1;
-    if (emptyBytes + callBytes + sessionBytes > NOTICE_MAX_BYTES) continue; // see NOTICE_MAX_BYTES
-    let added = callBytes + (sessionIds.has(sessionId) ? 0 : sessionBytes);
-    if (bytes + added > NOTICE_MAX_BYTES) {
-      flush();
-      added = callBytes + sessionBytes;
-    }
-    callIds.push(callId);
-    sessionIds.add(sessionId);
-    bytes += added;
-  }
-  flush();
-  if ((batch.calls ?? []).some((record) => record.status === 'queued' && record.ownerId === undefined)) {
-    notices.push(JSON.stringify({ type: 'queued' } satisfies StoreNotice));
-  }
-  return notices;
-}
-
-/**
- * A request as a notice. Its reason is words for people, of any length: a reason too long for a
- * notice is cut to the longest start of it that fits, rather than the request refused.
- */
-function controlPayload(control: CallControl): string {
-  const whole = JSON.stringify(control);
-  const { reason } = control;
-  if (reason === undefined || Buffer.byteLength(whole) <= NOTICE_MAX_BYTES) return whole;
-  const cut = (chars: number) => {
-    // A cut between the two halves of a character keeps neither.
-    const end = chars > 0 && isHighSurrogate(reason.charCodeAt(chars - 1)) ? chars - 1 : chars;
-    return JSON.stringify({ ...control, reason: reason.slice(0, end) });
-  };
-  let fits = 0;
-  let fitsNot = reason.length;
-  while (fitsNot - fits > 1) {
-    const middle = Math.floor((fits + fitsNot) / 2);
-    if (Buffer.byteLength(cut(middle)) <= NOTICE_MAX_BYTES) fits = middle;
-    else fitsNot = middle;
-  }
-  return cut(fits);
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
-}
-
-function jsonBytes(value: unknown): number {
-  return Buffer.byteLength(JSON.stringify(value));
-}
-
 /** The session of each call that has events in the batch, in the order the calls' events come. */
 function sessionsOfCalls(events: readonly CallEvent[]): Map<string, string> {
   const sessionOf = new Map<string, string>();
@@ -209,9 +138,9 @@ const jsonRows = (rows: readonly unknown[]): string | null =>
  * A batch as the parameters of `baton_write` (see migrations.ts), serialised at once: the caller
  * goes on changing the objects it wrote after `write()` returns. The last of each key wins.
  */
-function parametersOf(batch: StoreWrite, channel: string): unknown[] {
+function parametersOf(batch: StoreWrite, channels: Channels): unknown[] {
   const sessionOf = sessionsOfCalls(batch.events ?? []);
-  const notices = noticesOf(batch, sessionOf);
+  const notices = noticesOf(batch, sessionOf, channels);
   return [
     jsonRows(lastByKey(batch.calls, (record) => record.callId)),
     jsonRows(batch.events ?? []),
@@ -221,9 +150,9 @@ function parametersOf(batch: StoreWrite, channel: string): unknown[] {
     jsonRows(lastByKey(batch.schedules, (schedule) => schedule.id)),
     jsonRows(batch.resolutions ?? []),
     batch.writer ?? null,
-    channel,
-    notices.length === 0 ? null : notices,
     sessionOf.size === 0 ? null : [...new Set(sessionOf.values())],
+    notices.channels,
+    notices.payloads,
   ];
 }
 
@@ -232,29 +161,17 @@ function parametersOf(batch: StoreWrite, channel: string): unknown[] {
  * statement's own transaction, fenced (see `baton_write` in migrations.ts).
  */
 const WRITE = {
-  name: 'baton_write',
-  text: 'SELECT baton_write($1::json, $2::json, $3::jsonb, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb, $8::text, $9::text, $10::text[], $11::text[])',
+  name: 'baton_write_notifying',
+  text: 'SELECT baton_write_notifying($1::json, $2::json, $3::jsonb, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb, $8::text, $9::text[], $10::text[], $11::text[])',
 };
-
-/**
- * PostgreSQL refuses a NOTIFY payload of 8,000 bytes or more, and with it the whole write: the ids
- * of a batch go in notices below it. A call whose ids alone would not fit (ids longer than a
- * runtime's default limit of 128 characters allows) is told of by no notice; it is stored all the
- * same, and its followers read it at their next poll.
- */
-const NOTICE_MAX_BYTES = 7_999;
 
 export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
   readonly #ready: Promise<void>;
-  readonly #connectionString: string;
-  /** The NOTIFY channel of this schema: stores of other schemas on the server hear nothing of it. */
-  readonly #channel: string;
-  readonly #listeners = new Set<(notice: StoreNotice) => void>();
+  readonly #channels: Channels;
+  readonly #listenConnection: ListenConnection;
   readonly writeConcurrency: number;
   readonly writeBatchCalls: number;
-  #listening: pg.Client | undefined;
-  #closed = false;
 
   constructor(options: PostgresStoreOptions) {
     const schema = options.schema ?? 'baton';
@@ -263,8 +180,11 @@ export class PostgresStore implements Store {
         `postgresStore: schema must be lower-case letters, digits and _, not ${JSON.stringify(schema)}`,
       );
     }
-    this.#connectionString = options.connectionString;
-    this.#channel = `baton_${schema}`;
+    this.#channels = new Channels(schema);
+    this.#listenConnection = new ListenConnection({
+      connectionString: options.connectionString,
+      types: { getTypeParser: int8AsNumber },
+    });
     const connections = wholeOption('maxConnections', options.maxConnections ?? 10);
     this.writeConcurrency = Math.max(
       1,
@@ -340,7 +260,7 @@ export class PostgresStore implements Store {
   }
 
   async write(batch: StoreWrite): Promise<void> {
-    const values = parametersOf(batch, this.#channel);
+    const values = parametersOf(batch, this.#channels);
     await this.#ready;
     await this.#pool.query({ ...WRITE, values });
   }
@@ -605,56 +525,17 @@ export class PostgresStore implements Store {
       .map((row) => ({ record: recordOf(row), lastSeq: row.last_seq }));
   }
 
-  listen(listener: (notice: StoreNotice) => void): () => void {
-    this.#listeners.add(listener);
-    if (!this.#listening) void this.#connectListener();
-    return () => {
-      this.#listeners.delete(listener);
-    };
+  listen(listener: (notice: StoreNotice) => void, topic: NoticeTopic): () => void {
+    return this.#listenConnection.listen(this.#channels.of(topic), listener);
   }
 
   async send(control: CallControl): Promise<void> {
-    await this.#query('SELECT pg_notify($1, $2)', [this.#channel, controlPayload(control)]);
-  }
-
-  /** One connection per store LISTENs for every listener; a dropped one is made again. */
-  async #connectListener(): Promise<void> {
-    if (this.#closed) return;
-    const client = new pg.Client({
-      connectionString: this.#connectionString,
-      types: { getTypeParser: int8AsNumber },
-    });
-    this.#listening = client;
-    const retry = () => {
-      if (this.#listening !== client) return;
-      this.#listening = undefined;
-      // The connection already failed (that is why this runs): ending it may fail too, to no loss.
-      client.end().catch(() => {});
-      if (!this.#closed && this.#listeners.size > 0)
-        setTimeout(() => void this.#connectListener(), RELISTEN_MS).unref();
-    };
-    client.on('error', retry);
-    client.on('end', retry);
-    client.on('notification', (message) => {
-      if (message.channel !== this.#channel || message.payload === undefined) return;
-      const notice = JSON.parse(message.payload) as StoreNotice;
-      for (const listener of this.#listeners) listener(notice);
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${this.#channel}`);
-    } catch {
-      retry();
-    }
+    await this.#query('SELECT pg_notify($1, $2)', [this.#channels.work, controlPayload(control)]);
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    const listening = this.#listening;
-    this.#listening = undefined;
-    // Closing: a listener whose connection is gone, or a migration that failed (reported to every
-    // caller already), must not keep the pool open.
-    await listening?.end().catch(() => {});
+    await this.#listenConnection.close();
+    // Closing: a migration that failed (reported to every caller already) must not keep the pool open.
     await this.#ready.catch(() => {});
     await this.#pool.end();
   }

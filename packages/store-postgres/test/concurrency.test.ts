@@ -1,5 +1,5 @@
 import type { CallEvent } from '@baton/contracts';
-import type { SessionEvent, Store, StoreNotice } from '@baton/store';
+import type { NoticeTopic, SessionEvent, Store, StoreNotice } from '@baton/store';
 import { makeCallRecord, makeNotification } from '@baton/store/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -139,34 +139,27 @@ describe('PostgreSQL under concurrency', () => {
     await store.close();
   });
 
-  it('tells every listener, after the commit, which calls got events, from which writer, and that a call waits', async () => {
+  it('tells its listeners, after the commit, which calls got events, from which writer, and that a call waits', async () => {
     const schema = `notices_${process.pid}`;
     const writer = postgresStore({ connectionString: server.url, schema });
     const listener = postgresStore({ connectionString: server.url, schema });
     const heard: StoreNotice[] = [];
-    let probed = false;
-    const first = new Promise<void>((resolve) => {
-      listener.listen?.((notice) => {
-        if (notice.type === 'control') {
-          probed = true;
-          return;
-        }
-        heard.push(notice);
-        if (heard.length === 2) resolve();
+    const listeningTo = (topic: NoticeTopic) =>
+      new Promise<void>((resolve) => {
+        listener.listen?.((notice) => {
+          if (notice.type === 'listening') resolve();
+          else heard.push(notice);
+        }, topic);
       });
-    });
-    await listener.listCalls();
-    // The LISTEN connection is up once a notice sent now is heard.
-    while (!probed) {
-      await listener.send?.({ type: 'control', callId: 'probe', action: 'cancel' });
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    await Promise.all([listeningTo({ type: 'events' }), listeningTo({ type: 'work' })]);
     await writer.write({
       calls: [makeCallRecord({ callId: 'q', sessionId: 's' })],
       events: [progressEvent('q', 1, 's')],
       writer: 'instance-1',
     });
-    await first;
+    for (let turn = 0; turn < 500 && heard.length < 2; turn++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     // The writer is named, so that a runtime can skip the notices of its own writes.
     expect(heard).toEqual([
       { type: 'events', callIds: ['q'], sessionIds: ['s'], writer: 'instance-1' },

@@ -1,6 +1,7 @@
 import type { CallEvent } from '@baton/contracts';
-import type { CallControl, Store, StoreNotice } from '@baton/store';
+import type { CallControl, NoticeTopic, Store, StoreNotice } from '@baton/store';
 import { makeCallRecord } from '@baton/store/testing';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
 import { type ThrowawayPostgres, throwawayPostgres } from '../src/testing.js';
@@ -18,19 +19,18 @@ function queuedEvent(callId: string, sessionId: string): CallEvent {
   return { type: 'queued', mode: 'inline', to: 'queued', callId, sessionId, toolName: 't', seq: 1, at: 1 };
 }
 
-/** A listener on the store whose LISTEN connection is up: it has heard a request sent after it listened. */
-async function listening(store: Store): Promise<Array<Extract<StoreNotice, { type: 'events' }>>> {
+/** The `events` notices a topic of the store tells, from when its LISTEN is up (it says `listening`). */
+async function listening(
+  store: Store,
+  topic: NoticeTopic = { type: 'events' },
+): Promise<Array<Extract<StoreNotice, { type: 'events' }>>> {
   const heard: Array<Extract<StoreNotice, { type: 'events' }>> = [];
-  let probed = false;
-  store.listen?.((notice) => {
-    if (notice.type === 'control') probed = true;
-    else if (notice.type === 'events') heard.push(notice);
+  await new Promise<void>((resolve) => {
+    store.listen?.((notice) => {
+      if (notice.type === 'listening') resolve();
+      else if (notice.type === 'events') heard.push(notice);
+    }, topic);
   });
-  await store.listCalls();
-  while (!probed) {
-    await store.send?.({ type: 'control', callId: 'probe', action: 'cancel' });
-    await new Promise((resolve) => setImmediate(resolve));
-  }
   return heard;
 }
 
@@ -98,8 +98,14 @@ describe('the notices of a PostgreSQL write', () => {
   it('carry a request whose reason is longer than a notice holds, with the reason cut to fit', async () => {
     const { writer: sender, listener } = await writerAndListener('long_reason');
     const requests: CallControl[] = [];
-    listener.listen?.((notice) => {
-      if (notice.type === 'control' && notice.callId === 'c1') requests.push(notice);
+    await new Promise<void>((resolve) => {
+      listener.listen?.(
+        (notice) => {
+          if (notice.type === 'listening') resolve();
+          if (notice.type === 'control' && notice.callId === 'c1') requests.push(notice);
+        },
+        { type: 'work' },
+      );
     });
     // 20,000 characters of four bytes and two UTF-16 units each: a cut between the two halves of
     // one would leave a string PostgreSQL cannot encode.
@@ -127,6 +133,87 @@ describe('the notices of a PostgreSQL write', () => {
     await heardCalls(heard, calls.length);
     expect(heard.map((notice) => notice.callIds.length)).toEqual([expect.any(Number), expect.any(Number)]);
     expect(heard.flatMap((notice) => notice.callIds)).toEqual(calls.map((call) => call.callId));
+    await Promise.all([writer.close(), listener.close()]);
+  });
+
+  it('tell each topic to its own listeners: a client hears the calls it waits for, and no others', async () => {
+    const schema = `topics_${process.pid}`;
+    const writer = postgresStore({ connectionString: server.url, schema });
+    const [follower, clientOne, clientTwo] = [1, 2, 3].map(() =>
+      postgresStore({ connectionString: server.url, schema }),
+    );
+    const followed = await listening(follower as Store);
+    const toOne = await listening(clientOne as Store, { type: 'replies', to: 'client-1' });
+    // An instance id may hold any character: its channel is made of a hash of it.
+    const two = `client 2 on ${'h'.repeat(100)}.example:会`;
+    const toTwo = await listening(clientTwo as Store, { type: 'replies', to: two });
+    const record = (callId: string, replyTo: string, status: 'queued' | 'running' | 'succeeded') =>
+      makeCallRecord({ callId, sessionId: 's', status, replyTo });
+    const event = (callId: string, seq: number): CallEvent => ({ ...queuedEvent(callId, 's'), seq });
+    // The clients submit: their own writes are told to the followers, not back to them.
+    await writer.write({
+      calls: [record('a', 'client-1', 'queued')],
+      events: [event('a', 1)],
+      writer: 'client-1',
+    });
+    await writer.write({ calls: [record('b', two, 'queued')], events: [event('b', 1)], writer: two });
+    // A worker starts one (no reply yet), then ends both calls in one write.
+    await writer.write({
+      calls: [record('a', 'client-1', 'running')],
+      events: [event('a', 2)],
+      writer: 'worker-1',
+    });
+    await writer.write({
+      calls: [record('a', 'client-1', 'succeeded'), record('b', two, 'succeeded')],
+      events: [event('a', 3), event('b', 2)],
+      writer: 'worker-1',
+    });
+    await heardCalls(followed, 5);
+    await heardCalls(toOne, 1);
+    await heardCalls(toTwo, 1);
+    expect(followed.map((notice) => [notice.writer, notice.callIds])).toEqual([
+      ['client-1', ['a']],
+      [two, ['b']],
+      ['worker-1', ['a']],
+      ['worker-1', ['a', 'b']],
+    ]);
+    // Notices come in the order of the commits: any of the clients' own would have come first.
+    expect(toOne).toEqual([{ type: 'events', callIds: ['a'], sessionIds: ['s'], writer: 'worker-1' }]);
+    expect(toTwo).toEqual([{ type: 'events', callIds: ['b'], sessionIds: ['s'], writer: 'worker-1' }]);
+    await Promise.all([writer, follower, clientOne, clientTwo].map((store) => store?.close()));
+  });
+
+  it('say `listening` again when a lost LISTEN connection is made anew, and go on telling', async () => {
+    const { writer, listener } = await writerAndListener('relisten');
+    const heard: StoreNotice[] = [];
+    let listened = 0;
+    await new Promise<void>((resolve) => {
+      listener.listen?.(
+        (notice) => {
+          if (notice.type !== 'listening') heard.push(notice);
+          else if (++listened === 1) resolve();
+        },
+        { type: 'work' },
+      );
+    });
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    // The listener's connection is the one whose last statement listened on this schema's channels.
+    const { rowCount } = await admin.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN baton_relisten%'",
+    );
+    await admin.end();
+    expect(rowCount).toBe(1);
+    // A notice sent while nothing listened is lost: `listening` is the listener's cue to read again.
+    for (let turn = 0; turn < 500 && listened < 2; turn++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(listened).toBe(2);
+    await writeQueued(writer, [{ callId: 'after', sessionId: 's' }]);
+    for (let turn = 0; turn < 500 && heard.length === 0; turn++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(heard).toEqual([{ type: 'queued' }]);
     await Promise.all([writer.close(), listener.close()]);
   });
 });

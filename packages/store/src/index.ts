@@ -7,6 +7,7 @@ export {
   type CallPage,
   type ClaimedCall,
   DEFAULT_PAGE_SIZE,
+  type NoticeTopic,
   type NotificationCountFilter,
   type NotificationFilter,
   type SessionEvent,

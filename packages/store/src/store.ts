@@ -49,7 +49,21 @@ export type StoreNotice =
   /** A call waits for a worker to claim it. */
   | { type: 'queued' }
   /** A request for the instance that runs a call. */
-  | CallControl;
+  | CallControl
+  /**
+   * The listener hears its topic from now on (first, and again after a lost connection): what was
+   * stored before may have gone untold, so read it again.
+   */
+  | { type: 'listening' };
+
+/**
+ * What a listener hears of, so that a process is woken only by what concerns it:
+ * - `work`: queued calls and requests (`queued`, `control`), for the processes that run calls;
+ * - `events`: the events of every call (`events`), for those that follow calls or sessions;
+ * - `replies`: the calls whose `replyTo` is `to` that were detached or ended, for that client.
+ * Each topic also brings `listening`. A store may tell a listener more than its topic.
+ */
+export type NoticeTopic = { type: 'work' } | { type: 'events' } | { type: 'replies'; to: string };
 
 export interface CallControl {
   type: 'control';
@@ -182,12 +196,12 @@ export interface Store {
   claimQueued(ownerId: string, limit: number, callId?: string): Promise<ClaimedCall[]>;
 
   /**
-   * Stores that several processes share: hears what every process commits, this one's included
-   * (an `events` notice names its writer). Runtimes on such a store can split into clients and
-   * workers.
+   * Stores that several processes share: hears what the processes commit on a topic, this one's
+   * writes included (an `events` notice names its writer). Runtimes on such a store can split into
+   * clients and workers.
    */
-  listen?(listener: (notice: StoreNotice) => void): () => void;
-  /** Sends a request to the instance that runs a call (every listener hears it). */
+  listen?(listener: (notice: StoreNotice) => void, topic: NoticeTopic): () => void;
+  /** Sends a request to the instance that runs a call (every listener of `work` hears it). */
   send?(control: CallControl): Promise<void>;
 
   close(): Promise<void>;

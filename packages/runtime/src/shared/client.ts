@@ -16,8 +16,8 @@ export interface ClientDeps {
   settings: Pick<Settings, 'forTool' | 'instanceId'>;
   writes: Pick<CallWrites, 'stamp'>;
   writer: Pick<WriteBatcher, 'add' | 'recordConfirmed'>;
-  store: Pick<Store, 'getCalls' | 'claimQueued'>;
-  following: Pick<Following, 'storedElsewhere' | 'ticks'>;
+  store: Pick<Store, 'getCalls' | 'claimQueued' | 'listen'>;
+  following: Pick<Following, 'ticks'>;
   timers: Timers;
   clock: Clock;
   failures: Failures;
@@ -32,7 +32,7 @@ export class SharedClient {
   readonly #replies: RemoteReplies;
 
   constructor(private readonly deps: ClientDeps) {
-    this.#replies = new RemoteReplies(deps);
+    this.#replies = new RemoteReplies({ ...deps, instanceId: deps.settings.instanceId });
   }
 
   submit(tool: AnyTool, given: CallRecord): Promise<CallReply> {
@@ -40,9 +40,12 @@ export class SharedClient {
     const { ownerId: _, ...unowned } = given;
     const approval = unowned.approval === 'pending';
     // What the call machine decides at admission, for a call that this process does not run.
-    const record: CallRecord = changeableCopy(unowned, {
-      detached: approval || unowned.mode === 'background',
-    });
+    const detached = approval || unowned.mode === 'background';
+    // A call answered at once is not waited for: no process need tell this one of it.
+    const record: CallRecord = changeableCopy(
+      unowned,
+      detached ? { detached } : { detached, replyTo: settings.instanceId },
+    );
     const reason = approval ? ('approval' as const) : ('mode' as const);
     writer.add('events', writes.stamp({ type: 'queued', mode: record.mode, to: 'queued' }, record, 1));
     if (record.detached) {
@@ -124,6 +127,18 @@ export class SharedClient {
     };
     writer.add('events', writes.stamp(event, record, lastSeq + 1));
     // A refusal ends nothing here: the call stays the workers' to run, and the caller is not told twice.
-    await writer.recordConfirmed(record).catch(refusalHandledElsewhere);
+    await writer
+      .recordConfirmed(record)
+      .then(() => this.#replies.changedHere(callId), refusalHandledElsewhere);
+  }
+
+  /** Listens for the replies of the calls it will submit (a client runtime starts); resolves once it hears them. */
+  listen(): Promise<void> {
+    return this.#replies.listen();
+  }
+
+  /** Stops listening for replies (the runtime closes). */
+  close(): void {
+    this.#replies.close();
   }
 }

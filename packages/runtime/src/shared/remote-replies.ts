@@ -1,14 +1,16 @@
 import { type CallRecord, isTerminalStatus } from '@baton/contracts';
 import type { Store, StoreNotice } from '@baton/store';
-import { merge, type Subscription } from 'rxjs';
+import type { Subscription } from 'rxjs';
 import { REPLY_READ_BATCH_MAX } from '../defaults.js';
 import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
 
 export interface RemoteRepliesDeps {
-  store: Pick<Store, 'getCalls'>;
-  following: Pick<Following, 'storedElsewhere' | 'ticks'>;
+  store: Pick<Store, 'getCalls' | 'listen'>;
+  following: Pick<Following, 'ticks'>;
   failures: Failures;
+  /** This client's instance id: the `replyTo` of the calls it submits. */
+  instanceId: string;
 }
 
 /** A call a client waits for: resolves with its record once detached or ended, undefined when unread. */
@@ -19,10 +21,10 @@ export interface RemoteReply {
 }
 
 /**
- * The replies a client waits for, read together: a notice names the calls whose events a worker
- * stored, and every waiting call that notices of one turn name is read in one query (the store's
- * `getCalls`), not one query per call. The shared store's poll reads every waiting call, so a lost
- * notice delays a reply but never loses it. One subscription serves every waiting call.
+ * The replies a client waits for, read together. The store tells this client alone (its topic
+ * `replies`) of the calls whose `replyTo` it is, and every waiting call that notices of one turn
+ * name is read in one query (the store's `getCalls`), not one query per call. The shared store's
+ * poll reads every waiting call, so a lost notice delays a reply but never loses it.
  */
 export class RemoteReplies {
   readonly #waiting = new Map<string, (record: CallRecord | undefined) => void>();
@@ -30,33 +32,65 @@ export class RemoteReplies {
   readonly #told = new Set<string>();
   #scheduled = false;
   #reading = false;
-  #subscription: Subscription | undefined;
+  /** Polls, while any call waits. */
+  #polling: Subscription | undefined;
+  /** The topic, from the start to the end: a client that makes one call at a time keeps it. */
+  #stopListening: (() => void) | undefined;
+  #listened: () => void = () => {};
+  readonly #listening = new Promise<void>((resolve) => {
+    this.#listened = resolve;
+  });
 
   constructor(private readonly deps: RemoteRepliesDeps) {}
 
   /** Waits for a call; call it before the call is stored, so that no notice of it comes first. */
   wait(callId: string): RemoteReply {
     const answered = new Promise<CallRecord | undefined>((resolve) => this.#waiting.set(callId, resolve));
-    this.#subscription ??= this.#listen();
+    void this.listen();
+    this.#polling ??= this.deps.following.ticks().subscribe(() => this.#tellAll());
     return { answered, cancel: () => this.#forget(callId) };
   }
 
-  #listen(): Subscription {
-    const { following } = this.deps;
-    return merge(
-      following.storedElsewhere(() => true),
-      following.ticks(),
-    ).subscribe((notice) => {
-      if (notice === undefined) {
-        // A poll: every waiting call is read again.
-        for (const callId of this.#waiting.keys()) this.#told.add(callId);
-      } else {
-        for (const callId of (notice as Extract<StoreNotice, { type: 'events' }>).callIds) {
-          if (this.#waiting.has(callId)) this.#told.add(callId);
-        }
-      }
-      this.#schedule();
+  /**
+   * Listens to this client's topic, until `close()`; resolves once the store tells it (a store that
+   * cannot listen never does). The calls that wait while it is not yet told are read again then.
+   */
+  listen(): Promise<void> {
+    const { store, instanceId } = this.deps;
+    this.#stopListening ??= store.listen?.((notice) => this.#hear(notice), {
+      type: 'replies',
+      to: instanceId,
     });
+    return this.#listening;
+  }
+
+  /** This process changed a waiting call's record (the store tells no process of its own writes). */
+  changedHere(callId: string): void {
+    if (!this.#waiting.has(callId)) return;
+    this.#told.add(callId);
+    this.#schedule();
+  }
+
+  /** Stops listening (the runtime closes). */
+  close(): void {
+    this.#stopListening?.();
+    this.#polling?.unsubscribe();
+  }
+
+  #hear(notice: StoreNotice): void {
+    if (notice.type === 'listening') {
+      this.#listened();
+      this.#tellAll();
+    } else if (notice.type === 'events') {
+      for (const callId of notice.callIds) if (this.#waiting.has(callId)) this.#told.add(callId);
+      this.#schedule();
+    }
+  }
+
+  /** Every waiting call is read again: at a poll, or when notices may have been lost. */
+  #tellAll(): void {
+    for (const callId of this.#waiting.keys()) this.#told.add(callId);
+    this.#schedule();
   }
 
   /** Reads at the next turn, with what the notices of this turn told. */
@@ -104,7 +138,7 @@ export class RemoteReplies {
   #forget(callId: string): void {
     this.#waiting.delete(callId);
     if (this.#waiting.size > 0) return;
-    this.#subscription?.unsubscribe();
-    this.#subscription = undefined;
+    this.#polling?.unsubscribe();
+    this.#polling = undefined;
   }
 }

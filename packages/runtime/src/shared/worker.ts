@@ -45,10 +45,13 @@ export class SharedWorker {
 
   constructor(private readonly deps: WorkerDeps) {}
 
-  /** What a shared store tells this process: calls to claim, requests for the calls run here. */
+  /**
+   * What a shared store tells this process: calls to claim (or that some may have gone untold),
+   * requests for the calls run here.
+   */
   hear(notice: StoreNotice): void {
     const { settings, registry, control, failures } = this.deps;
-    if (notice.type === 'queued') {
+    if (notice.type === 'queued' || notice.type === 'listening') {
       if (settings.role !== 'client') {
         this.#workMayWait = true;
         void this.claim();

@@ -1,0 +1,155 @@
+import { createHash } from 'node:crypto';
+import { isTerminalStatus } from '@baton/contracts';
+import type { CallControl, NoticeTopic, StoreNotice, StoreWrite } from '@baton/store';
+
+/**
+ * PostgreSQL refuses a NOTIFY payload of 8,000 bytes or more, and with it the whole write: the ids
+ * of a batch go in notices below it. A call whose ids alone would not fit (ids longer than a
+ * runtime's default limit of 128 characters allows) is told of by no notice; it is stored all the
+ * same, and its followers read it at their next poll.
+ */
+export const NOTICE_MAX_BYTES = 7_999;
+
+/** PostgreSQL cuts identifiers, channel names among them, at 63 bytes. */
+const CHANNEL_MAX_BYTES = 63;
+
+/**
+ * The NOTIFY channels of a schema, one per topic, so that a process is woken only by the notices of
+ * the topics it listens to: stores of other schemas on the server hear nothing of these.
+ */
+export class Channels {
+  /** `work`: queued calls and requests (the name every version of Baton used for all notices). */
+  readonly work: string;
+  readonly events: string;
+  readonly #replies: string;
+
+  constructor(schema: string) {
+    this.work = channelName(`baton_${schema}`);
+    this.events = channelName(`baton_${schema}_events`);
+    this.#replies = `baton_${schema}_to_`;
+  }
+
+  /** The channel of a client's replies: its instance id may hold any character, so it is hashed. */
+  replies(to: string): string {
+    return channelName(`${this.#replies}${hashOf(to).slice(0, 16)}`);
+  }
+
+  of(topic: NoticeTopic): string {
+    return topic.type === 'replies' ? this.replies(topic.to) : this[topic.type];
+  }
+}
+
+/** A name as it is, or hashed when longer than a channel's name may be; only [a-z0-9_] either way. */
+function channelName(name: string): string {
+  return name.length <= CHANNEL_MAX_BYTES ? name : `baton_${hashOf(name).slice(0, 40)}`;
+}
+
+function hashOf(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** Notices to send at a commit: `channels[i]` carries `payloads[i]`. */
+export interface Notices {
+  channels: string[];
+  payloads: string[];
+}
+
+/**
+ * What the processes hear of a write, each on its topic's channel: the calls whose events it
+ * stored, and by whom (`events`); those of them that ended or were detached, told to the client
+ * that waits for them (`replies`: a client is not woken by the calls of others); and new
+ * unclaimed calls (`work`). The calls go in as few notices as hold them: each fills up to
+ * PostgreSQL's limit on a payload, counted in bytes (ids may be long, and not ASCII).
+ */
+export function noticesOf(
+  batch: StoreWrite,
+  sessionOf: ReadonlyMap<string, string>,
+  channels: Channels,
+): Notices {
+  const notices: Notices = { channels: [], payloads: [] };
+  const add = (channel: string, payloads: readonly string[]) => {
+    for (const payload of payloads) {
+      notices.channels.push(channel);
+      notices.payloads.push(payload);
+    }
+  };
+  add(channels.events, eventsNotices(sessionOf, batch.writer));
+  const waiting = new Map<string, Map<string, string>>();
+  for (const record of batch.calls ?? []) {
+    const { replyTo } = record;
+    // The reply is the call's end, or that it was detached (`backgrounded`): not its start.
+    if (replyTo === undefined || replyTo === batch.writer) continue;
+    if (!record.detached && !isTerminalStatus(record.status)) continue;
+    const calls = waiting.get(replyTo) ?? new Map<string, string>();
+    waiting.set(replyTo, calls.set(record.callId, record.sessionId));
+  }
+  for (const [replyTo, calls] of waiting) add(channels.replies(replyTo), eventsNotices(calls, batch.writer));
+  if ((batch.calls ?? []).some((record) => record.status === 'queued' && record.ownerId === undefined)) {
+    add(channels.work, [JSON.stringify({ type: 'queued' } satisfies StoreNotice)]);
+  }
+  return notices;
+}
+
+/** `events` notices naming these calls (each with its session), packed up to the payload limit. */
+function eventsNotices(sessionOf: ReadonlyMap<string, string>, writer: string | undefined): string[] {
+  const payloads: string[] = [];
+  const empty: StoreNotice = { type: 'events', callIds: [], sessionIds: [], writer };
+  const emptyBytes = jsonBytes(empty);
+  let callIds: string[] = [];
+  let sessionIds = new Set<string>();
+  let bytes = emptyBytes;
+  const flush = () => {
+    if (callIds.length === 0) return;
+    payloads.push(JSON.stringify({ ...empty, callIds, sessionIds: [...sessionIds] } satisfies StoreNotice));
+    callIds = [];
+    sessionIds = new Set();
+    bytes = emptyBytes;
+  };
+  for (const [callId, sessionId] of sessionOf) {
+    // Each id adds itself as a JSON string and a comma.
+    const callBytes = jsonBytes(callId) + 1;
+    const sessionBytes = jsonBytes(sessionId) + 1;
+    if (emptyBytes + callBytes + sessionBytes > NOTICE_MAX_BYTES) continue; // see NOTICE_MAX_BYTES
+    let added = callBytes + (sessionIds.has(sessionId) ? 0 : sessionBytes);
+    if (bytes + added > NOTICE_MAX_BYTES) {
+      flush();
+      added = callBytes + sessionBytes;
+    }
+    callIds.push(callId);
+    sessionIds.add(sessionId);
+    bytes += added;
+  }
+  flush();
+  return payloads;
+}
+
+/**
+ * A request as a notice. Its reason is words for people, of any length: a reason too long for a
+ * notice is cut to the longest start of it that fits, rather than the request refused.
+ */
+export function controlPayload(control: CallControl): string {
+  const whole = JSON.stringify(control);
+  const { reason } = control;
+  if (reason === undefined || Buffer.byteLength(whole) <= NOTICE_MAX_BYTES) return whole;
+  const cut = (chars: number) => {
+    // A cut between the two halves of a character keeps neither.
+    const end = chars > 0 && isHighSurrogate(reason.charCodeAt(chars - 1)) ? chars - 1 : chars;
+    return JSON.stringify({ ...control, reason: reason.slice(0, end) });
+  };
+  let fits = 0;
+  let fitsNot = reason.length;
+  while (fitsNot - fits > 1) {
+    const middle = Math.floor((fits + fitsNot) / 2);
+    if (Buffer.byteLength(cut(middle)) <= NOTICE_MAX_BYTES) fits = middle;
+    else fitsNot = middle;
+  }
+  return cut(fits);
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value));
+}
