@@ -147,7 +147,7 @@ describe('the notices of a PostgreSQL write', () => {
     // An instance id may hold any character: its channel is made of a hash of it.
     const two = `client 2 on ${'h'.repeat(100)}.example:会`;
     const toTwo = await listening(clientTwo as Store, { type: 'replies', to: two });
-    const record = (callId: string, replyTo: string, status: 'queued' | 'running' | 'succeeded') =>
+    const record = (callId: string, replyTo: string, status: 'queued' | 'inline' | 'succeeded') =>
       makeCallRecord({ callId, sessionId: 's', status, replyTo });
     const event = (callId: string, seq: number): CallEvent => ({ ...queuedEvent(callId, 's'), seq });
     // The clients submit: their own writes are told to the followers, not back to them.
@@ -159,7 +159,7 @@ describe('the notices of a PostgreSQL write', () => {
     await writer.write({ calls: [record('b', two, 'queued')], events: [event('b', 1)], writer: two });
     // A worker starts one (no reply yet), then ends both calls in one write.
     await writer.write({
-      calls: [record('a', 'client-1', 'running')],
+      calls: [record('a', 'client-1', 'inline')],
       events: [event('a', 2)],
       writer: 'worker-1',
     });
