@@ -1,5 +1,5 @@
 import type { CallEvent } from '@baton/contracts';
-import { memoryStore, type NoticeTopic, type SessionEvent, type Store, type StoreNotice } from '@baton/store';
+import { memoryStore, type SessionEvent } from '@baton/store';
 import { makeCallRecord } from '@baton/store/testing';
 import { describe, expect, it } from 'vitest';
 import { deferred } from '../src/testing.js';
@@ -108,34 +108,5 @@ describe('following stored events', () => {
     await settle();
     expect(pages).toEqual([200, 200, 200, 200, 200, 0]);
     expect(seen.map(({ event }) => event.seq)).toEqual(events.map((event) => event.seq));
-  });
-
-  it('on a shared store, hears the events of all only while something follows, and for a poll after', async () => {
-    // A memory store that says it is shared: it keeps the topics listened to now.
-    const listened: NoticeTopic[] = [];
-    const shared: Store = Object.assign(Object.create(memoryStore()), {
-      listen(_listener: (notice: StoreNotice) => void, topic: NoticeTopic) {
-        listened.push(topic);
-        return () => listened.splice(listened.indexOf(topic), 1);
-      },
-      async send() {},
-    });
-    const { runtime, clock } = testRuntime([gatedTool('work').tool], { store: shared, pollMs: 1_000 });
-    await runtime.ready;
-    // Calls to run and requests: no process is woken by every commit of the others for nothing.
-    expect(listened).toEqual([{ type: 'work' }]);
-    const first = runtime.follow({ callId: 'c1' }).subscribe();
-    const second = runtime.follow({ sessionId: 's' }).subscribe();
-    expect(listened).toEqual([{ type: 'work' }, { type: 'events' }]);
-    first.unsubscribe();
-    second.unsubscribe();
-    // A follower that comes back within a poll finds the topic still listened to.
-    clock.increment(999);
-    const again = runtime.follow({ callId: 'c1' }).subscribe();
-    again.unsubscribe();
-    clock.increment(999);
-    expect(listened).toEqual([{ type: 'work' }, { type: 'events' }]);
-    clock.increment(1);
-    expect(listened).toEqual([{ type: 'work' }]);
   });
 });

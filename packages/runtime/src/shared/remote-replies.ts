@@ -1,6 +1,6 @@
 import { type CallRecord, isTerminalStatus } from '@baton/contracts';
 import type { Store, StoreNotice } from '@baton/store';
-import type { Subscription } from 'rxjs';
+import { firstValueFrom, type Subscription } from 'rxjs';
 import { REPLY_READ_BATCH_MAX } from '../defaults.js';
 import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
@@ -52,16 +52,20 @@ export class RemoteReplies {
   }
 
   /**
-   * Listens to this client's topic, until `close()`; resolves once the store tells it (a store that
-   * cannot listen never does). The calls that wait while it is not yet told are read again then.
+   * Listens to this client's topic, until `close()`. Resolves once the store tells it, or after a
+   * poll interval if it does not (its LISTEN connection cannot be made: the polls read the replies
+   * meanwhile). The calls that wait while it is not yet told are read again once it is.
    */
   listen(): Promise<void> {
-    const { store, instanceId } = this.deps;
+    const { store, instanceId, following } = this.deps;
     this.#stopListening ??= store.listen?.((notice) => this.#hear(notice), {
       type: 'replies',
       to: instanceId,
     });
-    return this.#listening;
+    return Promise.race([
+      this.#listening,
+      firstValueFrom(following.ticks(), { defaultValue: undefined }),
+    ]).then(() => undefined);
   }
 
   /** This process changed a waiting call's record (the store tells no process of its own writes). */
