@@ -48,50 +48,58 @@ function hashOf(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** Notices to send at a commit: `channels[i]` carries `payloads[i]`. */
-export interface Notices {
-  channels: string[];
-  payloads: string[];
+/**
+ * The notices to send at a commit, as the JSON array `baton_write_notifying` takes: an entry
+ * `[channel, notice]` each, in order. The notices are JSON already and go in as they are: nothing
+ * escapes them again (a text[] parameter had pg escape every quote of every one). Null for none.
+ */
+export type NoticesJson = string | null;
+
+/** A call a notice names. */
+interface Named {
+  callId: string;
+  sessionId: string;
 }
 
 /**
  * What the processes hear of a write, each on its topic's channel: the calls whose events it
  * stored, and by whom (`events`); those of them that ended or were detached, told to the client
- * that waits for them (`replies`: a client is not woken by the calls of others); and new
- * unclaimed calls (`work`). The calls go in as few notices as hold them: each fills up to
- * PostgreSQL's limit on a payload, counted in bytes (ids may be long, and not ASCII).
+ * that waits for them (`replies`: a client is not woken by the calls of others); and new unclaimed
+ * calls (`work`). The calls go in as few notices as hold them: each fills up to PostgreSQL's limit
+ * on a payload, counted in bytes (ids may be long, and not ASCII).
  */
 export function noticesOf(
   batch: StoreWrite,
   sessionOf: ReadonlyMap<string, string>,
   channels: Channels,
-): Notices {
-  const notices: Notices = { channels: [], payloads: [] };
+): NoticesJson {
+  const { writer } = batch;
+  const entries: string[] = [];
   const add = (channel: string, payloads: readonly string[]) => {
-    for (const payload of payloads) {
-      notices.channels.push(channel);
-      notices.payloads.push(payload);
-    }
+    const name = JSON.stringify(channel);
+    for (const payload of payloads) entries.push(`[${name},${payload}]`);
   };
-  add(channels.events, eventsNotices(sessionOf, batch.writer));
-  const waiting = new Map<string, Map<string, string>>();
+  const named = [...sessionOf].map(([callId, sessionId]) => ({ callId, sessionId }));
+  add(channels.events, eventsNotices(named, writer));
+  const waiting = new Map<string, Named[]>();
   for (const record of batch.calls ?? []) {
     const { replyTo } = record;
     // The reply is the call's end, or that it was detached (`backgrounded`): not its start.
-    if (replyTo === undefined || replyTo === batch.writer) continue;
+    if (replyTo === undefined || replyTo === writer) continue;
     if (!record.detached && !isTerminalStatus(record.status)) continue;
-    const calls = waiting.get(replyTo) ?? new Map<string, string>();
-    waiting.set(replyTo, calls.set(record.callId, record.sessionId));
+    const calls = waiting.get(replyTo) ?? [];
+    calls.push({ callId: record.callId, sessionId: record.sessionId });
+    waiting.set(replyTo, calls);
   }
-  for (const [replyTo, calls] of waiting) add(channels.replies(replyTo), eventsNotices(calls, batch.writer));
+  for (const [replyTo, calls] of waiting) add(channels.replies(replyTo), eventsNotices(calls, writer));
   if ((batch.calls ?? []).some((record) => record.status === 'queued' && record.ownerId === undefined)) {
     add(channels.work, [JSON.stringify({ type: 'queued' } satisfies StoreNotice)]);
   }
-  return notices;
+  return entries.length === 0 ? null : `[${entries.join(',')}]`;
 }
 
 /** `events` notices naming these calls (each with its session), packed up to the payload limit. */
-function eventsNotices(sessionOf: ReadonlyMap<string, string>, writer: string | undefined): string[] {
+function eventsNotices(calls: readonly Named[], writer: string | undefined): string[] {
   const payloads: string[] = [];
   const empty: StoreNotice = { type: 'events', callIds: [], sessionIds: [], writer };
   const emptyBytes = jsonBytes(empty);
@@ -105,7 +113,7 @@ function eventsNotices(sessionOf: ReadonlyMap<string, string>, writer: string | 
     sessionIds = new Set();
     bytes = emptyBytes;
   };
-  for (const [callId, sessionId] of sessionOf) {
+  for (const { callId, sessionId } of calls) {
     // Each id adds itself as a JSON string and a comma.
     const callBytes = jsonBytes(callId) + 1;
     const sessionBytes = jsonBytes(sessionId) + 1;

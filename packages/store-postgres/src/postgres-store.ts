@@ -151,8 +151,7 @@ function parametersOf(batch: StoreWrite, channels: Channels): unknown[] {
     jsonRows(batch.resolutions ?? []),
     batch.writer ?? null,
     sessionOf.size === 0 ? null : [...new Set(sessionOf.values())],
-    notices.channels,
-    notices.payloads,
+    notices,
   ];
 }
 
@@ -162,7 +161,7 @@ function parametersOf(batch: StoreWrite, channels: Channels): unknown[] {
  */
 const WRITE = {
   name: 'baton_write_notifying',
-  text: 'SELECT baton_write_notifying($1::json, $2::json, $3::jsonb, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb, $8::text, $9::text[], $10::text[], $11::text[])',
+  text: 'SELECT baton_write_notifying($1::json, $2::json, $3::jsonb, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb, $8::text, $9::text[], $10::json)',
 };
 
 export class PostgresStore implements Store {

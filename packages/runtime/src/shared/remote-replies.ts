@@ -40,13 +40,14 @@ export class RemoteReplies {
   readonly #listening = new Promise<void>((resolve) => {
     this.#listened = resolve;
   });
+  #ready: Promise<void> | undefined;
 
   constructor(private readonly deps: RemoteRepliesDeps) {}
 
   /** Waits for a call; call it before the call is stored, so that no notice of it comes first. */
   wait(callId: string): RemoteReply {
     const answered = new Promise<CallRecord | undefined>((resolve) => this.#waiting.set(callId, resolve));
-    void this.listen();
+    this.#subscribe();
     this.#polling ??= this.deps.following.ticks().subscribe(() => this.#tellAll());
     return { answered, cancel: () => this.#forget(callId) };
   }
@@ -57,15 +58,20 @@ export class RemoteReplies {
    * meanwhile). The calls that wait while it is not yet told are read again once it is.
    */
   listen(): Promise<void> {
-    const { store, instanceId, following } = this.deps;
+    this.#subscribe();
+    this.#ready ??= Promise.race([
+      this.#listening,
+      firstValueFrom(this.deps.following.ticks(), { defaultValue: undefined }),
+    ]).then(() => undefined);
+    return this.#ready;
+  }
+
+  #subscribe(): void {
+    const { store, instanceId } = this.deps;
     this.#stopListening ??= store.listen?.((notice) => this.#hear(notice), {
       type: 'replies',
       to: instanceId,
     });
-    return Promise.race([
-      this.#listening,
-      firstValueFrom(following.ticks(), { defaultValue: undefined }),
-    ]).then(() => undefined);
   }
 
   /** This process changed a waiting call's record (the store tells no process of its own writes). */
