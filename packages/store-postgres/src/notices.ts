@@ -81,17 +81,19 @@ export function noticesOf(
   };
   const named = [...sessionOf].map(([callId, sessionId]) => ({ callId, sessionId }));
   add(channels.events, eventsNotices(named, writer));
-  const waiting = new Map<string, Named[]>();
+  // By client, each call once (a batch may hold several records of one call).
+  const waiting = new Map<string, Map<string, Named>>();
   for (const record of batch.calls ?? []) {
-    const { replyTo } = record;
+    const { replyTo, callId, sessionId } = record;
     // The reply is the call's end, or that it was detached (`backgrounded`): not its start.
     if (replyTo === undefined || replyTo === writer) continue;
     if (!record.detached && !isTerminalStatus(record.status)) continue;
-    const calls = waiting.get(replyTo) ?? [];
-    calls.push({ callId: record.callId, sessionId: record.sessionId });
-    waiting.set(replyTo, calls);
+    const calls = waiting.get(replyTo) ?? new Map<string, Named>();
+    waiting.set(replyTo, calls.set(callId, { callId, sessionId }));
   }
-  for (const [replyTo, calls] of waiting) add(channels.replies(replyTo), eventsNotices(calls, writer));
+  for (const [replyTo, calls] of waiting) {
+    add(channels.replies(replyTo), eventsNotices([...calls.values()], writer));
+  }
   if ((batch.calls ?? []).some((record) => record.status === 'queued' && record.ownerId === undefined)) {
     add(channels.work, [JSON.stringify({ type: 'queued' } satisfies StoreNotice)]);
   }
