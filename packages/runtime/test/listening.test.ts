@@ -1,6 +1,8 @@
 import { memoryStore, type NoticeTopic, type Store, type StoreNotice } from '@baton/store';
 import { describe, expect, it } from 'vitest';
-import { gatedTool, testRuntime } from './helpers.js';
+import { createRuntime } from '../src/index.js';
+import { SimulatedClock } from '../src/testing.js';
+import { gatedTool, settle, testRuntime } from './helpers.js';
 
 /**
  * A memory store that says it is shared: it keeps the topics listened to now, and tells each
@@ -8,15 +10,24 @@ import { gatedTool, testRuntime } from './helpers.js';
  */
 function sharedStore({ answers }: { answers: boolean }) {
   const listened: NoticeTopic[] = [];
+  const listeners = new Set<(notice: StoreNotice) => void>();
   const store: Store = Object.assign(Object.create(memoryStore()), {
     listen(listener: (notice: StoreNotice) => void, topic: NoticeTopic) {
       listened.push(topic);
+      listeners.add(listener);
       if (answers) queueMicrotask(() => listener({ type: 'listening' }));
-      return () => listened.splice(listened.indexOf(topic), 1);
+      return () => {
+        listened.splice(listened.indexOf(topic), 1);
+        listeners.delete(listener);
+      };
     },
     async send() {},
   });
-  return { store, listened };
+  /** Tells every listener, as another process's commit would. */
+  const tell = (notice: StoreNotice) => {
+    for (const listener of listeners) listener(notice);
+  };
+  return { store, listened, tell };
 }
 
 describe('the notices a runtime listens to on a shared store', () => {
@@ -62,5 +73,56 @@ describe('the notices a runtime listens to on a shared store', () => {
     clock.increment(1_000);
     await waiting.ready;
     expect(ready).toBe(true);
+  });
+
+  it('holds one poll timer for a client, however many calls wait for their replies', async () => {
+    // A simulated clock that counts the timers armed now, by their delay.
+    const simulated = new SimulatedClock();
+    const armed = new Map<unknown, number>();
+    const clock = {
+      now: () => simulated.now(),
+      setTimeout(callback: () => void, ms: number) {
+        const handle = simulated.setTimeout(() => {
+          armed.delete(handle);
+          callback();
+        }, ms);
+        armed.set(handle, ms);
+        return handle;
+      },
+      clearTimeout(handle: unknown) {
+        armed.delete(handle);
+        simulated.clearTimeout(handle as ReturnType<SimulatedClock['setTimeout']>);
+      },
+    };
+    const armedFor = (ms: number) => [...armed.values()].filter((delay) => delay === ms).length;
+    const { store, tell } = sharedStore({ answers: true });
+    const pollMs = 7_777;
+    const client = createRuntime({
+      tools: [gatedTool('work').tool],
+      store,
+      role: 'client',
+      clock,
+      pollMs,
+      inlineBudgetMs: 60_000,
+    });
+    await client.ready;
+    const before = armedFor(pollMs);
+    const replies = Promise.all(
+      Array.from({ length: 50 }, (_, i) => client.call({ name: 'work', sessionId: 's', callId: `c${i}` })),
+    );
+    await settle();
+    // The polls of the waiting calls: one timer for all of them.
+    expect(armedFor(pollMs)).toBe(before + 1);
+    // A worker ends them all, as another process would: the client reads them when told.
+    const callIds = Array.from({ length: 50 }, (_, i) => `c${i}`);
+    const ended = (await store.getCalls(callIds)).map((record) => ({
+      ...record,
+      status: 'succeeded' as const,
+      output: 'done',
+    }));
+    await store.write({ calls: ended, writer: 'worker-1' });
+    tell({ type: 'events', callIds, sessionIds: ['s'], writer: 'worker-1' });
+    expect((await replies).map((reply) => reply.status)).toEqual(Array(50).fill('succeeded'));
+    await client.close();
   });
 });
