@@ -114,7 +114,10 @@ class BatonRuntime implements Runtime {
     };
   }
 
-  /** Registered, recovered, schedules armed, first claim (a client: its replies heard); then the housekeeping that keeps it so. */
+  /**
+   * Registered, recovered, schedules armed, first claim (a client: its replies heard); then the
+   * housekeeping that keeps it so.
+   */
   #start(): Promise<void> {
     const { store, settings, recovery, worker, schedules, housekeeping, failures, clock } = this.#parts;
     const { leaseMs, pollMs, role, retentionTtlMs } = settings;

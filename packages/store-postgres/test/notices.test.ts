@@ -34,6 +34,21 @@ async function listening(
   return heard;
 }
 
+/** The notices a topic tells, one at a time as they come. */
+function noticesOf(store: Store, topic: NoticeTopic): () => Promise<StoreNotice> {
+  const heard: StoreNotice[] = [];
+  const waiting: Array<(notice: StoreNotice) => void> = [];
+  store.listen?.((notice) => {
+    const take = waiting.shift();
+    if (take) take(notice);
+    else heard.push(notice);
+  }, topic);
+  return () => {
+    const notice = heard.shift();
+    return notice ? Promise.resolve(notice) : new Promise((resolve) => waiting.push(resolve));
+  };
+}
+
 /** Waits until the notices heard name `count` calls. */
 async function heardCalls(heard: Array<{ callIds: string[] }>, count: number): Promise<void> {
   for (let turn = 0; turn < 500 && heard.flatMap((notice) => notice.callIds).length < count; turn++) {
@@ -185,17 +200,8 @@ describe('the notices of a PostgreSQL write', () => {
 
   it('say `listening` again when a lost LISTEN connection is made anew, and go on telling', async () => {
     const { writer, listener } = await writerAndListener('relisten');
-    const heard: StoreNotice[] = [];
-    let listened = 0;
-    await new Promise<void>((resolve) => {
-      listener.listen?.(
-        (notice) => {
-          if (notice.type !== 'listening') heard.push(notice);
-          else if (++listened === 1) resolve();
-        },
-        { type: 'work' },
-      );
-    });
+    const next = noticesOf(listener, { type: 'work' });
+    expect(await next()).toEqual({ type: 'listening' });
     const admin = new pg.Client({ connectionString: server.url });
     await admin.connect();
     // The listener's connection is the one whose last statement listened on this schema's channels.
@@ -205,15 +211,9 @@ describe('the notices of a PostgreSQL write', () => {
     await admin.end();
     expect(rowCount).toBe(1);
     // A notice sent while nothing listened is lost: `listening` is the listener's cue to read again.
-    for (let turn = 0; turn < 500 && listened < 2; turn++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    expect(listened).toBe(2);
+    expect(await next()).toEqual({ type: 'listening' });
     await writeQueued(writer, [{ callId: 'after', sessionId: 's' }]);
-    for (let turn = 0; turn < 500 && heard.length === 0; turn++) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    expect(heard).toEqual([{ type: 'queued' }]);
+    expect(await next()).toEqual({ type: 'queued' });
     await Promise.all([writer.close(), listener.close()]);
   });
 });

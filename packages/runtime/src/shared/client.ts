@@ -132,7 +132,7 @@ export class SharedClient {
       .then(() => this.#replies.changedHere(callId), refusalHandledElsewhere);
   }
 
-  /** Listens for the replies of the calls it will submit (a client runtime starts); see RemoteReplies.listen. */
+  /** Listens for the replies of the calls it will submit, as a client runtime starts (see RemoteReplies). */
   listen(): Promise<void> {
     return this.#replies.listen();
   }
