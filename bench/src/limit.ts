@@ -5,38 +5,41 @@ import pg from 'pg';
 import { addOneTool, callAddOne } from './add-one.js';
 import { throughput } from './measure.js';
 
-/**
- * What Baton wrote for a number of calls: each batch as the JSON of its rows (records, events,
- * notifications and the rest), in the order and the grouping Baton wrote them.
- */
+/** What Baton wrote for a number of calls: each batch, copied, in the order and grouping Baton wrote them. */
 export interface CapturedWrites {
   calls: number;
-  batches: string[][];
+  batches: StoreWrite[];
 }
 
-/** The rows of a batch, each as the JSON a store keeps of it. */
-function rowsOf(batch: StoreWrite): string[] {
+/**
+ * The rows of a batch, each as the JSON a store keeps of it: a row per record, event, notification
+ * and the rest, or, as the PostgreSQL store keeps events (`eventsByCall`), a call's events in one.
+ */
+function rowsOf(batch: StoreWrite, eventsByCall = false): string[] {
   const rows: string[] = [];
-  for (const kind of [
-    'calls',
-    'events',
-    'notifications',
-    'artifacts',
-    'steps',
-    'resolutions',
-    'schedules',
-  ] as const) {
+  for (const kind of ['calls', 'notifications', 'artifacts', 'steps', 'resolutions', 'schedules'] as const) {
     for (const row of batch[kind] ?? []) rows.push(JSON.stringify(row));
   }
+  if (!eventsByCall) {
+    for (const event of batch.events ?? []) rows.push(JSON.stringify(event));
+    return rows;
+  }
+  const byCall = new Map<string, unknown[]>();
+  for (const event of batch.events ?? []) {
+    const events = byCall.get(event.callId);
+    if (events) events.push(event);
+    else byCall.set(event.callId, [event]);
+  }
+  for (const events of byCall.values()) rows.push(JSON.stringify(events));
   return rows;
 }
 
 /** Runs `calls` no-op calls, `inFlight` at a time, through Baton on `store`, and keeps what it wrote. */
 export async function captureWrites(store: Store, calls: number, inFlight: number): Promise<CapturedWrites> {
-  const batches: string[][] = [];
+  const batches: StoreWrite[] = [];
   const capturing: Store = Object.assign(Object.create(store), {
     write(batch: StoreWrite) {
-      batches.push(rowsOf(batch));
+      batches.push(JSON.parse(JSON.stringify(batch)) as StoreWrite);
       return store.write(batch);
     },
   });
@@ -61,8 +64,9 @@ export function sqliteLimit(captured: CapturedWrites, path: string, synchronous:
     const writeBatch = db.transaction((rows: string[]) => {
       for (const row of rows) insert.run(row);
     });
+    const batches = captured.batches.map((batch) => rowsOf(batch));
     const started = performance.now();
-    for (const rows of captured.batches) writeBatch(rows);
+    for (const rows of batches) writeBatch(rows);
     return captured.calls / ((performance.now() - started) / 1_000);
   } finally {
     db.close();
@@ -70,8 +74,8 @@ export function sqliteLimit(captured: CapturedWrites, path: string, synchronous:
 }
 
 /**
- * The same on PostgreSQL: each captured batch as one INSERT of its rows (JSONB, as Baton keeps
- * them) into one table of a fresh schema, one batch at a time; calls per second.
+ * The same on PostgreSQL: each captured batch as one INSERT of its rows (JSONB; a call's events of
+ * a batch in one row, as Baton keeps them) into one table of a fresh schema, one batch at a time; calls per second.
  */
 export async function postgresLimit(captured: CapturedWrites, url: string, schema: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });
@@ -83,8 +87,9 @@ export async function postgresLimit(captured: CapturedWrites, url: string, schem
       name: `limit_${schema}`,
       text: `INSERT INTO ${schema}.rows (body) SELECT unnest($1::text[])::jsonb`,
     };
+    const batches = captured.batches.map((batch) => rowsOf(batch, true));
     const started = performance.now();
-    for (const rows of captured.batches) await client.query({ ...insert, values: [rows] });
+    for (const rows of batches) await client.query({ ...insert, values: [rows] });
     return captured.calls / ((performance.now() - started) / 1_000);
   } finally {
     await client.query(`DROP SCHEMA ${schema} CASCADE`);

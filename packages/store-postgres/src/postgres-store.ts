@@ -123,6 +123,65 @@ function sessionsOfCalls(events: readonly CallEvent[]): Map<string, string> {
   return sessionOf;
 }
 
+/**
+ * Positions a write takes per session (see step 9 of migrations.ts): its k-th event of a session
+ * is at the start of the session's block + k.
+ */
+const EVENT_BLOCK = 1_048_576;
+
+/** A row of `event_rows`: events of one call with consecutive seqs, as `baton_write_rows` takes them. */
+interface EventRow {
+  callId: string;
+  sessionId: string;
+  seq: number;
+  /** The place of the first event among the write's events of its session. */
+  offset: number;
+  /** Each event's place after the first's. */
+  spans: number[];
+  events: CallEvent[];
+}
+
+/**
+ * A batch's events as rows: a call's events in one row while their seqs run on (a new row after a
+ * gap). The events of one call must come in the order of their seqs: a write that repeats one is
+ * refused whole, here or by the database.
+ */
+function eventRowsOf(events: readonly CallEvent[]): EventRow[] {
+  const placeInSession = new Map<string, number>();
+  const lastRowOfCall = new Map<string, { row: EventRow; lastSeq: number }>();
+  const rows: EventRow[] = [];
+  for (const event of events) {
+    const place = placeInSession.get(event.sessionId) ?? 0;
+    if (place === EVENT_BLOCK) {
+      throw new Error(`a write holds at most ${EVENT_BLOCK} events of one session`);
+    }
+    placeInSession.set(event.sessionId, place + 1);
+    const last = lastRowOfCall.get(event.callId);
+    if (last && event.seq <= last.lastSeq) {
+      throw new Error(
+        `event ${event.seq} of call ${event.callId} comes after its event ${last.lastSeq} in one write`,
+      );
+    }
+    if (last && event.seq === last.lastSeq + 1 && last.row.sessionId === event.sessionId) {
+      last.row.spans.push(place - last.row.offset);
+      last.row.events.push(event);
+      last.lastSeq = event.seq;
+      continue;
+    }
+    const row: EventRow = {
+      callId: event.callId,
+      sessionId: event.sessionId,
+      seq: event.seq,
+      offset: place,
+      spans: [0],
+      events: [event],
+    };
+    rows.push(row);
+    lastRowOfCall.set(event.callId, { row, lastSeq: event.seq });
+  }
+  return rows;
+}
+
 /** The last of each key wins, as it would if the rows were written one after another. */
 function lastByKey<T>(items: readonly T[] | undefined, key: (item: T) => string): T[] {
   const byKey = new Map<string, T>();
@@ -143,7 +202,7 @@ function parametersOf(batch: StoreWrite, channels: Channels): unknown[] {
   const notices = noticesOf(batch, sessionOf, channels);
   return [
     jsonRows(lastByKey(batch.calls, (record) => record.callId)),
-    jsonRows(batch.events ?? []),
+    jsonRows(eventRowsOf(batch.events ?? [])),
     jsonRows(batch.notifications ?? []),
     jsonRows(lastByKey(batch.artifacts, (artifact) => `${artifact.callId}\u0000${artifact.name}`)),
     jsonRows(lastByKey(batch.steps, (step) => `${step.callId}\u0000${step.stepId}`)),
@@ -160,8 +219,8 @@ function parametersOf(batch: StoreWrite, channels: Channels): unknown[] {
  * statement's own transaction, fenced (see `baton_write` in migrations.ts).
  */
 const WRITE = {
-  name: 'baton_write_notifying',
-  text: 'SELECT baton_write_notifying($1::json, $2::json, $3::jsonb, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb, $8::text, $9::text[], $10::json)',
+  name: 'baton_write_rows',
+  text: 'SELECT baton_write_rows($1::json, $2::json, $3::jsonb, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb, $8::text, $9::text[], $10::json)',
 };
 
 export class PostgresStore implements Store {
@@ -307,15 +366,33 @@ export class PostgresStore implements Store {
   async listEvents(callId: string, fromSeq = 0, limit?: number): Promise<CallEvent[]> {
     // LIMIT NULL is PostgreSQL's "no limit".
     const rows = await this.#query<{ event: CallEvent }>(
-      'SELECT event FROM events WHERE call_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3',
+      `SELECT e.event
+       FROM (SELECT seq, events FROM event_rows WHERE call_id = $1 AND last_seq >= $2
+             ORDER BY seq LIMIT $3) AS r,
+            json_array_elements(r.events) WITH ORDINALITY AS e(event, n)
+       WHERE r.seq + e.n - 1 >= $2
+       ORDER BY r.seq, e.n LIMIT $3`,
       [callId, fromSeq, limit ?? null],
     );
     return rows.map((row) => row.event);
   }
 
   async listSessionEvents(sessionId: string, afterPosition = 0, limit?: number): Promise<SessionEvent[]> {
+    // The rows that start after the position, as many as the events asked for (each has one at
+    // least), and those of the position's block that start at or before it and end after it:
+    // a block's rows interleave, and only those can hold events between the position and the
+    // next row's start.
     return this.#query<SessionEvent>(
-      'SELECT position, event FROM events WHERE session_id = $1 AND position > $2 ORDER BY position LIMIT $3',
+      `SELECT r.position + r.spans[e.n] AS position, e.event
+       FROM ((SELECT position, spans, events FROM event_rows
+              WHERE session_id = $1 AND position > $2 ORDER BY position LIMIT $3)
+             UNION ALL
+             (SELECT position, spans, events FROM event_rows
+              WHERE session_id = $1 AND position <= $2 AND position >= $2 - $2 % ${EVENT_BLOCK}
+                AND position + spans[cardinality(spans)] > $2)) AS r,
+            json_array_elements(r.events) WITH ORDINALITY AS e(event, n)
+       WHERE r.position + r.spans[e.n] > $2
+       ORDER BY 1 LIMIT $3`,
       [sessionId, afterPosition, limit ?? null],
     );
   }
@@ -441,7 +518,7 @@ export class PostgresStore implements Store {
       );
       const ids = rows.map((row) => row.call_id);
       if (ids.length === 0) return 0;
-      for (const table of ['events', 'artifacts', 'steps', 'event_resolutions']) {
+      for (const table of ['event_rows', 'artifacts', 'steps', 'event_resolutions']) {
         await client.query(`DELETE FROM ${table} WHERE call_id = ANY($1)`, [ids]);
       }
       await client.query("DELETE FROM notifications WHERE status = 'acknowledged' AND call_id = ANY($1)", [
@@ -515,7 +592,8 @@ export class PostgresStore implements Store {
          SELECT position FROM calls WHERE owner_id IS NULL AND status = 'queued' ${only}
          ORDER BY position LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING position, record, owner_id,
-         (SELECT coalesce(max(seq), 0) FROM events WHERE events.call_id = calls.call_id) AS last_seq`,
+         coalesce((SELECT last_seq FROM event_rows WHERE event_rows.call_id = calls.call_id
+                   ORDER BY seq DESC LIMIT 1), 0) AS last_seq`,
       callId === undefined ? [ownerId, limit] : [ownerId, limit, callId],
       callId === undefined ? 'baton_claim_queued' : 'baton_claim_queued_call',
     );

@@ -56,34 +56,78 @@ async function schemaAtStep(schema: string, steps: number): Promise<void> {
 }
 
 describe('PostgreSQL migrations on a database of an earlier version', () => {
-  it('identifies events by (call, seq) alone from step 7: the events kept, read and numbered as before, a repeat refused', async () => {
+  it('keeps the events of an earlier version: read, numbered and followed as before, a repeat refused', async () => {
     const schema = `before_step_7_${process.pid}`;
     await schemaAtStep(schema, 6);
     const store = postgresStore({ connectionString: server.url, schema });
     try {
       expect(await store.listEvents('old')).toEqual([event('old', 1), event('old', 2)]);
-      await store.write({ events: [event('old', 3)] });
+      const before = await store.listSessionEvents('s');
+      await store.write({ events: [event('old', 3), event('old', 4)] });
       const session = await store.listSessionEvents('s');
-      expect(session.map(({ event: { seq } }) => seq)).toEqual([1, 2, 3]);
+      expect(session.map(({ event: { seq } }) => seq)).toEqual([1, 2, 3, 4]);
+      expect(session.slice(0, 2)).toEqual(before);
+      expect(await store.listSessionEvents('s', before[1]?.position)).toEqual(session.slice(2));
       expect(session[2]?.position).toBeGreaterThan(session[1]?.position ?? Number.POSITIVE_INFINITY);
       await expect(store.write({ events: [event('old', 2)] })).rejects.toThrow();
+      await expect(store.write({ events: [event('old', 4)] })).rejects.toThrow();
+      expect((await store.listEvents('old')).map(({ seq }) => seq)).toEqual([1, 2, 3, 4]);
       const client = new pg.Client({ connectionString: server.url });
       await client.connect();
       const { rows } = await client.query(
-        `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'events' ORDER BY indexname`,
+        `SELECT tablename, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'event_rows' ORDER BY indexname`,
         [schema],
       );
       const identity = await client.query(`SELECT relreplident FROM pg_class WHERE oid = $1::regclass`, [
-        `${schema}.events`,
+        `${schema}.event_rows`,
       ]);
       await client.end();
       expect(identity.rows).toEqual([{ relreplident: 'i' }]);
       // Two indexes: the call's (call_id, seq) and the session's; none of the position alone.
-      expect(rows.map(({ indexdef }) => (indexdef as string).replace(/^.* USING btree /, ''))).toEqual([
-        '(session_id, "position")',
-        '(call_id, seq)',
+      expect(rows.map(({ indexdef }) => (indexdef as string).replace(/^.* ON /, ''))).toEqual([
+        `${schema}.event_rows USING btree (session_id, "position")`,
+        `${schema}.event_rows USING btree (call_id, seq)`,
       ]);
     } finally {
+      await store.close();
+    }
+  });
+
+  it('takes the writes of a process of the previous version while this one starts, and their events read as before', async () => {
+    const schema = `before_step_9_${process.pid}`;
+    await schemaAtStep(schema, 8);
+    const store = postgresStore({ connectionString: server.url, schema });
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    try {
+      await store.write({ events: [event('old', 3)] });
+      // The statement of step 8's store, as it was written: a flat array of events.
+      await client.query(`SET search_path = ${schema}`);
+      await client.query(
+        `SELECT baton_write_notifying($1::json, $2::json, NULL, NULL, NULL, NULL, NULL, NULL, $3::text[], '[]'::json)`,
+        [
+          JSON.stringify([makeCallRecord({ callId: 'new', sessionId: 's' })]),
+          JSON.stringify([event('new', 1), event('old', 4), event('new', 2)]),
+          ['s'],
+        ],
+      );
+      const session = await store.listSessionEvents('s');
+      expect(session.map(({ event: { callId, seq } }) => `${callId}${seq}`)).toEqual([
+        'old1',
+        'old2',
+        'old3',
+        'new1',
+        'old4',
+        'new2',
+      ]);
+      expect(await store.listEvents('new')).toEqual([event('new', 1), event('new', 2)]);
+      // Its reads: the events one a row, numbered as this version numbers them.
+      const { rows } = await client.query(
+        `SELECT position::float8 AS position, event FROM events WHERE session_id = 's' ORDER BY position`,
+      );
+      expect(rows).toEqual(session);
+    } finally {
+      await client.end();
       await store.close();
     }
   });

@@ -228,6 +228,34 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect((await store.listEvents('a', 2, 5)).map((event) => event.seq)).toEqual([2]);
     });
 
+    it("keeps the order of one write's events across its calls, and resumes after any of them", async () => {
+      const calls = ['a', 'b', 'c'].map((callId) => makeCallRecord({ callId, sessionId: 's1' }));
+      await store.write({ calls, events: [statusEvent('a', 1, 's1')] });
+      await store.write({
+        events: [
+          statusEvent('b', 1, 's1'),
+          statusEvent('a', 2, 's1'),
+          statusEvent('c', 1, 's1'),
+          statusEvent('b', 2, 's1'),
+          statusEvent('a', 3, 's1'),
+          statusEvent('b', 3, 's1'),
+        ],
+      });
+      await store.write({ events: [statusEvent('c', 2, 's1')] });
+      const order = ['a1', 'b1', 'a2', 'c1', 'b2', 'a3', 'b3', 'c2'];
+      const all = await store.listSessionEvents('s1');
+      expect(all.map(({ event }) => `${event.callId}${event.seq}`)).toEqual(order);
+      for (const [index, { position }] of all.entries()) {
+        const rest = await store.listSessionEvents('s1', position);
+        expect(rest.map(({ event }) => `${event.callId}${event.seq}`)).toEqual(order.slice(index + 1));
+        const page = await store.listSessionEvents('s1', position, 2);
+        expect(page).toEqual(all.slice(index + 1, index + 3));
+      }
+      expect((await store.listEvents('b')).map((event) => event.seq)).toEqual([1, 2, 3]);
+      expect((await store.listEvents('a', 2, 1)).map((event) => event.seq)).toEqual([2]);
+      expect((await store.listEvents('b', 2)).map((event) => event.seq)).toEqual([2, 3]);
+    });
+
     it('pages notifications oldest first with limit and after', async () => {
       await store.write({
         notifications: Array.from({ length: 7 }, (_, i) =>
@@ -279,6 +307,10 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       await store.write({ calls: [makeCallRecord({ callId: 'c1' })], events: [statusEvent('c1', 1)] });
       await expect(store.write({ events: [statusEvent('c1', 1)] })).rejects.toThrow();
       expect((await store.listEvents('c1')).map((event) => event.seq)).toEqual([1]);
+      await store.write({ events: [statusEvent('c1', 2), statusEvent('c1', 3), statusEvent('c1', 4)] });
+      await expect(store.write({ events: [statusEvent('c1', 3)] })).rejects.toThrow();
+      await expect(store.write({ events: [statusEvent('c1', 5), statusEvent('c1', 5)] })).rejects.toThrow();
+      expect((await store.listEvents('c1')).map((event) => event.seq)).toEqual([1, 2, 3, 4]);
     });
 
     it('writes a batch whole or not at all', async () => {
