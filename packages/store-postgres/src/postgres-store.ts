@@ -159,9 +159,10 @@ function eventRowsOf(events: readonly CallEvent[]): EventRow[] {
     const last = lastRowOfCall.get(event.callId);
     if (last && event.seq <= last.lastSeq) {
       throw new Error(
-        `event ${event.seq} of call ${event.callId} comes after its event ${last.lastSeq} in one write`,
+        `event ${event.seq} of call ${event.callId} follows its event ${last.lastSeq} in one write: a call's events go in the order of their seqs, each once`,
       );
     }
+    // (A row's events share a session: its positions are taken from that session's block.)
     if (last && event.seq === last.lastSeq + 1 && last.row.sessionId === event.sessionId) {
       last.row.spans.push(place - last.row.offset);
       last.row.events.push(event);
@@ -189,34 +190,36 @@ function lastByKey<T>(items: readonly T[] | undefined, key: (item: T) => string)
   return [...byKey.values()];
 }
 
-/** A kind of row as the JSON array `baton_write` takes, or null when the batch has none. */
+/** A kind of row as the JSON array `baton_write_rows` takes, or null when the batch has none. */
 const jsonRows = (rows: readonly unknown[]): string | null =>
   rows.length === 0 ? null : JSON.stringify(rows);
 
 /**
- * A batch as the parameters of `baton_write` (see migrations.ts), serialised at once: the caller
+ * A batch as the parameters of `baton_write_rows` (see migrations.ts), serialised at once: the caller
  * goes on changing the objects it wrote after `write()` returns. The last of each key wins.
  */
 function parametersOf(batch: StoreWrite, channels: Channels): unknown[] {
   const sessionOf = sessionsOfCalls(batch.events ?? []);
   const notices = noticesOf(batch, sessionOf, channels);
+  const eventRows = eventRowsOf(batch.events ?? []);
+  const sessions = new Set(eventRows.map((row) => row.sessionId));
   return [
     jsonRows(lastByKey(batch.calls, (record) => record.callId)),
-    jsonRows(eventRowsOf(batch.events ?? [])),
+    jsonRows(eventRows),
     jsonRows(batch.notifications ?? []),
     jsonRows(lastByKey(batch.artifacts, (artifact) => `${artifact.callId}\u0000${artifact.name}`)),
     jsonRows(lastByKey(batch.steps, (step) => `${step.callId}\u0000${step.stepId}`)),
     jsonRows(lastByKey(batch.schedules, (schedule) => schedule.id)),
     jsonRows(batch.resolutions ?? []),
     batch.writer ?? null,
-    sessionOf.size === 0 ? null : [...new Set(sessionOf.values())],
+    sessions.size === 0 ? null : [...sessions],
     notices,
   ];
 }
 
 /**
  * One statement, prepared once per connection: the whole batch in one round trip, in the
- * statement's own transaction, fenced (see `baton_write` in migrations.ts).
+ * statement's own transaction, fenced (see `baton_write_rows` in migrations.ts).
  */
 const WRITE = {
   name: 'baton_write_rows',
