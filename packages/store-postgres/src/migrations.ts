@@ -350,11 +350,20 @@ export const MIGRATIONS: readonly string[] = [
     SELECT position, call_id, seq, seq, session_id, '{0}', json_build_array(event) FROM events;
   SELECT setval('event_blocks', (SELECT (coalesce(max(position), 0) / 1048576 + 1) * 1048576 FROM events), false);
   DROP TABLE events;
-  -- The events one a row, as processes of an earlier version read them while this one starts.
+  -- The events one a row, as processes of an earlier version read them while this one starts,
+  -- and delete them (their retention sweep removes a call's events by call_id).
   CREATE VIEW events AS
     SELECT r.position + r.spans[e.n] AS position, r.call_id, r.seq + e.n::int - 1 AS seq,
            r.session_id, e.event
     FROM event_rows AS r, json_array_elements(r.events) WITH ORDINALITY AS e(event, n);
+  CREATE FUNCTION baton_delete_event() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    DELETE FROM event_rows WHERE call_id = OLD.call_id AND seq <= OLD.seq AND last_seq >= OLD.seq;
+    RETURN OLD;
+  END;
+  $$;
+  CREATE TRIGGER events_delete INSTEAD OF DELETE ON events
+    FOR EACH ROW EXECUTE FUNCTION baton_delete_event();
 
   -- As baton_write_notifying, with the events as rows: p_event_rows holds one object per row,
   -- { callId, sessionId, seq, offset, spans, events }, offset being the place of its first event

@@ -126,6 +126,10 @@ describe('PostgreSQL migrations on a database of an earlier version', () => {
         `SELECT position::float8 AS position, event FROM events WHERE session_id = 's' ORDER BY position`,
       );
       expect(rows).toEqual(session);
+      // And its retention sweep, which removes a call's events by call_id.
+      await client.query('DELETE FROM events WHERE call_id = ANY($1)', [['new']]);
+      expect(await store.listEvents('new')).toEqual([]);
+      expect((await store.listEvents('old')).map(({ seq }) => seq)).toEqual([1, 2, 3, 4]);
     } finally {
       await client.end();
       await store.close();
