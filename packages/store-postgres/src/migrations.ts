@@ -323,37 +323,35 @@ export const MIGRATIONS: readonly string[] = [
   `
   -- A call's events of one write in one row (event_rows), where they were a row each: a batch of
   -- 250 one-tick calls is 250 rows and 500 index entries instead of 750 and 1,500, and a third
-  -- fewer bytes. And the records are read once, not twice. Measured with batches of 250 calls of
-  -- three events each, one at a time: the function's CPU per call 39-41 µs -> 33-35.
+  -- fewer bytes. And the records are read once, not twice. One process with 1,000 calls in
+  -- flight: PostgreSQL's CPU per call 70-85 µs -> 57-65, calls/s up 15-25% (bench/RESULTS.md).
   --
-  -- Positions. A write takes one block of positions for each session it has events in, once it
-  -- holds the session's lock (so a session's blocks grow in the order its writes commit), and
-  -- its k-th event of that session (from 0) is at the block's start + k: the session's events
-  -- keep the order of the write, across its calls. A row keeps its first event's position and,
-  -- in spans, each event's distance from it. A row's events have consecutive seqs from seq to
-  -- last_seq. The events written before this step keep their positions, all below the first
-  -- block.
-  CREATE SEQUENCE event_blocks INCREMENT BY 1048576;
+  -- A row's events have consecutive seqs, seq to last_seq, at most 256 of them; its position is
+  -- its first event's, and the n-th is at position + n - 1: rows take positions 256 apart, so
+  -- 2^45 rows fit below 2^53, the largest position a JavaScript number holds exactly. A session's
+  -- events are in the order of its rows, a write's rows in the order given (each call's events
+  -- together: a session's events of one write are grouped by call). The events written before
+  -- this step keep their positions, all below the first row's.
+  CREATE SEQUENCE event_rows_position INCREMENT BY 256;
   CREATE TABLE event_rows (
-    position BIGINT NOT NULL DEFAULT nextval('event_blocks'),
+    position BIGINT NOT NULL DEFAULT nextval('event_rows_position'),
     call_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
-    last_seq INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL CHECK (last_seq >= seq AND last_seq - seq < 256),
     session_id TEXT NOT NULL,
-    spans INTEGER[] NOT NULL,
     events JSON NOT NULL,
     UNIQUE (call_id, seq)
   );
   ALTER TABLE event_rows REPLICA IDENTITY USING INDEX event_rows_call_id_seq_key;
   CREATE INDEX event_rows_by_session ON event_rows (session_id, position);
-  INSERT INTO event_rows (position, call_id, seq, last_seq, session_id, spans, events)
-    SELECT position, call_id, seq, seq, session_id, '{0}', json_build_array(event) FROM events;
-  SELECT setval('event_blocks', (SELECT (coalesce(max(position), 0) / 1048576 + 1) * 1048576 FROM events), false);
+  INSERT INTO event_rows (position, call_id, seq, last_seq, session_id, events)
+    SELECT position, call_id, seq, seq, session_id, json_build_array(event) FROM events;
+  SELECT setval('event_rows_position', (SELECT coalesce(max(position), 0) + 1 FROM events), false);
   DROP TABLE events;
   -- The events one a row, as processes of an earlier version read them while this one starts,
   -- and delete them (their retention sweep removes a call's events by call_id).
   CREATE VIEW events AS
-    SELECT r.position + r.spans[e.n] AS position, r.call_id, r.seq + e.n::int - 1 AS seq,
+    SELECT r.position + e.n - 1 AS position, r.call_id, r.seq + e.n::int - 1 AS seq,
            r.session_id, e.event
     FROM event_rows AS r, json_array_elements(r.events) WITH ORDINALITY AS e(event, n);
   CREATE FUNCTION baton_delete_event() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -366,8 +364,7 @@ export const MIGRATIONS: readonly string[] = [
     FOR EACH ROW EXECUTE FUNCTION baton_delete_event();
 
   -- As baton_write_notifying, with the events as rows: p_event_rows holds one object per row,
-  -- { callId, sessionId, seq, offset, spans, events }, offset being the place of its first event
-  -- among the write's events of its session.
+  -- { callId, sessionId, seq, lastSeq, events }, in the order of their positions.
   CREATE FUNCTION baton_write_rows(
     p_calls json, p_event_rows json, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb,
     p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json
@@ -405,23 +402,19 @@ export const MIGRATIONS: readonly string[] = [
         FROM input AS i LEFT JOIN written AS w ON w.call_id = i."callId";
     END IF;
     IF p_event_rows IS NOT NULL THEN
-      -- Writers of one session take turns (an advisory lock per session, taken in one order); the
-      -- blocks are taken once every lock is held.
+      -- Writers of one session take turns (an advisory lock per session, taken in one order), so
+      -- the positions of a session's rows grow in the order they commit.
       PERFORM pg_advisory_xact_lock(key) FROM (
         SELECT DISTINCT hashtext('baton-session:' || session) AS key
         FROM unnest(p_sessions) AS session ORDER BY key) AS keys;
-      WITH blocks AS MATERIALIZED (
-        SELECT session, nextval('event_blocks') AS start FROM unnest(p_sessions) AS session),
-      inserted AS (
-        INSERT INTO event_rows (position, call_id, seq, last_seq, session_id, spans, events)
-        SELECT b.start + r."offset", r."callId", r.seq, r.seq + cardinality(r.spans) - 1,
-               r."sessionId", r.spans, r.events
-        FROM json_array_elements(p_event_rows) AS x,
-             json_to_record(x) AS r("callId" text, "sessionId" text, seq int, "offset" int,
-                                    spans int[], events json)
-             JOIN blocks AS b ON b.session = r."sessionId"
+      WITH inserted AS (
+        INSERT INTO event_rows (call_id, seq, last_seq, session_id, events)
+        SELECT r."callId", r.seq, r."lastSeq", r."sessionId", r.events
+        FROM json_array_elements(p_event_rows) WITH ORDINALITY AS t(x, n),
+             json_to_record(x) AS r("callId" text, "sessionId" text, seq int, "lastSeq" int, events json)
         WHERE r."callId" IN (SELECT unnest(accepted))
            OR (r."callId" NOT IN (SELECT unnest(refused)) AND baton_unheld(r."callId", p_writer))
+        ORDER BY n
         RETURNING call_id, seq, last_seq)
       SELECT array_agg(call_id), array_agg(seq), array_agg(last_seq)
         INTO later_calls, later_seqs, later_last_seqs FROM inserted WHERE seq > 1;
@@ -498,9 +491,8 @@ export const MIGRATIONS: readonly string[] = [
       p_calls,
       (SELECT json_agg(json_build_object(
                 'callId', e->>'callId', 'sessionId', e->>'sessionId', 'seq', (e->>'seq')::int,
-                'offset', place, 'spans', json_build_array(0), 'events', json_build_array(e)) ORDER BY n)
-       FROM (SELECT e, n, row_number() OVER (PARTITION BY e->>'sessionId' ORDER BY n) - 1 AS place
-             FROM json_array_elements(p_events) WITH ORDINALITY AS t(e, n)) AS numbered),
+                'lastSeq', (e->>'seq')::int, 'events', json_build_array(e)) ORDER BY n)
+       FROM json_array_elements(p_events) WITH ORDINALITY AS t(e, n)),
       p_notifications, p_artifacts, p_steps, p_schedules, p_resolutions, p_writer, p_sessions, '[]');
     IF p_notices IS NOT NULL THEN
       PERFORM pg_notify(p_channel, notice) FROM unnest(p_notices) AS notice;

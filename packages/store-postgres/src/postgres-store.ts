@@ -123,62 +123,44 @@ function sessionsOfCalls(events: readonly CallEvent[]): Map<string, string> {
   return sessionOf;
 }
 
-/**
- * Positions a write takes per session (see step 9 of migrations.ts): its k-th event of a session
- * is at the start of the session's block + k.
- */
-const EVENT_BLOCK = 1_048_576;
+/** At most this many events in a row of `event_rows` (see step 9 of migrations.ts). */
+const ROW_EVENTS_MAX = 256;
 
 /** A row of `event_rows`: events of one call with consecutive seqs, as `baton_write_rows` takes them. */
 interface EventRow {
   callId: string;
   sessionId: string;
   seq: number;
-  /** The place of the first event among the write's events of its session. */
-  offset: number;
-  /** Each event's place after the first's. */
-  spans: number[];
+  lastSeq: number;
   events: CallEvent[];
 }
 
 /**
- * A batch's events as rows: a call's events in one row while their seqs run on (a new row after a
- * gap). The events of one call must come in the order of their seqs: a write that repeats one is
- * refused whole, here or by the database.
+ * A batch's events as rows, in the order of each call's first event: a call's events in one row
+ * while their seqs run on (a new row after a gap, or after `ROW_EVENTS_MAX`). So a session's
+ * events of one write come grouped by call, each call's in order. The events of one call must
+ * come in the order of their seqs: a write that repeats one is refused whole, here or by the
+ * database.
  */
 function eventRowsOf(events: readonly CallEvent[]): EventRow[] {
-  const placeInSession = new Map<string, number>();
-  const lastRowOfCall = new Map<string, { row: EventRow; lastSeq: number }>();
+  const lastRowOfCall = new Map<string, EventRow>();
   const rows: EventRow[] = [];
   for (const event of events) {
-    const place = placeInSession.get(event.sessionId) ?? 0;
-    if (place === EVENT_BLOCK) {
-      throw new Error(`a write holds at most ${EVENT_BLOCK} events of one session`);
-    }
-    placeInSession.set(event.sessionId, place + 1);
     const last = lastRowOfCall.get(event.callId);
     if (last && event.seq <= last.lastSeq) {
       throw new Error(
         `event ${event.seq} of call ${event.callId} follows its event ${last.lastSeq} in one write: a call's events go in the order of their seqs, each once`,
       );
     }
-    // (A row's events share a session: its positions are taken from that session's block.)
-    if (last && event.seq === last.lastSeq + 1 && last.row.sessionId === event.sessionId) {
-      last.row.spans.push(place - last.row.offset);
-      last.row.events.push(event);
+    if (last && event.seq === last.lastSeq + 1 && last.events.length < ROW_EVENTS_MAX) {
+      last.events.push(event);
       last.lastSeq = event.seq;
       continue;
     }
-    const row: EventRow = {
-      callId: event.callId,
-      sessionId: event.sessionId,
-      seq: event.seq,
-      offset: place,
-      spans: [0],
-      events: [event],
-    };
+    const { callId, sessionId, seq } = event;
+    const row: EventRow = { callId, sessionId, seq, lastSeq: seq, events: [event] };
     rows.push(row);
-    lastRowOfCall.set(event.callId, { row, lastSeq: event.seq });
+    lastRowOfCall.set(callId, row);
   }
   return rows;
 }
@@ -381,21 +363,17 @@ export class PostgresStore implements Store {
   }
 
   async listSessionEvents(sessionId: string, afterPosition = 0, limit?: number): Promise<SessionEvent[]> {
-    // The rows that start after the position, as many as the events asked for (each has one at
-    // least), and those of the position's block that start at or before it and end after it:
-    // a block's rows interleave, and only those can hold events between the position and the
-    // next row's start.
+    // The row that holds the position may hold events after it (a page may end inside a row):
+    // rows take positions 256 apart, so it starts less than 256 before. Then as many rows as
+    // events asked for, each holding one at least.
     return this.#query<SessionEvent>(
-      `SELECT r.position + r.spans[e.n] AS position, e.event
-       FROM ((SELECT position, spans, events FROM event_rows
-              WHERE session_id = $1 AND position > $2 ORDER BY position LIMIT $3)
-             UNION ALL
-             (SELECT position, spans, events FROM event_rows
-              WHERE session_id = $1 AND position <= $2 AND position >= $2 - $2 % ${EVENT_BLOCK}
-                AND position + spans[cardinality(spans)] > $2)) AS r,
+      `SELECT r.position + e.n - 1 AS position, e.event
+       FROM (SELECT position, events FROM event_rows
+             WHERE session_id = $1 AND position > $2 - ${ROW_EVENTS_MAX} AND position + (last_seq - seq) > $2
+             ORDER BY position LIMIT $3) AS r,
             json_array_elements(r.events) WITH ORDINALITY AS e(event, n)
-       WHERE r.position + r.spans[e.n] > $2
-       ORDER BY 1 LIMIT $3`,
+       WHERE r.position + e.n - 1 > $2
+       ORDER BY r.position, e.n LIMIT $3`,
       [sessionId, afterPosition, limit ?? null],
     );
   }

@@ -140,10 +140,13 @@ export interface Store {
   /** The records of these calls that exist, in any order: one read for many (a client's replies). */
   getCalls(callIds: readonly string[]): Promise<CallRecord[]>;
   listCalls(filter?: CallFilter): Promise<CallPage>;
-  /** The events of one call with `seq >= fromSeq`, in order. */
   /** A call's events with `seq >= fromSeq`, in order; at most `limit` of them when it is given. */
   listEvents(callId: string, fromSeq?: number, limit?: number): Promise<CallEvent[]>;
-  /** The events of every call of a session stored after `afterPosition`, in the order they were stored. */
+  /**
+   * The events of every call of a session stored after `afterPosition`, in the order they were
+   * stored: write by write, each call's in the order of its seqs (within one write, a store may
+   * keep the order given or group the events by call).
+   */
   listSessionEvents(sessionId: string, afterPosition?: number, limit?: number): Promise<SessionEvent[]>;
   /** Oldest first, so that a session takes its results in the order they came. */
   listNotifications(filter?: NotificationFilter): Promise<Notification[]>;
