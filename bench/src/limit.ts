@@ -75,7 +75,8 @@ export function sqliteLimit(captured: CapturedWrites, path: string, synchronous:
 
 /**
  * The same on PostgreSQL: each captured batch as one INSERT of its rows (JSONB; a call's events of
- * a batch in one row, as Baton keeps them) into one table of a fresh schema, one batch at a time; calls per second.
+ * a batch in one row, as Baton keeps them) into one table of a fresh schema, one batch at a time;
+ * calls per second.
  */
 export async function postgresLimit(captured: CapturedWrites, url: string, schema: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });

@@ -114,15 +114,6 @@ function sessionConditions(filter: { sessionId?: string; sessionPrefix?: string 
   ];
 }
 
-/** The session of each call that has events in the batch, in the order the calls' events come. */
-function sessionsOfCalls(events: readonly CallEvent[]): Map<string, string> {
-  const sessionOf = new Map<string, string>();
-  for (const event of events) {
-    if (!sessionOf.has(event.callId)) sessionOf.set(event.callId, event.sessionId);
-  }
-  return sessionOf;
-}
-
 /** At most this many events in a row of `event_rows` (see step 9 of migrations.ts). */
 const ROW_EVENTS_MAX = 256;
 
@@ -181,10 +172,11 @@ const jsonRows = (rows: readonly unknown[]): string | null =>
  * goes on changing the objects it wrote after `write()` returns. The last of each key wins.
  */
 function parametersOf(batch: StoreWrite, channels: Channels): unknown[] {
-  const sessionOf = sessionsOfCalls(batch.events ?? []);
-  const notices = noticesOf(batch, sessionOf, channels);
   const eventRows = eventRowsOf(batch.events ?? []);
-  const sessions = new Set(eventRows.map((row) => row.sessionId));
+  // The session of each call with events in the batch, in the order of the calls' first events.
+  const sessionOf = new Map(eventRows.map((row): [string, string] => [row.callId, row.sessionId]));
+  const notices = noticesOf(batch, sessionOf, channels);
+  const sessions = new Set(sessionOf.values());
   return [
     jsonRows(lastByKey(batch.calls, (record) => record.callId)),
     jsonRows(eventRows),
