@@ -1,3 +1,3 @@
 import { packageBuild } from '../../tsup.base.js';
 
-export default packageBuild();
+export default packageBuild(['src/index.ts', 'src/writer-entry.ts']);

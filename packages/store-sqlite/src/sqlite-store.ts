@@ -1,5 +1,4 @@
 import type {
-  Artifact,
   CallEvent,
   CallRecord,
   EventOutcome,
@@ -22,11 +21,18 @@ import {
   type SessionEvent,
   type Store,
   type StoreWrite,
-  scheduleAfterFiring,
   withStoreErrors,
 } from '@baton/store';
 import type Database from 'better-sqlite3';
 import { integrityProblems, openDatabase } from './opening.js';
+import { type CallRow, recordOf } from './records.js';
+import { SqliteWriter, type WriterMethod } from './sqlite-writer.js';
+import { writeRowsOf } from './write-rows.js';
+import { WriterThread, writerThreadAvailable } from './writer-thread.js';
+
+/** Batches out at once to the writer thread, and calls in a batch at most (`Store.writeBatchCalls`). */
+const WRITE_CONCURRENCY = 2;
+const WRITE_BATCH_CALLS = 250;
 
 export interface SqliteStoreOptions {
   /** The database file (created if missing), or `:memory:`. */
@@ -45,22 +51,20 @@ export interface SqliteStoreOptions {
   init?: boolean;
   /** `quick` (default): `PRAGMA quick_check` when the file is opened; `none`: skip it. */
   check?: 'quick' | 'none';
+  /**
+   * `true` (default): the store's changes are made on a thread of its own, with a connection of its
+   * own, while reads stay on the caller's thread. A batch is committed (and, with `full`, synced to
+   * disk) while the event loop runs the next calls. `false`: every change on the caller's thread,
+   * as `:memory:` always is (a second connection would open another database).
+   */
+  writerThread?: boolean;
 }
 
-const UNFINISHED = "status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out')";
-
-type CallRow = { position: number; record: string; owner_id: string | null };
 type NotificationRow = {
   notification: string;
   status: Notification['status'];
   acknowledged_at: number | null;
 };
-
-function recordOf(row: CallRow): CallRecord {
-  const record = JSON.parse(row.record) as CallRecord;
-  if (row.owner_id !== null) record.ownerId = row.owner_id;
-  return record;
-}
 
 function notificationOf(row: NotificationRow): Notification {
   const notification = JSON.parse(row.notification) as Notification;
@@ -89,81 +93,46 @@ function sessionPrefixOf(filter: { sessionPrefix?: string }): readonly [string, 
 
 /** The embedded default store: one SQLite file in WAL mode. Every write batch is one transaction. */
 export class SqliteStore implements Store {
+  /** The caller's connection: every read is made on it, at once. */
   readonly #db: Database.Database;
-  readonly #upsertCall: Database.Statement;
-  readonly #insertEvent: Database.Statement;
-  readonly #insertNotification: Database.Statement;
-  readonly #upsertArtifact: Database.Statement;
-  readonly #upsertStep: Database.Statement;
-  readonly #insertResolution: Database.Statement;
-  readonly #upsertSchedule: Database.Statement;
-  readonly #writeBatch: (batch: StoreWrite) => void;
+  /** Every change: sent to the writer thread, or made here (`:memory:`, `writerThread: false`). */
+  readonly #change: <M extends WriterMethod>(
+    method: M,
+    ...args: Parameters<SqliteWriter[M]>
+  ) => Promise<ReturnType<SqliteWriter[M]>>;
+  readonly #thread: WriterThread | undefined;
+  readonly writeConcurrency: number | undefined;
+  readonly writeBatchCalls: number | undefined;
 
   constructor(options: SqliteStoreOptions) {
     this.#db = openDatabase(options);
-    this.#upsertCall = this.#db.prepare(`
-      INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, record)
-      VALUES (@callId, @sessionId, @toolName, @status, @ownerId, @endedAt, @record)
-      ON CONFLICT (call_id) DO UPDATE SET
-        status = excluded.status, owner_id = excluded.owner_id, ended_at = excluded.ended_at, record = excluded.record`);
-    this.#insertEvent = this.#db.prepare('INSERT INTO events (call_id, seq, event) VALUES (?, ?, ?)');
-    this.#insertNotification = this.#db.prepare(`
-      INSERT INTO notifications (id, call_id, session_id, status, created_at, acknowledged_at, notification)
-      VALUES (@id, @callId, @sessionId, @status, @createdAt, @acknowledgedAt, @notification)`);
-    this.#upsertArtifact = this.#db.prepare(`
-      INSERT INTO artifacts (call_id, name, content) VALUES (@callId, @name, @content)
-      ON CONFLICT (call_id, name) DO UPDATE SET content = excluded.content`);
-    this.#upsertStep = this.#db.prepare(`
-      INSERT INTO steps (call_id, step_id, value) VALUES (?, ?, ?)
-      ON CONFLICT (call_id, step_id) DO UPDATE SET value = excluded.value`);
-    this.#insertResolution = this.#db.prepare(
-      'INSERT INTO event_resolutions (key, call_id, outcome, at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING',
-    );
-    this.#upsertSchedule = this.#db.prepare(`
-      INSERT INTO schedules (id, session_id, enabled, next_at, schedule) VALUES (?, ?, ?, ?, ?)
-      ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled, next_at = excluded.next_at, schedule = excluded.schedule`);
-    this.#writeBatch = this.#db.transaction((batch: StoreWrite) => {
-      for (const record of batch.calls ?? []) {
-        this.#upsertCall.run({
-          callId: record.callId,
-          sessionId: record.sessionId,
-          toolName: record.toolName,
-          status: record.status,
-          ownerId: record.ownerId ?? null,
-          endedAt: record.endedAt ?? null,
-          record: JSON.stringify(record),
-        });
-      }
-      for (const event of batch.events ?? [])
-        this.#insertEvent.run(event.callId, event.seq, JSON.stringify(event));
-      for (const notification of batch.notifications ?? []) {
-        this.#insertNotification.run({
-          id: notification.id,
-          callId: notification.callId,
-          sessionId: notification.sessionId,
-          status: notification.status,
-          createdAt: notification.createdAt,
-          acknowledgedAt: notification.acknowledgedAt ?? null,
-          notification: JSON.stringify(notification),
-        });
-      }
-      for (const artifact of batch.artifacts ?? []) this.#upsertArtifact.run(artifact satisfies Artifact);
-      for (const schedule of batch.schedules ?? []) {
-        const { id, sessionId, enabled, nextAt } = schedule;
-        this.#upsertSchedule.run(id, sessionId, enabled ? 1 : 0, nextAt ?? null, JSON.stringify(schedule));
-      }
-      for (const resolution of batch.resolutions ?? []) {
-        const { key, callId, outcome, at } = resolution;
-        this.#insertResolution.run(key, callId, JSON.stringify(outcome), at);
-      }
-      for (const step of batch.steps ?? []) {
-        this.#upsertStep.run(step.callId, step.stepId, JSON.stringify(step.value ?? null));
-      }
-    });
+    const onDisk = options.path !== ':memory:' && options.path !== '';
+    if (onDisk && (options.writerThread ?? true) && writerThreadAvailable()) {
+      const thread = new WriterThread({
+        path: options.path,
+        ...(options.synchronous === undefined ? {} : { synchronous: options.synchronous }),
+        ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+      });
+      this.#thread = thread;
+      this.#change = (method, ...args) => thread.request(method, args);
+      // Batches a quarter of the calls in flight, two out at once: the runtime runs the calls of
+      // one while the thread commits the other.
+      this.writeConcurrency = WRITE_CONCURRENCY;
+      this.writeBatchCalls = WRITE_BATCH_CALLS;
+    } else {
+      const writer = new SqliteWriter(this.#db);
+      this.#change = async (method, ...args) =>
+        (writer[method] as (...given: unknown[]) => ReturnType<SqliteWriter[typeof method]>).apply(
+          writer,
+          args,
+        );
+      this.writeConcurrency = undefined;
+      this.writeBatchCalls = undefined;
+    }
   }
 
   async write(batch: StoreWrite): Promise<void> {
-    this.#writeBatch(batch);
+    return this.#change('write', writeRowsOf(batch));
   }
 
   async getCall(callId: string): Promise<CallRecord | undefined> {
@@ -248,12 +217,7 @@ export class SqliteStore implements Store {
   }
 
   async acknowledgeNotification(id: string, at: number): Promise<boolean> {
-    const result = this.#db
-      .prepare(
-        "UPDATE notifications SET status = 'acknowledged', acknowledged_at = ? WHERE id = ? AND status = 'queued'",
-      )
-      .run(at, id);
-    return result.changes === 1;
+    return this.#change('acknowledgeNotification', id, at);
   }
 
   async getArtifact(callId: string, name: string): Promise<string | undefined> {
@@ -310,65 +274,19 @@ export class SqliteStore implements Store {
     dueAt: number,
     next: { nextAt?: number; enabled: boolean },
   ): Promise<boolean> {
-    return this.#db
-      .transaction(() => {
-        const row = this.#db
-          .prepare('SELECT schedule FROM schedules WHERE id = ? AND enabled = 1 AND next_at = ?')
-          .get(scheduleId, dueAt) as { schedule: string } | undefined;
-        if (!row) return false;
-        const claimed = scheduleAfterFiring(JSON.parse(row.schedule) as Schedule, next);
-        this.#upsertSchedule.run(
-          scheduleId,
-          claimed.sessionId,
-          claimed.enabled ? 1 : 0,
-          claimed.nextAt ?? null,
-          JSON.stringify(claimed),
-        );
-        return true;
-      })
-      .immediate();
+    return this.#change('claimFiring', scheduleId, dueAt, next);
   }
 
-  async deleteEndedBefore(time: number, limit = -1): Promise<number> {
-    return this.#db
-      .transaction(() => {
-        // The same calls for every statement: the transaction holds the write lock throughout.
-        const ended = 'SELECT call_id FROM calls WHERE ended_at < ? ORDER BY ended_at LIMIT ?';
-        for (const table of ['events', 'artifacts', 'steps', 'event_resolutions']) {
-          this.#db.prepare(`DELETE FROM ${table} WHERE call_id IN (${ended})`).run(time, limit);
-        }
-        this.#db
-          .prepare(`DELETE FROM notifications WHERE status = 'acknowledged' AND call_id IN (${ended})`)
-          .run(time, limit);
-        const { changes } = this.#db
-          .prepare(`DELETE FROM calls WHERE call_id IN (${ended})`)
-          .run(time, limit);
-        // The last batch also takes the notifications acknowledged after their call was removed.
-        if (limit < 0 || changes < limit) {
-          this.#db
-            .prepare(
-              "DELETE FROM notifications WHERE status = 'acknowledged' AND call_id NOT IN (SELECT call_id FROM calls)",
-            )
-            .run();
-        }
-        return changes;
-      })
-      .immediate();
+  async deleteEndedBefore(time: number, limit?: number): Promise<number> {
+    return this.#change('deleteEndedBefore', time, limit);
   }
 
   async registerInstance(instance: RuntimeInstance): Promise<void> {
-    this.#db
-      .prepare(`
-        INSERT INTO instances (id, host, pid, boot, started_at, heartbeat_at, lease_ms)
-        VALUES (@id, @host, @pid, @boot, @startedAt, @heartbeatAt, @leaseMs)
-        ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, lease_ms = excluded.lease_ms`)
-      .run(instance);
+    return this.#change('registerInstance', instance);
   }
 
   async heartbeat(instanceId: string, at: number): Promise<boolean> {
-    return (
-      this.#db.prepare('UPDATE instances SET heartbeat_at = ? WHERE id = ?').run(at, instanceId).changes === 1
-    );
+    return this.#change('heartbeat', instanceId, at);
   }
 
   async listInstances(): Promise<RuntimeInstance[]> {
@@ -376,43 +294,15 @@ export class SqliteStore implements Store {
   }
 
   async removeInstance(instanceId: string): Promise<void> {
-    this.#db.prepare('DELETE FROM instances WHERE id = ?').run(instanceId);
+    return this.#change('removeInstance', instanceId);
   }
 
   async claimCalls(goneInstanceIds: readonly string[], ownerId: string): Promise<CallRecord[]> {
-    if (goneInstanceIds.length === 0) return [];
-    const ids = goneInstanceIds.map(() => '?').join(', ');
-    return this.#db
-      .transaction(() => {
-        const rows = this.#db
-          .prepare(
-            `UPDATE calls SET owner_id = ? WHERE owner_id IN (${ids}) AND ended_at IS NULL AND ${UNFINISHED}
-           RETURNING position, record, owner_id`,
-          )
-          .all(ownerId, ...goneInstanceIds) as CallRow[];
-        this.#db.prepare(`DELETE FROM instances WHERE id IN (${ids})`).run(...goneInstanceIds);
-        return rows.map(recordOf);
-      })
-      .immediate();
+    return this.#change('claimCalls', goneInstanceIds, ownerId);
   }
 
   async claimQueued(ownerId: string, limit: number, callId?: string): Promise<ClaimedCall[]> {
-    const only =
-      callId === undefined ? "AND json_extract(record, '$.approval') IS NOT 'pending'" : 'AND call_id = ?';
-    const rows = this.#db
-      .prepare(
-        `UPDATE calls SET owner_id = ? WHERE position IN (
-           SELECT position FROM calls WHERE owner_id IS NULL AND status = 'queued' ${only}
-           ORDER BY position LIMIT ?)
-         RETURNING position, record, owner_id,
-           (SELECT coalesce(max(seq), 0) FROM events WHERE events.call_id = calls.call_id) AS last_seq`,
-      )
-      .all(ownerId, ...(callId === undefined ? [] : [callId]), limit) as Array<
-      CallRow & { last_seq: number }
-    >;
-    return rows
-      .sort((a, b) => a.position - b.position)
-      .map((row) => ({ record: recordOf(row), lastSeq: row.last_seq }));
+    return this.#change('claimQueued', ownerId, limit, callId);
   }
 
   /** `PRAGMA integrity_check` over the whole file (slow on a large one): each problem found, none when sound. */
@@ -420,7 +310,9 @@ export class SqliteStore implements Store {
     return integrityProblems(this.#db);
   }
 
+  /** Settles once every change asked for before is made, and both connections are closed. */
   async close(): Promise<void> {
+    await this.#thread?.close();
     if (this.#db.open) this.#db.close();
   }
 }

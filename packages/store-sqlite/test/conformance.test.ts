@@ -12,6 +12,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describeStoreConformance('sqlite (file, WAL)', () =>
   sqliteStore({ path: join(dir, `store-${opened++}.db`) }),
 );
+describeStoreConformance("sqlite (file, every change on the caller's thread)", () =>
+  sqliteStore({ path: join(dir, `inline-${opened++}.db`), writerThread: false }),
+);
 describeStoreConformance('sqlite (synchronous full)', () =>
   sqliteStore({ path: join(dir, `full-${opened++}.db`), synchronous: 'full' }),
 );

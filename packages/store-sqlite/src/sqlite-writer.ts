@@ -1,0 +1,136 @@
+import type { CallRecord, RuntimeInstance, Schedule } from '@baton/contracts';
+import { type ClaimedCall, scheduleAfterFiring } from '@baton/store';
+import type Database from 'better-sqlite3';
+import { type CallRow, recordOf, UNFINISHED } from './records.js';
+import { rowWriter, scheduleRow, UPSERT_SCHEDULE, type WriteRows } from './write-rows.js';
+
+/**
+ * Everything a SQLite store changes, on one connection: the rows of a batch, and each other change
+ * of the store. It runs on the store's writer thread (or, for `:memory:`, on the caller's), one
+ * change after another. Each method returns what the store's method resolves to.
+ */
+export class SqliteWriter {
+  readonly #db: Database.Database;
+  readonly #writeRows: (rows: WriteRows) => void;
+
+  constructor(db: Database.Database) {
+    this.#db = db;
+    this.#writeRows = rowWriter(db);
+  }
+
+  write(rows: WriteRows): void {
+    this.#writeRows(rows);
+  }
+
+  acknowledgeNotification(id: string, at: number): boolean {
+    const result = this.#db
+      .prepare(
+        "UPDATE notifications SET status = 'acknowledged', acknowledged_at = ? WHERE id = ? AND status = 'queued'",
+      )
+      .run(at, id);
+    return result.changes === 1;
+  }
+
+  claimFiring(scheduleId: string, dueAt: number, next: { nextAt?: number; enabled: boolean }): boolean {
+    return this.#db
+      .transaction(() => {
+        const row = this.#db
+          .prepare('SELECT schedule FROM schedules WHERE id = ? AND enabled = 1 AND next_at = ?')
+          .get(scheduleId, dueAt) as { schedule: string } | undefined;
+        if (!row) return false;
+        const claimed = scheduleAfterFiring(JSON.parse(row.schedule) as Schedule, next);
+        this.#db.prepare(UPSERT_SCHEDULE).run(scheduleRow(claimed));
+        return true;
+      })
+      .immediate();
+  }
+
+  deleteEndedBefore(time: number, limit = -1): number {
+    return this.#db
+      .transaction(() => {
+        // The same calls for every statement: the transaction holds the write lock throughout.
+        const ended = 'SELECT call_id FROM calls WHERE ended_at < ? ORDER BY ended_at LIMIT ?';
+        for (const table of ['events', 'artifacts', 'steps', 'event_resolutions']) {
+          this.#db.prepare(`DELETE FROM ${table} WHERE call_id IN (${ended})`).run(time, limit);
+        }
+        this.#db
+          .prepare(`DELETE FROM notifications WHERE status = 'acknowledged' AND call_id IN (${ended})`)
+          .run(time, limit);
+        const { changes } = this.#db
+          .prepare(`DELETE FROM calls WHERE call_id IN (${ended})`)
+          .run(time, limit);
+        // The last batch also takes the notifications acknowledged after their call was removed.
+        if (limit < 0 || changes < limit) {
+          this.#db
+            .prepare(
+              "DELETE FROM notifications WHERE status = 'acknowledged' AND call_id NOT IN (SELECT call_id FROM calls)",
+            )
+            .run();
+        }
+        return changes;
+      })
+      .immediate();
+  }
+
+  registerInstance(instance: RuntimeInstance): void {
+    this.#db
+      .prepare(`
+        INSERT INTO instances (id, host, pid, boot, started_at, heartbeat_at, lease_ms)
+        VALUES (@id, @host, @pid, @boot, @startedAt, @heartbeatAt, @leaseMs)
+        ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, lease_ms = excluded.lease_ms`)
+      .run(instance);
+  }
+
+  heartbeat(instanceId: string, at: number): boolean {
+    return (
+      this.#db.prepare('UPDATE instances SET heartbeat_at = ? WHERE id = ?').run(at, instanceId).changes === 1
+    );
+  }
+
+  removeInstance(instanceId: string): void {
+    this.#db.prepare('DELETE FROM instances WHERE id = ?').run(instanceId);
+  }
+
+  claimCalls(goneInstanceIds: readonly string[], ownerId: string): CallRecord[] {
+    if (goneInstanceIds.length === 0) return [];
+    const ids = goneInstanceIds.map(() => '?').join(', ');
+    return this.#db
+      .transaction(() => {
+        const rows = this.#db
+          .prepare(
+            `UPDATE calls SET owner_id = ? WHERE owner_id IN (${ids}) AND ended_at IS NULL AND ${UNFINISHED}
+           RETURNING position, record, owner_id`,
+          )
+          .all(ownerId, ...goneInstanceIds) as CallRow[];
+        this.#db.prepare(`DELETE FROM instances WHERE id IN (${ids})`).run(...goneInstanceIds);
+        return rows.map(recordOf);
+      })
+      .immediate();
+  }
+
+  claimQueued(ownerId: string, limit: number, callId?: string): ClaimedCall[] {
+    const only =
+      callId === undefined ? "AND json_extract(record, '$.approval') IS NOT 'pending'" : 'AND call_id = ?';
+    const rows = this.#db
+      .prepare(
+        `UPDATE calls SET owner_id = ? WHERE position IN (
+           SELECT position FROM calls WHERE owner_id IS NULL AND status = 'queued' ${only}
+           ORDER BY position LIMIT ?)
+         RETURNING position, record, owner_id,
+           (SELECT coalesce(max(seq), 0) FROM events WHERE events.call_id = calls.call_id) AS last_seq`,
+      )
+      .all(ownerId, ...(callId === undefined ? [] : [callId]), limit) as Array<
+      CallRow & { last_seq: number }
+    >;
+    return rows
+      .sort((a, b) => a.position - b.position)
+      .map((row) => ({ record: recordOf(row), lastSeq: row.last_seq }));
+  }
+
+  close(): void {
+    if (this.#db.open) this.#db.close();
+  }
+}
+
+/** The writer's changes, by name: what the store sends to its writer thread. */
+export type WriterMethod = Exclude<keyof SqliteWriter, 'close'>;

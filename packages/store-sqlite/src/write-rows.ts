@@ -1,0 +1,98 @@
+import type { Schedule } from '@baton/contracts';
+import type { StoreWrite } from '@baton/store';
+import type Database from 'better-sqlite3';
+
+type Value = string | number | null;
+
+/**
+ * A write batch as the parameters of its statements: strings and numbers only, each row's JSON
+ * made already. That is all a writer thread is sent (cheap to copy between threads), and the JSON
+ * is made where the batch is, as it was when the store wrote on the caller's thread.
+ */
+export interface WriteRows {
+  calls: Value[][];
+  events: Value[][];
+  notifications: Value[][];
+  artifacts: Value[][];
+  schedules: Value[][];
+  resolutions: Value[][];
+  steps: Value[][];
+}
+
+export function scheduleRow(schedule: Schedule): Value[] {
+  const { id, sessionId, enabled, nextAt } = schedule;
+  return [id, sessionId, enabled ? 1 : 0, nextAt ?? null, JSON.stringify(schedule)];
+}
+
+export function writeRowsOf(batch: StoreWrite): WriteRows {
+  return {
+    calls: (batch.calls ?? []).map((record) => [
+      record.callId,
+      record.sessionId,
+      record.toolName,
+      record.status,
+      record.ownerId ?? null,
+      record.endedAt ?? null,
+      JSON.stringify(record),
+    ]),
+    events: (batch.events ?? []).map((event) => [event.callId, event.seq, JSON.stringify(event)]),
+    notifications: (batch.notifications ?? []).map((notification) => [
+      notification.id,
+      notification.callId,
+      notification.sessionId,
+      notification.status,
+      notification.createdAt,
+      notification.acknowledgedAt ?? null,
+      JSON.stringify(notification),
+    ]),
+    artifacts: (batch.artifacts ?? []).map(({ callId, name, content }) => [callId, name, content]),
+    schedules: (batch.schedules ?? []).map(scheduleRow),
+    resolutions: (batch.resolutions ?? []).map(({ key, callId, outcome, at }) => [
+      key,
+      callId,
+      JSON.stringify(outcome),
+      at,
+    ]),
+    steps: (batch.steps ?? []).map((step) => [step.callId, step.stepId, JSON.stringify(step.value ?? null)]),
+  };
+}
+
+export const UPSERT_SCHEDULE = `
+  INSERT INTO schedules (id, session_id, enabled, next_at, schedule) VALUES (?, ?, ?, ?, ?)
+  ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled, next_at = excluded.next_at, schedule = excluded.schedule`;
+
+/** The statement of each kind of row, in the order a batch writes them. */
+const STATEMENTS: Record<keyof WriteRows, string> = {
+  calls: `
+    INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, record)
+    VALUES (?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (call_id) DO UPDATE SET
+      status = excluded.status, owner_id = excluded.owner_id, ended_at = excluded.ended_at, record = excluded.record`,
+  events: 'INSERT INTO events (call_id, seq, event) VALUES (?, ?, ?)',
+  notifications: `
+    INSERT INTO notifications (id, call_id, session_id, status, created_at, acknowledged_at, notification)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  artifacts: `
+    INSERT INTO artifacts (call_id, name, content) VALUES (?, ?, ?)
+    ON CONFLICT (call_id, name) DO UPDATE SET content = excluded.content`,
+  schedules: UPSERT_SCHEDULE,
+  resolutions:
+    'INSERT INTO event_resolutions (key, call_id, outcome, at) VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING',
+  steps: `
+    INSERT INTO steps (call_id, step_id, value) VALUES (?, ?, ?)
+    ON CONFLICT (call_id, step_id) DO UPDATE SET value = excluded.value`,
+};
+
+/** Writes a batch's rows in one transaction, with statements prepared once. */
+export function rowWriter(db: Database.Database): (rows: WriteRows) => void {
+  const statements = Object.entries(STATEMENTS).map(
+    ([kind, sql]) => [kind as keyof WriteRows, db.prepare(sql)] as const,
+  );
+  const write = db.transaction((rows: WriteRows) => {
+    for (const [kind, statement] of statements) {
+      for (const row of rows[kind]) statement.run(row);
+    }
+  });
+  // IMMEDIATE: the write lock is taken at BEGIN, so two processes' batches queue on the busy timeout.
+  return (rows) => write.immediate(rows);
+}

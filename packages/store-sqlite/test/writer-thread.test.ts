@@ -1,0 +1,103 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CallRecord } from '@baton/contracts';
+import { makeCallRecord } from '@baton/store/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sqliteStore } from '../src/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'baton-sqlite-writer-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+const nextPath = () => join(dir, `store-${files++}.db`);
+
+function records(count: number, prefix = 'c'): CallRecord[] {
+  return Array.from({ length: count }, (_, i) =>
+    makeCallRecord({ callId: `${prefix}${i}`, args: { text: 'x'.repeat(200) } }),
+  );
+}
+
+/** Which settles first: the write, or a turn of the event loop begun once it was asked for. */
+async function firstToSettle(write: Promise<void>): Promise<'write' | 'event loop'> {
+  return Promise.race([
+    write.then(() => 'write' as const),
+    new Promise<'event loop'>((resolve) => setImmediate(() => resolve('event loop'))),
+  ]);
+}
+
+describe('the writer thread of a SQLite store', () => {
+  it('commits a batch while the event loop goes on, and a read after the write sees it', async () => {
+    const store = sqliteStore({ path: nextPath(), synchronous: 'full' });
+    const write = store.write({ calls: records(5_000) });
+    expect(await firstToSettle(write)).toBe('event loop');
+    await write;
+    expect((await store.getCall('c4999'))?.args).toEqual({ text: 'x'.repeat(200) });
+    await store.close();
+
+    // On the caller's thread, the same batch holds the event loop until it is committed.
+    const inline = sqliteStore({ path: nextPath(), synchronous: 'full', writerThread: false });
+    expect(await firstToSettle(inline.write({ calls: records(5_000) }))).toBe('write');
+    await inline.close();
+  });
+
+  it('makes the changes in the order they were asked for, and close waits for them', async () => {
+    const path = nextPath();
+    const store = sqliteStore({ path });
+    const asked = [
+      store.write({ calls: [makeCallRecord({ callId: 'c1', status: 'inline' })] }),
+      store.write({ calls: [makeCallRecord({ callId: 'c1', status: 'succeeded', endedAt: 5 })] }),
+      store.registerInstance({
+        id: 'i1',
+        host: 'h',
+        pid: 1,
+        boot: 'b',
+        startedAt: 1,
+        heartbeatAt: 1,
+        leaseMs: 1_000,
+      }),
+      store.heartbeat('i1', 42),
+    ];
+    // Closed twice at once, as a runtime and its owner may.
+    await Promise.all([store.close(), store.close()]);
+    expect(await Promise.all(asked)).toEqual([undefined, undefined, undefined, true]);
+    const reopened = sqliteStore({ path });
+    expect((await reopened.getCall('c1'))?.status).toBe('succeeded');
+    expect((await reopened.listInstances()).map((instance) => instance.heartbeatAt)).toEqual([42]);
+    await reopened.close();
+  });
+
+  it("fails a batch SQLite refuses with persistence_failed and SQLite's message, and writes the next", async () => {
+    const store = sqliteStore({ path: nextPath() });
+    const event = {
+      type: 'queued',
+      mode: 'inline',
+      to: 'queued',
+      callId: 'c1',
+      sessionId: 's1',
+      toolName: 'echo',
+      seq: 1,
+      at: 1,
+    } as const;
+    await store.write({ calls: [makeCallRecord({ callId: 'c1' })], events: [event] });
+    await expect(store.write({ events: [event] })).rejects.toMatchObject({
+      code: 'persistence_failed',
+      message: expect.stringContaining('UNIQUE constraint failed'),
+    });
+    await store.write({ calls: [makeCallRecord({ callId: 'c2' })] });
+    expect((await store.listCalls()).calls.map((call) => call.callId)).toEqual(['c2', 'c1']);
+    await store.close();
+  });
+
+  it('lets a process that never closes its store exit, once what it asked to write is committed', async () => {
+    const fixture = join(import.meta.dirname, 'fixtures', 'write-and-leave.mjs');
+    for (const how of ['await', 'leave']) {
+      const path = nextPath();
+      const child = spawnSync(process.execPath, [fixture, path, how], { timeout: 20_000, encoding: 'utf8' });
+      expect({ how, status: child.status, stderr: child.stderr }).toEqual({ how, status: 0, stderr: '' });
+      const reopened = sqliteStore({ path, writerThread: false });
+      expect(await reopened.getCall('left')).toMatchObject({ status: 'succeeded' });
+      await reopened.close();
+    }
+  });
+});
