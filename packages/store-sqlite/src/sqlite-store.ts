@@ -27,12 +27,14 @@ import type Database from 'better-sqlite3';
 import { integrityProblems, openDatabase } from './opening.js';
 import { type CallRow, recordOf } from './records.js';
 import { SqliteWriter, type WriterMethod } from './sqlite-writer.js';
-import { writeRowsOf } from './write-rows.js';
+import { rowsIn, writeRowsOf } from './write-rows.js';
 import { WriterThread, writerThreadAvailable } from './writer-thread.js';
 
 /** Batches out at once to the writer thread, and calls in a batch at most (`Store.writeBatchCalls`). */
 const WRITE_CONCURRENCY = 2;
 const WRITE_BATCH_CALLS = 250;
+/** A batch of at most this many rows (a lone call's) is written here when the thread is idle. */
+const SMALL_WRITE_ROWS = 32;
 
 export interface SqliteStoreOptions {
   /** The database file (created if missing), or `:memory:`. */
@@ -93,46 +95,58 @@ function sessionPrefixOf(filter: { sessionPrefix?: string }): readonly [string, 
 
 /** The embedded default store: one SQLite file in WAL mode. Every write batch is one transaction. */
 export class SqliteStore implements Store {
-  /** The caller's connection: every read is made on it, at once. */
+  /** The caller's connection: every read is made on it, at once, and the changes made here. */
   readonly #db: Database.Database;
-  /** Every change: sent to the writer thread, or made here (`:memory:`, `writerThread: false`). */
-  readonly #change: <M extends WriterMethod>(
-    method: M,
-    ...args: Parameters<SqliteWriter[M]>
-  ) => Promise<ReturnType<SqliteWriter[M]>>;
+  /** The changes made on the caller's thread, on `#db`. */
+  readonly #here: SqliteWriter;
+  /** The store's writer thread, unless `:memory:` or `writerThread: false`. */
   readonly #thread: WriterThread | undefined;
   readonly writeConcurrency: number | undefined;
   readonly writeBatchCalls: number | undefined;
 
   constructor(options: SqliteStoreOptions) {
     this.#db = openDatabase(options);
+    this.#here = new SqliteWriter(this.#db);
     const onDisk = options.path !== ':memory:' && options.path !== '';
     if (onDisk && (options.writerThread ?? true) && writerThreadAvailable()) {
-      const thread = new WriterThread({
+      this.#thread = new WriterThread({
         path: options.path,
         ...(options.synchronous === undefined ? {} : { synchronous: options.synchronous }),
         ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
       });
-      this.#thread = thread;
-      this.#change = (method, ...args) => thread.request(method, args);
       // Batches a quarter of the calls in flight, two out at once: the runtime runs the calls of
       // one while the thread commits the other.
       this.writeConcurrency = WRITE_CONCURRENCY;
       this.writeBatchCalls = WRITE_BATCH_CALLS;
     } else {
-      const writer = new SqliteWriter(this.#db);
-      this.#change = async (method, ...args) =>
-        (writer[method] as (...given: unknown[]) => ReturnType<SqliteWriter[typeof method]>).apply(
-          writer,
-          args,
-        );
+      this.#thread = undefined;
       this.writeConcurrency = undefined;
       this.writeBatchCalls = undefined;
     }
   }
 
+  /**
+   * A change, in the order asked for: made here when it is small and the thread has nothing out
+   * (a hop to the thread and back costs more than a lone call's commit), else sent to the thread,
+   * behind what is out there.
+   */
+  #change<M extends WriterMethod>(
+    method: M,
+    small: boolean,
+    ...args: Parameters<SqliteWriter[M]>
+  ): Promise<ReturnType<SqliteWriter[M]>> {
+    if (this.#thread && !(small && this.#thread.idle)) return this.#thread.request(method, args);
+    try {
+      const change = this.#here[method] as (...given: unknown[]) => ReturnType<SqliteWriter[M]>;
+      return Promise.resolve(change.apply(this.#here, args));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
   async write(batch: StoreWrite): Promise<void> {
-    return this.#change('write', writeRowsOf(batch));
+    const rows = writeRowsOf(batch);
+    return this.#change('write', rowsIn(rows) <= SMALL_WRITE_ROWS, rows);
   }
 
   async getCall(callId: string): Promise<CallRecord | undefined> {
@@ -217,7 +231,7 @@ export class SqliteStore implements Store {
   }
 
   async acknowledgeNotification(id: string, at: number): Promise<boolean> {
-    return this.#change('acknowledgeNotification', id, at);
+    return this.#change('acknowledgeNotification', true, id, at);
   }
 
   async getArtifact(callId: string, name: string): Promise<string | undefined> {
@@ -274,19 +288,19 @@ export class SqliteStore implements Store {
     dueAt: number,
     next: { nextAt?: number; enabled: boolean },
   ): Promise<boolean> {
-    return this.#change('claimFiring', scheduleId, dueAt, next);
+    return this.#change('claimFiring', true, scheduleId, dueAt, next);
   }
 
   async deleteEndedBefore(time: number, limit?: number): Promise<number> {
-    return this.#change('deleteEndedBefore', time, limit);
+    return this.#change('deleteEndedBefore', false, time, limit);
   }
 
   async registerInstance(instance: RuntimeInstance): Promise<void> {
-    return this.#change('registerInstance', instance);
+    return this.#change('registerInstance', true, instance);
   }
 
   async heartbeat(instanceId: string, at: number): Promise<boolean> {
-    return this.#change('heartbeat', instanceId, at);
+    return this.#change('heartbeat', true, instanceId, at);
   }
 
   async listInstances(): Promise<RuntimeInstance[]> {
@@ -294,15 +308,15 @@ export class SqliteStore implements Store {
   }
 
   async removeInstance(instanceId: string): Promise<void> {
-    return this.#change('removeInstance', instanceId);
+    return this.#change('removeInstance', true, instanceId);
   }
 
   async claimCalls(goneInstanceIds: readonly string[], ownerId: string): Promise<CallRecord[]> {
-    return this.#change('claimCalls', goneInstanceIds, ownerId);
+    return this.#change('claimCalls', false, goneInstanceIds, ownerId);
   }
 
   async claimQueued(ownerId: string, limit: number, callId?: string): Promise<ClaimedCall[]> {
-    return this.#change('claimQueued', ownerId, limit, callId);
+    return this.#change('claimQueued', false, ownerId, limit, callId);
   }
 
   /** `PRAGMA integrity_check` over the whole file (slow on a large one): each problem found, none when sound. */

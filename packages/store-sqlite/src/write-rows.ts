@@ -57,6 +57,13 @@ export function writeRowsOf(batch: StoreWrite): WriteRows {
   };
 }
 
+/** How many rows a batch has, of every kind. */
+export function rowsIn(rows: WriteRows): number {
+  let count = 0;
+  for (const kind of Object.values(rows)) count += kind.length;
+  return count;
+}
+
 export const UPSERT_SCHEDULE = `
   INSERT INTO schedules (id, session_id, enabled, next_at, schedule) VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled, next_at = excluded.next_at, schedule = excluded.schedule`;

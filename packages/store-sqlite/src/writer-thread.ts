@@ -61,10 +61,16 @@ export class WriterThread {
 
   constructor(data: WriterThreadData) {
     this.#worker = new Worker(WRITER_ENTRY, { workerData: data });
-    this.#worker.unref();
     this.#worker.on('message', (reply: WriterReply) => this.#settle(reply));
     this.#worker.on('error', (error) => this.#stop(error));
     this.#worker.on('exit', (code) => this.#stop(new Error(`it exited with code ${code}`)));
+    // After the listeners: listening for messages would hold the process again.
+    this.#worker.unref();
+  }
+
+  /** Nothing is out: every change asked of the thread is made, and it is not closing or stopped. */
+  get idle(): boolean {
+    return this.#pending.size === 0 && !this.#closing && this.#stopped === undefined;
   }
 
   request<M extends WriterMethod>(

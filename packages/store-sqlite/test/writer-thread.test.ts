@@ -19,7 +19,7 @@ function records(count: number, prefix = 'c'): CallRecord[] {
 }
 
 /** Which settles first: the write, or a turn of the event loop begun once it was asked for. */
-async function firstToSettle(write: Promise<void>): Promise<'write' | 'event loop'> {
+async function firstToSettle(write: Promise<unknown>): Promise<'write' | 'event loop'> {
   return Promise.race([
     write.then(() => 'write' as const),
     new Promise<'event loop'>((resolve) => setImmediate(() => resolve('event loop'))),
@@ -41,11 +41,12 @@ describe('the writer thread of a SQLite store', () => {
     await inline.close();
   });
 
-  it('makes the changes in the order they were asked for, and close waits for them', async () => {
+  it('makes the changes in the order they were asked for, small ones behind a batch out, and close waits for them', async () => {
     const path = nextPath();
     const store = sqliteStore({ path });
     const asked = [
-      store.write({ calls: [makeCallRecord({ callId: 'c1', status: 'inline' })] }),
+      // A batch for the thread, then small changes that must not overtake it.
+      store.write({ calls: [...records(2_000), makeCallRecord({ callId: 'c1', status: 'inline' })] }),
       store.write({ calls: [makeCallRecord({ callId: 'c1', status: 'succeeded', endedAt: 5 })] }),
       store.registerInstance({
         id: 'i1',
@@ -65,6 +66,17 @@ describe('the writer thread of a SQLite store', () => {
     expect((await reopened.getCall('c1'))?.status).toBe('succeeded');
     expect((await reopened.listInstances()).map((instance) => instance.heartbeatAt)).toEqual([42]);
     await reopened.close();
+  });
+
+  it("makes a lone call's change at once when nothing is out: no hop to the thread and back", async () => {
+    const store = sqliteStore({ path: nextPath() });
+    expect(await firstToSettle(store.write({ calls: records(1) }))).toBe('write');
+    expect(await firstToSettle(store.heartbeat('i1', 1))).toBe('write');
+    // Behind a batch that is out, the same change waits its turn on the thread.
+    const batch = store.write({ calls: records(2_000, 'b') });
+    expect(await firstToSettle(store.write({ calls: records(1, 'after') }))).toBe('event loop');
+    await batch;
+    await store.close();
   });
 
   it("fails a batch SQLite refuses with persistence_failed and SQLite's message, and writes the next", async () => {
@@ -91,12 +103,15 @@ describe('the writer thread of a SQLite store', () => {
 
   it('lets a process that never closes its store exit, once what it asked to write is committed', async () => {
     const fixture = join(import.meta.dirname, 'fixtures', 'write-and-leave.mjs');
-    for (const how of ['await', 'leave']) {
+    for (const how of ['open', 'await', 'leave']) {
       const path = nextPath();
       const child = spawnSync(process.execPath, [fixture, path, how], { timeout: 20_000, encoding: 'utf8' });
       expect({ how, status: child.status, stderr: child.stderr }).toEqual({ how, status: 0, stderr: '' });
       const reopened = sqliteStore({ path, writerThread: false });
-      expect(await reopened.getCall('left')).toMatchObject({ status: 'succeeded' });
+      expect({ how, calls: (await reopened.listCalls({ limit: 5_000 })).calls.length }).toEqual({
+        how,
+        calls: how === 'open' ? 0 : 2_000,
+      });
       await reopened.close();
     }
   });
