@@ -14,6 +14,12 @@ export interface OpeningOptions {
   init?: boolean;
   /** `quick` (default): `PRAGMA quick_check` at open; `none`: skip it. */
   check?: 'quick' | 'none';
+  /**
+   * False for a second connection to a file the store opened already (its writer thread's): the
+   * schema is known to be current, and the migration's write lock, which another process may
+   * hold for a while, is not taken.
+   */
+  migrate?: boolean;
 }
 
 /** The marker beside a database that says a Baton store was made there. */
@@ -121,7 +127,7 @@ export function openDatabase(options: OpeningOptions): Database.Database {
       if (problems[0] !== 'ok')
         throw unusable(path, `is damaged (quick_check: ${problems.slice(0, 3).join('; ')})`, ON_BACKUP);
     }
-    migrate(db, path);
+    if (options.migrate !== false) migrate(db, path);
   } catch (error) {
     db?.close();
     throw isBatonError(error) ? error : describe(error, path);

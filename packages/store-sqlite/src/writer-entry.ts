@@ -17,7 +17,9 @@ function crossed(error: unknown): CrossedError {
 const port = parentPort;
 if (!port) throw new Error('writer-entry.js runs as a worker thread of the SQLite store');
 // The store opened (and checked, and migrated) the file already.
-const writer = new SqliteWriter(openDatabase({ ...(workerData as WriterThreadData), check: 'none' }));
+const writer = new SqliteWriter(
+  openDatabase({ ...(workerData as WriterThreadData), check: 'none', migrate: false }),
+);
 
 port.on('message', ({ id, method, args }: WriterRequest) => {
   let reply: WriterReply;

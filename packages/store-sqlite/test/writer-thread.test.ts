@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CallRecord } from '@baton/contracts';
 import { makeCallRecord } from '@baton/store/testing';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sqliteStore } from '../src/index.js';
 
@@ -98,6 +99,24 @@ describe('the writer thread of a SQLite store', () => {
     });
     await store.write({ calls: [makeCallRecord({ callId: 'c2' })] });
     expect((await store.listCalls()).calls.map((call) => call.callId)).toEqual(['c2', 'c1']);
+    await store.close();
+  });
+
+  it('starts while another process holds the write lock, and writes once it is let go', async () => {
+    const path = nextPath();
+    await sqliteStore({ path }).close();
+    const store = sqliteStore({ path, busyTimeoutMs: 50 });
+    // Taken before the thread has started: its connection opens while another holds the lock.
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
+    await expect(store.write({ calls: records(2_000) })).rejects.toMatchObject({
+      code: 'persistence_failed',
+      message: 'database is locked',
+    });
+    other.exec('COMMIT');
+    other.close();
+    await store.write({ calls: records(2_000) });
+    expect((await store.listCalls({ limit: 5_000 })).calls).toHaveLength(2_000);
     await store.close();
   });
 
