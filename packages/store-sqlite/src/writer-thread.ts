@@ -117,11 +117,11 @@ export class WriterThread {
   /** The thread is gone: whatever was asked of it, and whatever will be, fails with why. */
   #stop(cause: Error): void {
     if (this.#stopped) return;
-    this.#stopped = new BatonError(
-      'persistence_failed',
-      `the SQLite store's writer thread stopped: ${cause.message}`,
-      { cause },
-    );
+    this.#stopped = this.#closing
+      ? new BatonError('persistence_failed', 'the SQLite store is closed')
+      : new BatonError('persistence_failed', `the SQLite store's writer thread stopped: ${cause.message}`, {
+          cause,
+        });
     for (const pending of this.#pending.values()) pending.reject(this.#stopped);
     this.#pending.clear();
     this.#worker.unref();

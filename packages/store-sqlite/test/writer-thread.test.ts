@@ -63,6 +63,10 @@ describe('the writer thread of a SQLite store', () => {
     // Closed twice at once, as a runtime and its owner may.
     await Promise.all([store.close(), store.close()]);
     expect(await Promise.all(asked)).toEqual([undefined, undefined, undefined, true]);
+    await expect(store.heartbeat('i1', 43)).rejects.toMatchObject({
+      code: 'persistence_failed',
+      message: 'the SQLite store is closed',
+    });
     const reopened = sqliteStore({ path });
     expect((await reopened.getCall('c1'))?.status).toBe('succeeded');
     expect((await reopened.listInstances()).map((instance) => instance.heartbeatAt)).toEqual([42]);
