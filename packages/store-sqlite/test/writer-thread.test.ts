@@ -124,6 +124,24 @@ describe('the writer thread of a SQLite store', () => {
     await store.close();
   });
 
+  it('fails every change sent to a thread that could not open the file, saying why', async () => {
+    const gone = mkdtempSync(join(tmpdir(), 'baton-sqlite-gone-'));
+    const path = join(gone, 'baton.db');
+    const store = sqliteStore({ path });
+    // Removed before the thread has started: the store's own connection keeps the unlinked file.
+    rmSync(gone, { recursive: true, force: true });
+    const failure = {
+      code: 'persistence_failed',
+      message: expect.stringMatching(
+        /^the SQLite store's writer thread stopped: the SQLite store \S+ cannot be opened \(.*the directory does not exist\)/,
+      ),
+    };
+    await expect(store.write({ calls: records(2_000) })).rejects.toMatchObject(failure);
+    // Idle no more: even a small change goes to the thread, and fails the same way.
+    await expect(store.heartbeat('i1', 1)).rejects.toMatchObject(failure);
+    await store.close();
+  });
+
   it('lets a process that never closes its store exit, once what it asked to write is committed', async () => {
     const fixture = join(import.meta.dirname, 'fixtures', 'write-and-leave.mjs');
     for (const how of ['open', 'await', 'leave']) {
