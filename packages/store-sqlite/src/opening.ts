@@ -49,7 +49,8 @@ function describe(error: unknown, path: string): BatonError {
       error,
     );
   }
-  if (code.startsWith('SQLITE_CANTOPEN')) {
+  // better-sqlite3 checks the directory itself, before SQLite, and throws without a code.
+  if (code.startsWith('SQLITE_CANTOPEN') || /directory does not exist/.test(message)) {
     return unusable(
       path,
       'cannot be opened',

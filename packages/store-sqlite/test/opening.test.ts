@@ -103,6 +103,14 @@ describe('a SQLite store that cannot be trusted is refused at open, in one line 
     );
   });
 
+  it('refuses a file in a directory that does not exist, saying so', () => {
+    const path = join(dir, 'no-such-directory', 'baton.db');
+    expect(openError({ path })).toMatchObject({
+      code: 'persistence_failed',
+      message: `the SQLite store ${path} cannot be opened: check that its directory exists and that this process may write there`,
+    });
+  });
+
   it('checks the whole file on demand (integrity_check): none on a sound one', async () => {
     const path = await storeWith(10);
     const store = sqliteStore({ path }) as SqliteStore;

@@ -133,7 +133,7 @@ describe('the writer thread of a SQLite store', () => {
     const failure = {
       code: 'persistence_failed',
       message: expect.stringMatching(
-        /^the SQLite store's writer thread stopped: the SQLite store \S+ cannot be opened \(.*the directory does not exist\)/,
+        /^the SQLite store's writer thread stopped: the SQLite store \S+ cannot be opened: check that its directory exists/,
       ),
     };
     await expect(store.write({ calls: records(2_000) })).rejects.toMatchObject(failure);
