@@ -24,12 +24,8 @@ const writer = new SqliteWriter(
 port.on('message', ({ id, method, args }: WriterRequest) => {
   let reply: WriterReply;
   try {
-    if (method === 'close') writer.close();
-    const result =
-      method === 'close'
-        ? undefined
-        : (writer[method] as (...given: unknown[]) => unknown).apply(writer, args);
-    reply = { id, result };
+    const change = method === 'close' ? writer.close : (writer[method] as (...given: unknown[]) => unknown);
+    reply = { id, result: change.apply(writer, args) };
   } catch (error) {
     reply = { id, error: crossed(error) };
   }
