@@ -1,7 +1,8 @@
 /**
  * `@baton/machine`: the call machine, pure (no I/O, no timers). `callMachine` is the definition
- * (draw it, inspect it); `compiledCallLogic` is the same machine as lean actor logic, which the
- * runtime runs one actor per call, and whose steps carry the machine's named actions.
+ * (draw it, inspect it); `nextCallStep` is the same machine compiled, whose steps carry the
+ * machine's named actions: the runtime steps each call with it. `compiledCallLogic` wraps it as
+ * XState actor logic, for an actor of one's own.
  */
 export {
   type CallAction,
