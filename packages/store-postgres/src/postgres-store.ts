@@ -14,11 +14,13 @@ import {
   type ClaimedCall,
   cursorPosition,
   DEFAULT_PAGE_SIZE,
+  eventRowsOf,
   type InstanceRow,
   instanceOfRow,
   type NoticeTopic,
   type NotificationCountFilter,
   type NotificationFilter,
+  ROW_EVENTS_MAX,
   type SessionEvent,
   type Store,
   type StoreNotice,
@@ -112,48 +114,6 @@ function sessionConditions(filter: { sessionId?: string; sessionPrefix?: string 
       ? undefined
       : (['starts_with(session_id, ?)', filter.sessionPrefix] as const),
   ];
-}
-
-/** At most this many events in a row of `event_rows` (see step 9 of migrations.ts). */
-const ROW_EVENTS_MAX = 256;
-
-/** A row of `event_rows`: events of one call with consecutive seqs, as `baton_write_rows` takes them. */
-interface EventRow {
-  callId: string;
-  sessionId: string;
-  seq: number;
-  lastSeq: number;
-  events: CallEvent[];
-}
-
-/**
- * A batch's events as rows, in the order of each call's first event: a call's events in one row
- * while their seqs run on (a new row after a gap, or after `ROW_EVENTS_MAX`). So a session's
- * events of one write come grouped by call, each call's in order. The events of one call must
- * come in the order of their seqs: a write that repeats one is refused whole, here or by the
- * database.
- */
-function eventRowsOf(events: readonly CallEvent[]): EventRow[] {
-  const lastRowOfCall = new Map<string, EventRow>();
-  const rows: EventRow[] = [];
-  for (const event of events) {
-    const last = lastRowOfCall.get(event.callId);
-    if (last && event.seq <= last.lastSeq) {
-      throw new Error(
-        `event ${event.seq} of call ${event.callId} follows its event ${last.lastSeq} in one write: a call's events go in the order of their seqs, each once`,
-      );
-    }
-    if (last && event.seq === last.lastSeq + 1 && last.events.length < ROW_EVENTS_MAX) {
-      last.events.push(event);
-      last.lastSeq = event.seq;
-      continue;
-    }
-    const { callId, sessionId, seq } = event;
-    const row: EventRow = { callId, sessionId, seq, lastSeq: seq, events: [event] };
-    rows.push(row);
-    lastRowOfCall.set(callId, row);
-  }
-  return rows;
 }
 
 /** The last of each key wins, as it would if the rows were written one after another. */

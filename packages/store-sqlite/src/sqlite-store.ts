@@ -18,6 +18,7 @@ import {
   instanceOfRow,
   type NotificationCountFilter,
   type NotificationFilter,
+  ROW_EVENTS_MAX,
   type SessionEvent,
   type Store,
   type StoreWrite,
@@ -34,12 +35,12 @@ import { WriterThread, writerThreadAvailable } from './writer-thread.js';
 const WRITE_CONCURRENCY = 2;
 const WRITE_BATCH_CALLS = 250;
 /**
- * A batch of at most this many rows (about 128 calls') is written here when the thread is idle.
+ * A batch of at most this many rows (128 calls' that ran in one tick: a record and a row of events) is written here when the thread is idle.
  * With few calls in flight, a batch holds most of them: nothing would run while the thread
  * committed it, and the hop there and back would only add to their wait (64 in flight were 15%
  * slower with every batch of more than a lone call's rows sent to the thread).
  */
-const SMALL_WRITE_ROWS = 512;
+const SMALL_WRITE_ROWS = 256;
 
 export interface SqliteStoreOptions {
   /** The database file (created if missing), or `:memory:`. */
@@ -192,20 +193,40 @@ export class SqliteStore implements Store {
   }
 
   async listEvents(callId: string, fromSeq = 0, limit = -1): Promise<CallEvent[]> {
-    // LIMIT -1 is SQLite's "no limit".
+    // LIMIT -1 is SQLite's "no limit". Each row has one event from fromSeq on, at least.
     const rows = this.#db
-      .prepare('SELECT event FROM events WHERE call_id = ? AND seq >= ? ORDER BY seq LIMIT ?')
-      .all(callId, fromSeq, limit) as Array<{ event: string }>;
-    return rows.map((row) => JSON.parse(row.event) as CallEvent);
+      .prepare('SELECT seq, events FROM event_rows WHERE call_id = ? AND last_seq >= ? ORDER BY seq LIMIT ?')
+      .all(callId, fromSeq, limit) as Array<{ seq: number; events: string }>;
+    const events: CallEvent[] = [];
+    for (const row of rows) {
+      for (const event of JSON.parse(row.events) as CallEvent[]) {
+        if (event.seq >= fromSeq && events.length !== limit) events.push(event);
+      }
+    }
+    return events;
   }
 
   async listSessionEvents(sessionId: string, afterPosition = 0, limit = -1): Promise<SessionEvent[]> {
+    // The row that holds the position may hold events after it (a page may end inside a row):
+    // rows take positions ROW_EVENTS_MAX apart, so it starts less than that before. Then as many
+    // rows as events asked for, each holding one at least.
     const rows = this.#db
       .prepare(`
-        SELECT e.position, e.event FROM calls c JOIN events e ON e.call_id = c.call_id
-        WHERE c.session_id = ? AND e.position > ? ORDER BY e.position LIMIT ?`)
-      .all(sessionId, afterPosition, limit) as Array<{ position: number; event: string }>;
-    return rows.map((row) => ({ position: row.position, event: JSON.parse(row.event) as CallEvent }));
+        SELECT r.position, r.events FROM calls c JOIN event_rows r ON r.call_id = c.call_id
+        WHERE c.session_id = ? AND r.position > ? AND r.position + (r.last_seq - r.seq) > ?
+        ORDER BY r.position LIMIT ?`)
+      .all(sessionId, afterPosition - ROW_EVENTS_MAX, afterPosition, limit) as Array<{
+      position: number;
+      events: string;
+    }>;
+    const events: SessionEvent[] = [];
+    for (const row of rows) {
+      for (const [index, event] of (JSON.parse(row.events) as CallEvent[]).entries()) {
+        const position = row.position + index;
+        if (position > afterPosition && events.length !== limit) events.push({ position, event });
+      }
+    }
+    return events;
   }
 
   async listNotifications(filter: NotificationFilter = {}): Promise<Notification[]> {

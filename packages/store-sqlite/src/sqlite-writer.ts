@@ -50,7 +50,7 @@ export class SqliteWriter {
       .transaction(() => {
         // The same calls for every statement: the transaction holds the write lock throughout.
         const ended = 'SELECT call_id FROM calls WHERE ended_at < ? ORDER BY ended_at LIMIT ?';
-        for (const table of ['events', 'artifacts', 'steps', 'event_resolutions']) {
+        for (const table of ['event_rows', 'artifacts', 'steps', 'event_resolutions']) {
           this.#db.prepare(`DELETE FROM ${table} WHERE call_id IN (${ended})`).run(time, limit);
         }
         this.#db
@@ -117,7 +117,8 @@ export class SqliteWriter {
            SELECT position FROM calls WHERE owner_id IS NULL AND status = 'queued' ${only}
            ORDER BY position LIMIT ?)
          RETURNING position, record, owner_id,
-           (SELECT coalesce(max(seq), 0) FROM events WHERE events.call_id = calls.call_id) AS last_seq`,
+           coalesce((SELECT last_seq FROM event_rows WHERE event_rows.call_id = calls.call_id
+                     ORDER BY seq DESC LIMIT 1), 0) AS last_seq`,
       )
       .all(ownerId, ...(callId === undefined ? [] : [callId]), limit) as Array<
       CallRow & { last_seq: number }

@@ -1,5 +1,5 @@
 import type { Schedule } from '@baton/contracts';
-import type { StoreWrite } from '@baton/store';
+import { eventRowsOf, ROW_EVENTS_MAX, type StoreWrite } from '@baton/store';
 import type Database from 'better-sqlite3';
 
 type Value = string | number | null;
@@ -11,6 +11,7 @@ type Value = string | number | null;
  */
 export interface WriteRows {
   calls: Value[][];
+  /** A call's events of one write, as rows of `event_rows` (`call_id`, `seq`, `last_seq`, `events`). */
   events: Value[][];
   notifications: Value[][];
   artifacts: Value[][];
@@ -35,7 +36,12 @@ export function writeRowsOf(batch: StoreWrite): WriteRows {
       record.endedAt ?? null,
       JSON.stringify(record),
     ]),
-    events: (batch.events ?? []).map((event) => [event.callId, event.seq, JSON.stringify(event)]),
+    events: eventRowsOf(batch.events ?? []).map(({ callId, seq, lastSeq, events }) => [
+      callId,
+      seq,
+      lastSeq,
+      JSON.stringify(events),
+    ]),
     notifications: (batch.notifications ?? []).map((notification) => [
       notification.id,
       notification.callId,
@@ -68,14 +74,13 @@ export const UPSERT_SCHEDULE = `
   INSERT INTO schedules (id, session_id, enabled, next_at, schedule) VALUES (?, ?, ?, ?, ?)
   ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled, next_at = excluded.next_at, schedule = excluded.schedule`;
 
-/** The statement of each kind of row, in the order a batch writes them. */
-const STATEMENTS: Record<keyof WriteRows, string> = {
+/** The statement of each kind of row but events (see `rowWriter`). */
+const STATEMENTS: Record<Exclude<keyof WriteRows, 'events'>, string> = {
   calls: `
     INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, record)
     VALUES (?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (call_id) DO UPDATE SET
       status = excluded.status, owner_id = excluded.owner_id, ended_at = excluded.ended_at, record = excluded.record`,
-  events: 'INSERT INTO events (call_id, seq, event) VALUES (?, ?, ?)',
   notifications: `
     INSERT INTO notifications (id, call_id, session_id, status, created_at, acknowledged_at, notification)
     VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -90,14 +95,28 @@ const STATEMENTS: Record<keyof WriteRows, string> = {
     ON CONFLICT (call_id, step_id) DO UPDATE SET value = excluded.value`,
 };
 
-/** Writes a batch's rows in one transaction, with statements prepared once. */
+/**
+ * Writes a batch's rows in one transaction, with statements prepared once. Each row of events
+ * takes the position `ROW_EVENTS_MAX` after the last row's (see migration step 8): read once a
+ * batch, under the write lock.
+ */
 export function rowWriter(db: Database.Database): (rows: WriteRows) => void {
   const statements = Object.entries(STATEMENTS).map(
-    ([kind, sql]) => [kind as keyof WriteRows, db.prepare(sql)] as const,
+    ([kind, sql]) => [kind as keyof typeof STATEMENTS, db.prepare(sql)] as const,
+  );
+  const lastPosition = db.prepare('SELECT coalesce(max(position), 0) FROM event_rows').pluck();
+  const insertEvents = db.prepare(
+    'INSERT INTO event_rows (call_id, seq, last_seq, events, position) VALUES (?, ?, ?, ?, ?)',
   );
   const write = db.transaction((rows: WriteRows) => {
     for (const [kind, statement] of statements) {
       for (const row of rows[kind]) statement.run(row);
+    }
+    if (rows.events.length === 0) return;
+    let position = lastPosition.get() as number;
+    for (const [callId, seq, lastSeq, events] of rows.events) {
+      position += ROW_EVENTS_MAX;
+      insertEvents.run(callId, seq, lastSeq, events, position);
     }
   });
   // IMMEDIATE: the write lock is taken at BEGIN, so two processes' batches queue on the busy timeout.

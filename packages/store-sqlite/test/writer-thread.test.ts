@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CallRecord } from '@baton/contracts';
+import type { CallEvent, CallRecord } from '@baton/contracts';
 import { makeCallRecord } from '@baton/store/testing';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -17,6 +17,17 @@ function records(count: number, prefix = 'c'): CallRecord[] {
   return Array.from({ length: count }, (_, i) =>
     makeCallRecord({ callId: `${prefix}${i}`, args: { text: 'x'.repeat(200) } }),
   );
+}
+
+/** What the runtime writes of calls that ran in one tick: each its record and three events. */
+function oneTickCalls(count: number, prefix: string): { calls: CallRecord[]; events: CallEvent[] } {
+  const calls = records(count, prefix);
+  const events = calls.flatMap(({ callId, sessionId, toolName }) =>
+    [1, 2, 3].map(
+      (seq): CallEvent => ({ type: 'status', callId, sessionId, toolName, seq, at: seq, text: 'x' }),
+    ),
+  );
+  return { calls, events };
 }
 
 /** Which settles first: the write, or a turn of the event loop begun once it was asked for. */
@@ -81,6 +92,18 @@ describe('the writer thread of a SQLite store', () => {
     const batch = store.write({ calls: records(2_000, 'b') });
     expect(await firstToSettle(store.write({ calls: records(1, 'after') }))).toBe('event loop');
     await batch;
+    await store.close();
+  });
+
+  it('sends a batch of the size it asks the runtime for to the thread, even with nothing out', async () => {
+    const store = sqliteStore({ path: nextPath() });
+    const full = store.write(oneTickCalls(store.writeBatchCalls ?? 0, 'full'));
+    expect(await firstToSettle(full)).toBe('event loop');
+    await full;
+    // A batch of a fifth of that is small: the hop would cost more than its commit.
+    expect(await firstToSettle(store.write(oneTickCalls((store.writeBatchCalls ?? 0) / 5, 'fifth')))).toBe(
+      'write',
+    );
     await store.close();
   });
 

@@ -1,6 +1,14 @@
 /** `@baton/store`: the Store contract and the in-memory store. The conformance suite is in `@baton/store/testing`. */
 export { MemoryStore, memoryStore } from './memory-store.js';
-export { cursorPosition, type InstanceRow, instanceOfRow, scheduleAfterFiring } from './rows.js';
+export {
+  cursorPosition,
+  type EventRow,
+  eventRowsOf,
+  type InstanceRow,
+  instanceOfRow,
+  ROW_EVENTS_MAX,
+  scheduleAfterFiring,
+} from './rows.js';
 export {
   type CallControl,
   type CallFilter,

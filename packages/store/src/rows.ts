@@ -1,4 +1,4 @@
-import { BatonError, type RuntimeInstance, type Schedule } from '@baton/contracts';
+import { BatonError, type CallEvent, type RuntimeInstance, type Schedule } from '@baton/contracts';
 
 /** A runtime instance as SQL adapters keep it, one column per field. */
 export interface InstanceRow {
@@ -49,4 +49,50 @@ export function cursorPosition(cursor: string | undefined): number | undefined {
     );
   }
   return position;
+}
+
+/**
+ * At most this many events in a row of events (SQL adapters keep a call's events of one write in
+ * one row). Rows take positions this far apart, and a row's n-th event is at its position + n - 1,
+ * so 2^45 rows fit below 2^53, the largest position a JavaScript number holds exactly.
+ */
+export const ROW_EVENTS_MAX = 256;
+
+/** Events of one call with consecutive seqs, `seq` to `lastSeq`: one row of an SQL adapter's events. */
+export interface EventRow {
+  callId: string;
+  sessionId: string;
+  seq: number;
+  lastSeq: number;
+  events: CallEvent[];
+}
+
+/**
+ * A batch's events as rows, in the order of each call's first event: a call's events in one row
+ * while their seqs run on (a new row after a gap, or after `ROW_EVENTS_MAX`). So a session's
+ * events of one write come grouped by call, each call's in order. The events of one call must
+ * come in the order of their seqs: a write that repeats one is refused whole, here or by the
+ * database.
+ */
+export function eventRowsOf(events: readonly CallEvent[]): EventRow[] {
+  const lastRowOfCall = new Map<string, EventRow>();
+  const rows: EventRow[] = [];
+  for (const event of events) {
+    const last = lastRowOfCall.get(event.callId);
+    if (last && event.seq <= last.lastSeq) {
+      throw new Error(
+        `event ${event.seq} of call ${event.callId} follows its event ${last.lastSeq} in one write: a call's events go in the order of their seqs, each once`,
+      );
+    }
+    if (last && event.seq === last.lastSeq + 1 && last.events.length < ROW_EVENTS_MAX) {
+      last.events.push(event);
+      last.lastSeq = event.seq;
+      continue;
+    }
+    const { callId, sessionId, seq } = event;
+    const row: EventRow = { callId, sessionId, seq, lastSeq: seq, events: [event] };
+    rows.push(row);
+    lastRowOfCall.set(callId, row);
+  }
+  return rows;
 }
