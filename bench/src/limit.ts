@@ -1,5 +1,5 @@
 import { createRuntime } from '@baton/runtime';
-import type { Store, StoreWrite } from '@baton/store';
+import { eventRowsOf, type Store, type StoreWrite } from '@baton/store';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { addOneTool, callAddOne } from './add-one.js';
@@ -12,25 +12,15 @@ export interface CapturedWrites {
 }
 
 /**
- * The rows of a batch, each as the JSON a store keeps of it: a row per record, event, notification
- * and the rest, or, as the PostgreSQL store keeps events (`eventsByCall`), a call's events in one.
+ * The rows of a batch, each as the JSON a store keeps of it: a row per record, notification and
+ * the rest, and a call's events of the batch in one row, as both SQL stores keep them.
  */
-function rowsOf(batch: StoreWrite, eventsByCall = false): string[] {
+function rowsOf(batch: StoreWrite): string[] {
   const rows: string[] = [];
   for (const kind of ['calls', 'notifications', 'artifacts', 'steps', 'resolutions', 'schedules'] as const) {
     for (const row of batch[kind] ?? []) rows.push(JSON.stringify(row));
   }
-  if (!eventsByCall) {
-    for (const event of batch.events ?? []) rows.push(JSON.stringify(event));
-    return rows;
-  }
-  const byCall = new Map<string, unknown[]>();
-  for (const event of batch.events ?? []) {
-    const events = byCall.get(event.callId);
-    if (events) events.push(event);
-    else byCall.set(event.callId, [event]);
-  }
-  for (const events of byCall.values()) rows.push(JSON.stringify(events));
+  for (const { events } of eventRowsOf(batch.events ?? [])) rows.push(JSON.stringify(events));
   return rows;
 }
 
@@ -52,7 +42,8 @@ export async function captureWrites(store: Store, calls: number, inFlight: numbe
 
 /**
  * The store's own speed for Baton's bytes: the captured batches inserted straight into one SQLite
- * table (WAL, the same `synchronous`), a transaction per batch, one at a time; calls per second.
+ * table (WAL, the same `synchronous`), a transaction per batch, one at a time (a call's events of
+ * a batch in one row, as Baton keeps them); calls per second.
  */
 export function sqliteLimit(captured: CapturedWrites, path: string, synchronous: 'normal' | 'full'): number {
   const db = new Database(path);
@@ -74,9 +65,8 @@ export function sqliteLimit(captured: CapturedWrites, path: string, synchronous:
 }
 
 /**
- * The same on PostgreSQL: each captured batch as one INSERT of its rows (JSONB; a call's events of
- * a batch in one row, as Baton keeps them) into one table of a fresh schema, one batch at a time;
- * calls per second.
+ * The same on PostgreSQL: each captured batch as one INSERT of its rows (JSONB) into one table of
+ * a fresh schema, one batch at a time; calls per second.
  */
 export async function postgresLimit(captured: CapturedWrites, url: string, schema: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });
@@ -88,7 +78,7 @@ export async function postgresLimit(captured: CapturedWrites, url: string, schem
       name: `limit_${schema}`,
       text: `INSERT INTO ${schema}.rows (body) SELECT unnest($1::text[])::jsonb`,
     };
-    const batches = captured.batches.map((batch) => rowsOf(batch, true));
+    const batches = captured.batches.map((batch) => rowsOf(batch));
     const started = performance.now();
     for (const rows of batches) await client.query({ ...insert, values: [rows] });
     return captured.calls / ((performance.now() - started) / 1_000);
