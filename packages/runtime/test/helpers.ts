@@ -5,6 +5,7 @@ import {
   type ExecutionOptions,
   type ToolContext,
 } from '@baton/contracts';
+import { memoryStore, type NoticeTopic, type Store, type StoreNotice } from '@baton/store';
 import { afterEach } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../src/index.js';
@@ -82,3 +83,29 @@ export function typesOf(events: CallEvent[], callId: string): string[] {
 }
 
 export { storedEvents } from '../src/testing.js';
+
+/**
+ * A memory store that says it is shared: it keeps the topics listened to now, and tells each
+ * listener `listening` only when `answers` is true (as a store whose LISTEN connection is up).
+ */
+export function sharedStore({ answers }: { answers: boolean }) {
+  const listened: NoticeTopic[] = [];
+  const listeners = new Set<(notice: StoreNotice) => void>();
+  const store: Store = Object.assign(Object.create(memoryStore()), {
+    listen(listener: (notice: StoreNotice) => void, topic: NoticeTopic) {
+      listened.push(topic);
+      listeners.add(listener);
+      if (answers) queueMicrotask(() => listener({ type: 'listening' }));
+      return () => {
+        listened.splice(listened.indexOf(topic), 1);
+        listeners.delete(listener);
+      };
+    },
+    async send() {},
+  });
+  /** Tells every listener, as another process's commit would. */
+  const tell = (notice: StoreNotice) => {
+    for (const listener of listeners) listener(notice);
+  };
+  return { store, listened, tell };
+}

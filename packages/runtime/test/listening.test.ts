@@ -1,34 +1,7 @@
-import { memoryStore, type NoticeTopic, type Store, type StoreNotice } from '@baton/store';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from '../src/index.js';
 import { SimulatedClock } from '../src/testing.js';
-import { gatedTool, settle, testRuntime } from './helpers.js';
-
-/**
- * A memory store that says it is shared: it keeps the topics listened to now, and tells each
- * listener `listening` only when `answers` is true (as a store whose LISTEN connection is up).
- */
-function sharedStore({ answers }: { answers: boolean }) {
-  const listened: NoticeTopic[] = [];
-  const listeners = new Set<(notice: StoreNotice) => void>();
-  const store: Store = Object.assign(Object.create(memoryStore()), {
-    listen(listener: (notice: StoreNotice) => void, topic: NoticeTopic) {
-      listened.push(topic);
-      listeners.add(listener);
-      if (answers) queueMicrotask(() => listener({ type: 'listening' }));
-      return () => {
-        listened.splice(listened.indexOf(topic), 1);
-        listeners.delete(listener);
-      };
-    },
-    async send() {},
-  });
-  /** Tells every listener, as another process's commit would. */
-  const tell = (notice: StoreNotice) => {
-    for (const listener of listeners) listener(notice);
-  };
-  return { store, listened, tell };
-}
+import { gatedTool, settle, sharedStore, testRuntime } from './helpers.js';
 
 describe('the notices a runtime listens to on a shared store', () => {
   it('hears the events of all only while something follows, and for a poll after', async () => {

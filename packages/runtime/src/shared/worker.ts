@@ -90,6 +90,11 @@ export class SharedWorker {
           if (room <= 0 || closed()) break;
           const asked = Math.min(room, CLAIM_BATCH_MAX);
           const claimed = await store.claimQueued(settings.instanceId, asked);
+          // A claim that comes back once this worker closes: its calls go back, as the waiting ones did.
+          if (closed()) {
+            for (const { record } of claimed) this.#giveBack(record);
+            break;
+          }
           // One after another: they join the queue in the order they were submitted.
           for (const call of claimed) await takeUp(call.record.callId, () => this.adopt(call, true));
           this.#workMayWait = claimed.length === asked;
@@ -135,19 +140,24 @@ export class SharedWorker {
   /**
    * A worker that closes gives the calls it claimed and has not started back to the store, with no
    * owner, for another worker to claim; they lose nothing. (Calls it runs end `cancelled`, as in
-   * one process.)
+   * one process.) A claim still out gives its calls back when it returns (see `claim`).
    */
   releaseWaiting(): void {
-    const { registry, slots, timers, writer } = this.deps;
+    const { registry, slots, timers } = this.deps;
     for (const call of registry.all()) {
       const { record } = call;
       if (!call.adopted || call.holdsSlot || record.status !== 'queued') continue;
       timers.clearAll(call);
       slots.release(call);
       registry.release(call);
-      const { ownerId: _, ...released } = record;
-      writer.record(released);
+      this.#giveBack(record);
     }
+  }
+
+  /** Back to the store with no owner, for another worker to claim (a queued call that never started). */
+  #giveBack(record: CallRecord): void {
+    const { ownerId: _, ...released } = record;
+    this.deps.writer.record(released);
   }
 
   /**
