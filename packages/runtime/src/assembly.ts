@@ -49,7 +49,7 @@ export interface RuntimeParts {
   housekeeping: Housekeeping;
   /** The registration of this instance in the store: everything written waits for it. */
   registered: Promise<void>;
-  /** Resolves once a client hears its replies' notices (at once for the other roles). */
+  /** Resolves once a client hears its replies' notices, or a worker the requests for its calls. */
   listening: Promise<void>;
   /** Stops hearing the shared store's notices (the runtime closes). */
   stopListening: () => void;
@@ -166,6 +166,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   const recovery = new Recovery(common);
   worker = new SharedWorker({
     ...common,
+    following,
     control: hooks.control,
     takeUp: recovery.takeUp,
     recover: recovery.recover,
@@ -176,8 +177,9 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   // (see SharedClient) and, while it follows anything, the events of all (see Following).
   const stopWork =
     settings.role === 'client' ? undefined : store.listen?.((notice) => heard.hear(notice), { type: 'work' });
-  // A client's calls are answered through its topic: it is ready once it hears it.
-  const listening = settings.role === 'client' ? client.listen() : Promise.resolve();
+  // A client's calls are answered through its topic, and a worker hears the requests for the calls
+  // it runs through its own: each is ready once it hears its topic.
+  const listening = settings.role === 'client' ? client.listen() : worker.listening();
   const stopListening = () => {
     stopWork?.();
     client.close();

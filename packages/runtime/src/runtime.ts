@@ -115,17 +115,19 @@ class BatonRuntime implements Runtime {
   }
 
   /**
-   * Registered, recovered, schedules armed, first claim (a client: its replies heard); then the
-   * housekeeping that keeps it so.
+   * Registered, its notices heard, recovered, schedules armed, first claim; then the housekeeping
+   * that keeps it so.
    */
   #start(): Promise<void> {
     const { store, settings, recovery, worker, schedules, housekeeping, failures, clock } = this.#parts;
     const { leaseMs, pollMs, role, retentionTtlMs } = settings;
     const works = role !== 'client';
+    // Heard before anything is taken up: a request for a call (a cancel) reaches it only as a notice.
     const ready = this.#parts.registered
+      .then(() => this.#parts.listening)
       .then(() => (works ? recovery.recoverOrphans() : undefined))
       .then(() => schedules.open())
-      .then(() => (works && store.listen ? worker.claim() : this.#parts.listening));
+      .then(() => (works && store.listen ? worker.claim() : undefined));
     // Awaited by whoever awaits `ready`; reported here for those who do not.
     ready.catch(failures.on('start'));
     housekeeping.every(leaseMs / 3, 'heartbeat', () => recovery.beat());

@@ -1,5 +1,6 @@
 import { type CallRecord, isTerminalStatus, type ToolRegistry } from '@baton/contracts';
 import type { CallControl, ClaimedCall, Store, StoreNotice } from '@baton/store';
+import { firstValueFrom } from 'rxjs';
 import type { Send } from '../call/driver.js';
 import type { LiveCall } from '../call/live-call.js';
 import type { CallRegistry } from '../call/registry.js';
@@ -7,6 +8,7 @@ import type { Slots } from '../call/slots.js';
 import type { Timers } from '../call/timers.js';
 import { changeableCopy } from '../changeable-copy.js';
 import { CLAIM_BATCH_MAX } from '../defaults.js';
+import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
 import type { Settings } from '../settings.js';
 import type { WriteBatcher } from '../write-batcher.js';
@@ -21,6 +23,7 @@ export interface WorkerDeps {
   writer: Pick<WriteBatcher, 'record' | 'recordConfirmed'>;
   send: Send;
   failures: Failures;
+  following: Pick<Following, 'ticks'>;
   closed: () => boolean;
   /** Carries out a request for a call run here (the runtime's cancel, approve, reject). */
   control: (control: CallControl) => Promise<boolean>;
@@ -42,8 +45,31 @@ export class SharedWorker {
   #claimAgain = false;
   /** Set by a notice of a queued call or a full claim; cleared by a claim that found fewer than it asked. */
   #workMayWait = false;
+  #listened: () => void = () => {};
+  readonly #heardListening = new Promise<void>((resolve) => {
+    this.#listened = resolve;
+  });
+  #listening: Promise<void> | undefined;
+  /** Set once `listening()` resolves: no call is claimed before. */
+  #hearing = false;
 
   constructor(private readonly deps: WorkerDeps) {}
+
+  /**
+   * Resolves once the store says it listens: requests for the calls this worker takes (a cancel)
+   * reach it only as notices, so it takes none before (a runtime is ready after). Or after a poll
+   * interval, if its store never says so (its LISTEN connection cannot be made), and at once on a
+   * store that is not shared.
+   */
+  listening(): Promise<void> {
+    this.#listening ??= Promise.race([
+      this.#heardListening,
+      firstValueFrom(this.deps.following.ticks(), { defaultValue: undefined }),
+    ]).then(() => {
+      this.#hearing = true;
+    });
+    return this.#listening;
+  }
 
   /**
    * What a shared store tells this process: calls to claim (or that some may have gone untold),
@@ -51,6 +77,7 @@ export class SharedWorker {
    */
   hear(notice: StoreNotice): void {
     const { settings, registry, control, failures } = this.deps;
+    if (notice.type === 'listening') this.#listened();
     if (notice.type === 'queued' || notice.type === 'listening') {
       if (settings.role !== 'client') {
         this.#workMayWait = true;
@@ -75,8 +102,12 @@ export class SharedWorker {
     return 2 * settings.limits.concurrency - slots.running - slots.waiting;
   }
 
-  /** Takes the unowned calls there is room for, until there are none or this worker is full. */
+  /**
+   * Takes the unowned calls there is room for, until there are none or this worker is full; none
+   * before it hears the requests for them (see `listening`).
+   */
   claim(): Promise<void> {
+    if (!this.#hearing) return Promise.resolve();
     if (this.#claiming) {
       this.#claimAgain = true;
       return this.#claiming;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { deferred } from '../src/testing.js';
 import { gatedTool, settle, sharedStore, testRuntime } from './helpers.js';
 
-describe('a worker that closes', () => {
+describe('a worker on a shared store', () => {
   it('gives back the calls of a claim that comes back after it began to close: none starts here', async () => {
     const { store } = sharedStore({ answers: true });
     // A call another process submitted: queued, no owner.
@@ -35,5 +35,43 @@ describe('a worker that closes', () => {
     const record = await store.getCall('c1');
     expect(record).toMatchObject({ status: 'queued', attempt: 0 });
     expect(record?.ownerId).toBeUndefined();
+  });
+
+  it('takes no call before its store says it listens: a cancel for the call would not reach it', async () => {
+    const { store, tell } = sharedStore({ answers: false });
+    await store.write({ calls: [makeCallRecord({ callId: 'c1', toolName: 'work', attempt: 0 })] });
+    const { tool, runs } = gatedTool('work');
+    const { runtime, clock } = testRuntime([tool], { store, role: 'worker', pollMs: 1_000 });
+    let ready = false;
+    void runtime.ready.then(() => {
+      ready = true;
+    });
+    tell({ type: 'queued' });
+    await settle();
+    clock.increment(999);
+    await settle();
+    expect({ ready, runs: runs.length, owner: (await store.getCall('c1'))?.ownerId }).toEqual({
+      ready: false,
+      runs: 0,
+      owner: undefined,
+    });
+    tell({ type: 'listening' });
+    await runtime.ready;
+    await settle();
+    expect(runs).toHaveLength(1);
+    expect((await store.getCall('c1'))?.ownerId).toBe(runtime.instanceId);
+  });
+
+  it('takes calls after a poll interval on a store that never says it listens (it polls them)', async () => {
+    const { store } = sharedStore({ answers: false });
+    await store.write({ calls: [makeCallRecord({ callId: 'c1', toolName: 'work', attempt: 0 })] });
+    const { tool, runs } = gatedTool('work');
+    const { runtime, clock } = testRuntime([tool], { store, role: 'worker', pollMs: 1_000 });
+    await settle();
+    expect(runs).toHaveLength(0);
+    clock.increment(1_000);
+    await runtime.ready;
+    await settle();
+    expect(runs).toHaveLength(1);
   });
 });
