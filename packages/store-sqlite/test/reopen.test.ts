@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CallEvent } from '@baton/contracts';
-import { makeCallRecord } from '@baton/store/testing';
+import { makeCallRecord, statusEvent } from '@baton/store/testing';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS, sqliteStore } from '../src/index.js';
@@ -10,17 +10,7 @@ import { MIGRATIONS, sqliteStore } from '../src/index.js';
 const dir = mkdtempSync(join(tmpdir(), 'baton-sqlite-reopen-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function event(callId: string, seq: number): CallEvent {
-  return {
-    type: 'status',
-    callId,
-    sessionId: 's',
-    toolName: 'echo',
-    seq,
-    at: 1_000 + seq,
-    text: `step ${seq}`,
-  };
-}
+const event = (callId: string, seq: number) => statusEvent(callId, seq, 's');
 
 describe('a SQLite file across opens', () => {
   it('is migrated once to the latest version, in WAL mode, and keeps what was written', async () => {

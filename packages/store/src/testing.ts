@@ -76,7 +76,8 @@ export function makeSchedule(overrides: Partial<Schedule> & Pick<Schedule, 'id'>
   };
 }
 
-function statusEvent(callId: string, seq: number, sessionId = 's1'): CallEvent {
+/** A `status` event of a call, numbered `seq`. */
+export function statusEvent(callId: string, seq: number, sessionId = 's1'): CallEvent {
   return {
     type: 'status',
     callId,
