@@ -63,7 +63,10 @@ function describe(error: unknown, path: string): BatonError {
   return unusable(path, `cannot be opened (${code || 'error'}: ${message})`, ON_BACKUP, error);
 }
 
-/** Tables a Baton store has (of the first step; `events` is a view since step 8), to tell it from another program's database. */
+/**
+ * Tables a Baton store has (of the first step; `events` is a view since step 8), to tell it from
+ * another program's database.
+ */
 function isBatonSchema(db: Database.Database): boolean {
   const row = db
     .prepare(

@@ -35,7 +35,8 @@ import { WriterThread, writerThreadAvailable } from './writer-thread.js';
 const WRITE_CONCURRENCY = 2;
 const WRITE_BATCH_CALLS = 250;
 /**
- * A batch of at most this many rows (128 calls' that ran in one tick: a record and a row of events) is written here when the thread is idle.
+ * A batch of at most this many rows (128 calls' that ran in one tick: a record and a row of events
+ * each) is written here when the thread is idle.
  * With few calls in flight, a batch holds most of them: nothing would run while the thread
  * committed it, and the hop there and back would only add to their wait (64 in flight were 15%
  * slower with every batch of more than a lone call's rows sent to the thread).
