@@ -1,7 +1,7 @@
 import type { EventBus } from '@baton/bus';
 import type { CallEvent } from '@baton/contracts';
 import type { SessionEvent, Store, StoreNotice } from '@baton/store';
-import { EMPTY, filter, merge, Observable, repeat, Subject, share } from 'rxjs';
+import { EMPTY, filter, firstValueFrom, merge, Observable, repeat, Subject, share } from 'rxjs';
 import type { Timers } from './call/timers.js';
 import { type FollowOptions, followStore } from './follow.js';
 
@@ -92,6 +92,17 @@ export class Following {
    */
   ticks(): Observable<unknown> {
     return this.deps.store.listen ? this.#poll().pipe(repeat()) : EMPTY;
+  }
+
+  /**
+   * Resolves once `heard` does (the store said it listens to a topic), or after a poll interval if
+   * it never does (its LISTEN connection cannot be made: the polls read meanwhile); at once on a
+   * store that is not shared.
+   */
+  heardOrPolled(heard: Promise<void>): Promise<void> {
+    return Promise.race([heard, firstValueFrom(this.ticks(), { defaultValue: undefined })]).then(
+      () => undefined,
+    );
   }
 
   /** One poll interval on the runtime's timers. */

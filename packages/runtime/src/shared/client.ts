@@ -17,7 +17,7 @@ export interface ClientDeps {
   writes: Pick<CallWrites, 'stamp'>;
   writer: Pick<WriteBatcher, 'add' | 'recordConfirmed'>;
   store: Pick<Store, 'getCalls' | 'claimQueued' | 'listen'>;
-  following: Pick<Following, 'ticks'>;
+  following: Pick<Following, 'ticks' | 'heardOrPolled'>;
   timers: Timers;
   clock: Clock;
   failures: Failures;

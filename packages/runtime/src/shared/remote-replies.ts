@@ -1,13 +1,13 @@
 import { type CallRecord, isTerminalStatus } from '@baton/contracts';
 import type { Store, StoreNotice } from '@baton/store';
-import { firstValueFrom, type Subscription } from 'rxjs';
+import type { Subscription } from 'rxjs';
 import { REPLY_READ_BATCH_MAX } from '../defaults.js';
 import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
 
 export interface RemoteRepliesDeps {
   store: Pick<Store, 'getCalls' | 'listen'>;
-  following: Pick<Following, 'ticks'>;
+  following: Pick<Following, 'ticks' | 'heardOrPolled'>;
   failures: Failures;
   /** This client's instance id: the `replyTo` of the calls it submits. */
   instanceId: string;
@@ -59,10 +59,7 @@ export class RemoteReplies {
    */
   listen(): Promise<void> {
     this.#subscribe();
-    this.#ready ??= Promise.race([
-      this.#listening,
-      firstValueFrom(this.deps.following.ticks(), { defaultValue: undefined }),
-    ]).then(() => undefined);
+    this.#ready ??= this.deps.following.heardOrPolled(this.#listening);
     return this.#ready;
   }
 

@@ -1,6 +1,5 @@
 import { type CallRecord, isTerminalStatus, type ToolRegistry } from '@baton/contracts';
 import type { CallControl, ClaimedCall, Store, StoreNotice } from '@baton/store';
-import { firstValueFrom } from 'rxjs';
 import type { Send } from '../call/driver.js';
 import type { LiveCall } from '../call/live-call.js';
 import type { CallRegistry } from '../call/registry.js';
@@ -23,7 +22,7 @@ export interface WorkerDeps {
   writer: Pick<WriteBatcher, 'record' | 'recordConfirmed'>;
   send: Send;
   failures: Failures;
-  following: Pick<Following, 'ticks'>;
+  following: Pick<Following, 'heardOrPolled'>;
   closed: () => boolean;
   /** Carries out a request for a call run here (the runtime's cancel, approve, reject). */
   control: (control: CallControl) => Promise<boolean>;
@@ -62,10 +61,7 @@ export class SharedWorker {
    * store that is not shared.
    */
   listening(): Promise<void> {
-    this.#listening ??= Promise.race([
-      this.#heardListening,
-      firstValueFrom(this.deps.following.ticks(), { defaultValue: undefined }),
-    ]).then(() => {
+    this.#listening ??= this.deps.following.heardOrPolled(this.#heardListening).then(() => {
       this.#hearing = true;
     });
     return this.#listening;
