@@ -82,7 +82,7 @@ type NotificationRow = {
   acknowledged_at: number | null;
 };
 
-function recordOf(row: CallRow): CallRecord {
+function recordOf(row: Pick<CallRow, 'record' | 'owner_id'>): CallRecord {
   const record = row.record;
   if (row.owner_id !== null) record.ownerId = row.owner_id;
   return record;
@@ -261,8 +261,8 @@ export class PostgresStore implements Store {
   }
 
   async getCall(callId: string): Promise<CallRecord | undefined> {
-    const [row] = await this.#query<CallRow>(
-      'SELECT position, record, owner_id FROM calls WHERE call_id = $1',
+    const [row] = await this.#query<Pick<CallRow, 'record' | 'owner_id'>>(
+      'SELECT record, owner_id FROM calls WHERE call_id = $1',
       [callId],
       'baton_get_call',
     );
@@ -271,8 +271,9 @@ export class PostgresStore implements Store {
 
   async getCalls(callIds: readonly string[]): Promise<CallRecord[]> {
     if (callIds.length === 0) return [];
-    const rows = await this.#query<CallRow>(
-      'SELECT position, record, owner_id FROM calls WHERE call_id = ANY($1::text[])',
+    // A client reads its replies with this: no column it does not need (position), for each call.
+    const rows = await this.#query<Pick<CallRow, 'record' | 'owner_id'>>(
+      'SELECT record, owner_id FROM calls WHERE call_id = ANY($1::text[])',
       [[...new Set(callIds)]],
       'baton_get_calls',
     );

@@ -77,14 +77,19 @@ describe('the notices of a PostgreSQL write', () => {
   it('tell of every call of a batch, whatever the length of its ids, each under 8,000 bytes', async () => {
     const { writer, listener, heard } = await writerAndListener('long_ids');
     // Ids of the longest kind a runtime accepts (128 characters), some of them in three-byte
-    // characters: 60 such calls used to make one notice of about 25,000 bytes, and PostgreSQL
-    // refused the whole write.
-    const calls = Array.from({ length: 200 }, (_, i) => {
-      const callId = `${'c'.repeat(120)}-${String(i).padStart(7, '0')}`;
-      const sessionId =
-        i % 2 === 0 ? `${'s'.repeat(120)}-${String(i).padStart(7, '0')}` : `${'会'.repeat(120)}${i}`;
-      return { callId, sessionId };
-    });
+    // characters, some of characters JSON escapes (two bytes or six each): 60 such calls used to
+    // make one notice of about 25,000 bytes, and PostgreSQL refused the whole write.
+    const sessionIdOf = (i: number) =>
+      [
+        `${'s'.repeat(120)}-${String(i).padStart(7, '0')}`,
+        `${'会'.repeat(120)}${i}`,
+        `${'"\\'.repeat(60)}${i}`,
+        `${'\u0001'.repeat(120)}${i}`,
+      ][i % 4] as string;
+    const calls = Array.from({ length: 200 }, (_, i) => ({
+      callId: `${'c'.repeat(120)}-${String(i).padStart(7, '0')}`,
+      sessionId: sessionIdOf(i),
+    }));
     await writeQueued(writer, calls, 'instance-1');
     await heardCalls(heard, calls.length);
     expect(heard.flatMap((notice) => notice.callIds).sort()).toEqual(calls.map((call) => call.callId).sort());
