@@ -221,6 +221,35 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     expect(await ended(submitter, waiting)).toMatchObject({ status: 'cancelled', ownerId: next.instanceId });
   });
 
+  it('cancels a call whose cancel was sent while its worker’s LISTEN connection was down, once it listens again', async () => {
+    const schema = `relisten_${process.pid}_${schemas++}`;
+    // A lease longer than the test: the worker is stopped a moment, and nobody takes its call.
+    const worker = await startWorker('w', schema, { LEASE_MS: '60000' });
+    const submitter = client(schema);
+    const reply = await submitter.call({
+      name: 'sleepy',
+      args: { ms: 60_000 },
+      sessionId: 's',
+      callId: 'c1',
+    });
+    expect(reply.status).toBe('backgrounded');
+    await worker.printed('c1 started 1');
+    // The worker's LISTEN connection is cut while it is stopped: it cannot make it again before
+    // the cancel is sent, and the cancel's NOTIFY reaches no one.
+    worker.child.kill('SIGSTOP');
+    const cut = await query(
+      schema,
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1',
+      [`LISTEN baton_${schema}`],
+    );
+    expect(cut).toHaveLength(1);
+    expect(await submitter.cancel('c1', 'no longer needed')).toBe(true);
+    worker.child.kill('SIGCONT');
+    const record = await within(ended(submitter, 'c1'), 30_000, () => progressOf(schema, 'not cancelled'));
+    expect(record).toMatchObject({ status: 'cancelled', ownerId: worker.instanceId });
+    expect(worker.lines).toContain('c1 cancelled');
+  });
+
   it('conflates progress before it crosses the database; state changes never are', async () => {
     const schema = `progress_${process.pid}_${schemas++}`;
     await startWorker('w1', schema);

@@ -163,7 +163,10 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     closed,
   };
   const intake = new Intake({ ...common, submit, tracing });
-  const recovery = new Recovery(common);
+  const recovery = new Recovery({
+    ...common,
+    catchUp: (callIds) => worker?.catchUp(callIds) ?? Promise.resolve(),
+  });
   worker = new SharedWorker({
     ...common,
     following,

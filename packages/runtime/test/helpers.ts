@@ -5,7 +5,14 @@ import {
   type ExecutionOptions,
   type ToolContext,
 } from '@baton/contracts';
-import { memoryStore, type NoticeTopic, type Store, type StoreNotice } from '@baton/store';
+import {
+  type CallControl,
+  type ClaimedCall,
+  memoryStore,
+  type NoticeTopic,
+  type Store,
+  type StoreNotice,
+} from '@baton/store';
 import { afterEach } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../src/index.js';
@@ -91,7 +98,12 @@ export { storedEvents } from '../src/testing.js';
 export function sharedStore({ answers }: { answers: boolean }) {
   const listened: NoticeTopic[] = [];
   const listeners = new Set<(notice: StoreNotice) => void>();
-  const store: Store = Object.assign(Object.create(memoryStore()), {
+  const memory = memoryStore();
+  // Requests are kept, as PostgreSQL keeps them; their notices are told only by `tell`.
+  const sent: CallControl[] = [];
+  const requestsFor = (callIds: readonly string[]) =>
+    sent.filter((request) => callIds.includes(request.callId));
+  const store: Store = Object.assign(Object.create(memory), {
     listen(listener: (notice: StoreNotice) => void, topic: NoticeTopic) {
       listened.push(topic);
       listeners.add(listener);
@@ -101,7 +113,19 @@ export function sharedStore({ answers }: { answers: boolean }) {
         listeners.delete(listener);
       };
     },
-    async send() {},
+    async send(control: CallControl) {
+      sent.push(control);
+    },
+    async requestsFor(callIds: readonly string[]) {
+      return requestsFor(callIds);
+    },
+    async claimQueued(...args: Parameters<Store['claimQueued']>): Promise<ClaimedCall[]> {
+      const claimed = await memory.claimQueued(...args);
+      return claimed.map((call) => {
+        const requests = requestsFor([call.record.callId]);
+        return requests.length === 0 ? call : { ...call, requests };
+      });
+    },
   });
   /** Tells every listener, as another process's commit would. */
   const tell = (notice: StoreNotice) => {

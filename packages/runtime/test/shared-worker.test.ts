@@ -1,5 +1,6 @@
+import { hostname } from 'node:os';
 import type { ClaimedCall, Store } from '@baton/store';
-import { makeCallRecord } from '@baton/store/testing';
+import { makeCallRecord, makeInstance } from '@baton/store/testing';
 import { describe, expect, it } from 'vitest';
 import { deferred } from '../src/testing.js';
 import { gatedTool, settle, sharedStore, testRuntime } from './helpers.js';
@@ -73,5 +74,89 @@ describe('a worker on a shared store', () => {
     await runtime.ready;
     await settle();
     expect(runs).toHaveLength(1);
+  });
+});
+
+/** A pid no process has (above Linux's largest): its instance is gone. */
+const DEAD_PID = 4_194_305;
+
+describe('the requests for the calls of a worker on a shared store', () => {
+  it('carries out a request sent while its LISTEN connection was down, once it listens again', async () => {
+    const { store, tell } = sharedStore({ answers: true });
+    await store.write({ calls: [makeCallRecord({ callId: 'c1', toolName: 'work', attempt: 0 })] });
+    const { tool, runs } = gatedTool('work');
+    const { runtime } = testRuntime([tool], { store, role: 'worker' });
+    await runtime.ready;
+    await settle();
+    expect(runs).toHaveLength(1);
+    // Another process cancels the call; its notice reaches no one: this worker's LISTEN is down.
+    await store.send?.({ type: 'control', callId: 'c1', action: 'cancel' });
+    await settle();
+    expect(runs[0]?.signal.aborted).toBe(false);
+    // The connection is made again.
+    tell({ type: 'listening' });
+    await settle();
+    expect(runs[0]?.signal.aborted).toBe(true);
+    expect(await runtime.get('c1')).toMatchObject({ status: 'cancelled' });
+  });
+
+  it('carries out the requests sent for a call before it claimed it', async () => {
+    const { store } = sharedStore({ answers: true });
+    await store.write({ calls: [makeCallRecord({ callId: 'c1', toolName: 'work', attempt: 0 })] });
+    // Sent while another worker had the call, which gave it back without hearing it.
+    await store.send?.({ type: 'control', callId: 'c1', action: 'cancel' });
+    const { tool, runs } = gatedTool('work');
+    const { runtime } = testRuntime([tool], { store, role: 'worker' });
+    await runtime.ready;
+    await settle();
+    expect(await runtime.get('c1')).toMatchObject({ status: 'cancelled' });
+    expect(runs.filter((run) => !run.signal.aborted)).toHaveLength(0);
+  });
+
+  it('carries out a request heard while the claim that takes its call was out', async () => {
+    const { store, tell } = sharedStore({ answers: true });
+    await store.write({ calls: [makeCallRecord({ callId: 'c1', toolName: 'work', attempt: 0 })] });
+    // The claim is made in the store at once; its answer reaches the worker only when let go.
+    const answer = deferred<void>();
+    const slowAnswers: Store = Object.assign(Object.create(store), {
+      async claimQueued(...args: Parameters<Store['claimQueued']>): Promise<ClaimedCall[]> {
+        const claimed = await store.claimQueued(...args);
+        if (claimed.length > 0) await answer.promise;
+        return claimed;
+      },
+    });
+    const { tool, runs } = gatedTool('work');
+    const { runtime } = testRuntime([tool], { store: slowAnswers, role: 'worker' });
+    await settle();
+    expect((await store.getCall('c1'))?.ownerId).toBe(runtime.instanceId);
+    // A cancel told after the claim read the call's requests, before its answer came back.
+    tell({ type: 'control', callId: 'c1', action: 'cancel' });
+    answer.resolve();
+    await runtime.ready;
+    await settle();
+    expect(await runtime.get('c1')).toMatchObject({ status: 'cancelled' });
+    expect(runs.filter((run) => !run.signal.aborted)).toHaveLength(0);
+  });
+
+  it('carries out a request sent to a worker that died, once it recovers the call', async () => {
+    const { store } = sharedStore({ answers: true });
+    await store.registerInstance(makeInstance({ id: 'dead', pid: DEAD_PID, host: hostname() }));
+    const running = makeCallRecord({
+      callId: 'c1',
+      toolName: 'work',
+      status: 'inline',
+      ownerId: 'dead',
+      attempt: 1,
+      mode: 'auto',
+    });
+    await store.write({ calls: [running] });
+    // The cancel went to the worker that ran the call, which died before it heard it.
+    await store.send?.({ type: 'control', callId: 'c1', action: 'cancel' });
+    const { tool, runs } = gatedTool('work', { idempotent: true });
+    const { runtime } = testRuntime([tool], { store, role: 'worker' });
+    await runtime.ready;
+    await settle();
+    expect(await runtime.get('c1')).toMatchObject({ status: 'cancelled', ownerId: runtime.instanceId });
+    expect(runs.filter((run) => !run.signal.aborted)).toHaveLength(0);
   });
 });

@@ -452,7 +452,7 @@ export class PostgresStore implements Store {
       );
       const ids = rows.map((row) => row.call_id);
       if (ids.length === 0) return 0;
-      for (const table of ['event_rows', 'artifacts', 'steps', 'event_resolutions']) {
+      for (const table of ['event_rows', 'artifacts', 'steps', 'event_resolutions', 'requests']) {
         await client.query(`DELETE FROM ${table} WHERE call_id = ANY($1)`, [ids]);
       }
       await client.query("DELETE FROM notifications WHERE status = 'acknowledged' AND call_id = ANY($1)", [
@@ -463,6 +463,10 @@ export class PostgresStore implements Store {
       if (limit === undefined || ids.length < limit) {
         await client.query(
           "DELETE FROM notifications n WHERE status = 'acknowledged' AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.call_id = n.call_id)",
+        );
+        // And the requests whose call a process of an earlier version removed (it knew no requests).
+        await client.query(
+          'DELETE FROM requests r WHERE NOT EXISTS (SELECT 1 FROM calls c WHERE c.call_id = r.call_id)',
         );
       }
       return ids.length;
@@ -521,19 +525,25 @@ export class PostgresStore implements Store {
     const only =
       callId === undefined ? "AND (record->>'approval') IS DISTINCT FROM 'pending'" : 'AND call_id = $3';
     // SKIP LOCKED: workers that claim at once each take different calls, without waiting.
-    const rows = await this.#query<CallRow & { last_seq: number }>(
+    const rows = await this.#query<CallRow & { last_seq: number; requests: CallControl[] | null }>(
       `UPDATE calls SET owner_id = $1 WHERE position IN (
          SELECT position FROM calls WHERE owner_id IS NULL AND status = 'queued' ${only}
          ORDER BY position LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING position, record, owner_id,
          coalesce((SELECT last_seq FROM event_rows WHERE event_rows.call_id = calls.call_id
-                   ORDER BY seq DESC LIMIT 1), 0) AS last_seq`,
+                   ORDER BY seq DESC LIMIT 1), 0) AS last_seq,
+         (SELECT json_agg(request ORDER BY requests.position) FROM requests
+          WHERE requests.call_id = calls.call_id) AS requests`,
       callId === undefined ? [ownerId, limit] : [ownerId, limit, callId],
       callId === undefined ? 'baton_claim_queued' : 'baton_claim_queued_call',
     );
     return rows
       .sort((a, b) => a.position - b.position)
-      .map((row) => ({ record: recordOf(row), lastSeq: row.last_seq }));
+      .map((row) => ({
+        record: recordOf(row),
+        lastSeq: row.last_seq,
+        ...(row.requests === null ? {} : { requests: row.requests }),
+      }));
   }
 
   listen(listener: (notice: StoreNotice) => void, topic: NoticeTopic): () => void {
@@ -541,7 +551,23 @@ export class PostgresStore implements Store {
   }
 
   async send(control: CallControl): Promise<void> {
-    await this.#query('SELECT pg_notify($1, $2)', [this.#channels.work, controlPayload(control)]);
+    // Kept and told in one statement: the NOTIFY goes out when the row commits.
+    await this.#query(
+      `WITH kept AS (INSERT INTO requests (call_id, request) VALUES ($1, $2::jsonb))
+       SELECT pg_notify($3, $4)`,
+      [control.callId, JSON.stringify(control), this.#channels.work, controlPayload(control)],
+      'baton_send',
+    );
+  }
+
+  async requestsFor(callIds: readonly string[]): Promise<CallControl[]> {
+    if (callIds.length === 0) return [];
+    const rows = await this.#query<{ request: CallControl }>(
+      'SELECT request FROM requests WHERE call_id = ANY($1::text[]) ORDER BY position',
+      [[...new Set(callIds)]],
+      'baton_requests_for',
+    );
+    return rows.map((row) => row.request);
   }
 
   async close(): Promise<void> {

@@ -37,6 +37,8 @@ export interface StoreWrite {
 export interface ClaimedCall {
   record: CallRecord;
   lastSeq: number;
+  /** The requests sent for it (`send`) before it was claimed, oldest first: a store that keeps them. */
+  requests?: CallControl[];
 }
 
 /** What a store shared by processes tells each of them about the others' commits. */
@@ -204,8 +206,16 @@ export interface Store {
    * clients and workers.
    */
   listen?(listener: (notice: StoreNotice) => void, topic: NoticeTopic): () => void;
-  /** Sends a request to the instance that runs a call (every listener of `work` hears it). */
+  /**
+   * Sends a request to the instance that runs a call (every listener of `work` hears it), and keeps
+   * it, for `requestsFor`, until the call is removed.
+   */
   send?(control: CallControl): Promise<void>;
+  /**
+   * The requests sent for these calls, oldest first: a process reads those it may not have heard
+   * (its LISTEN was down, or it took the calls over from another).
+   */
+  requestsFor?(callIds: readonly string[]): Promise<CallControl[]>;
 
   close(): Promise<void>;
 }

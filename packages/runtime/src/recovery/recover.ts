@@ -27,6 +27,8 @@ export interface RecoveryDeps {
   clock: Clock;
   failures: Failures;
   closed: () => boolean;
+  /** Carries out the requests stored for calls taken up here (see SharedWorker.catchUp). */
+  catchUp: (callIds: readonly string[]) => Promise<void>;
 }
 
 const INTERRUPTED = {
@@ -86,6 +88,8 @@ export class Recovery {
     const gone = goneInstances(await store.listInstances(), settings.instanceId, clock.now());
     const orphans = await store.claimCalls(gone, settings.instanceId);
     await Promise.all(orphans.map((record) => this.takeUp(record.callId, () => this.recover(record))));
+    // A cancel sent to the instance that died reached no one: it is carried out here.
+    if (orphans.length > 0) await this.deps.catchUp(orphans.map((record) => record.callId));
   }
 
   /**

@@ -15,7 +15,7 @@ import type { WriteBatcher } from '../write-batcher.js';
 export interface WorkerDeps {
   settings: Pick<Settings, 'instanceId' | 'role' | 'limits'>;
   tools: ToolRegistry;
-  store: Pick<Store, 'claimQueued' | 'getCall' | 'send'>;
+  store: Pick<Store, 'claimQueued' | 'getCall' | 'send' | 'requestsFor'>;
   registry: CallRegistry;
   slots: Slots;
   timers: Pick<Timers, 'clearAll'>;
@@ -51,6 +51,11 @@ export class SharedWorker {
   #listening: Promise<void> | undefined;
   /** Set once `listening()` resolves: no call is claimed before. */
   #hearing = false;
+  /**
+   * Requests heard, while a claim was out, for calls not here: the claim may be taking them (its
+   * answer, and the notice of a request sent after it began, can come in either order).
+   */
+  #heardWhileClaiming: CallControl[] = [];
 
   constructor(private readonly deps: WorkerDeps) {}
 
@@ -72,15 +77,54 @@ export class SharedWorker {
    * requests for the calls run here.
    */
   hear(notice: StoreNotice): void {
-    const { settings, registry, control, failures } = this.deps;
-    if (notice.type === 'listening') this.#listened();
+    const { settings, registry } = this.deps;
+    if (notice.type === 'listening') {
+      this.#listened();
+      // What was sent while this process did not listen (its LISTEN connection was down).
+      void this.catchUp();
+    }
     if (notice.type === 'queued' || notice.type === 'listening') {
       if (settings.role !== 'client') {
         this.#workMayWait = true;
         void this.claim();
       }
-    } else if (notice.type === 'control' && registry.has(notice.callId)) {
-      control(notice).catch(failures.on(notice.action, notice.callId));
+    } else if (notice.type === 'control') {
+      if (registry.has(notice.callId)) this.#carryOut(notice);
+      else if (this.#claiming) this.#heardWhileClaiming.push(notice);
+    }
+  }
+
+  /**
+   * Carries out the requests the store keeps for these calls (by default every call here) that
+   * run here: those sent while this process did not listen, or before it took the calls over. One
+   * heard already is carried out again, which changes nothing: each asks for a change of state
+   * that a call makes once (a call cancelled, approved or rejected is asked in vain).
+   */
+  async catchUp(callIds?: readonly string[]): Promise<void> {
+    const { store, registry, failures } = this.deps;
+    const ids = callIds ?? registry.all().map((call) => call.record.callId);
+    if (!store.requestsFor || ids.length === 0) return;
+    try {
+      for (const request of await store.requestsFor(ids)) {
+        if (registry.has(request.callId)) this.#carryOut(request);
+      }
+    } catch (error) {
+      failures.report('read the requests for calls run here', error);
+    }
+  }
+
+  #carryOut(request: CallControl): void {
+    this.deps.control(request).catch(this.deps.failures.on(request.action, request.callId));
+  }
+
+  /** The requests heard during this claim for the calls it has now taken up. */
+  #carryOutHeard(): void {
+    const { registry } = this.deps;
+    const heard = this.#heardWhileClaiming;
+    this.#heardWhileClaiming = [];
+    for (const request of heard) {
+      if (registry.has(request.callId)) this.#carryOut(request);
+      else this.#heardWhileClaiming.push(request);
     }
   }
 
@@ -108,7 +152,7 @@ export class SharedWorker {
       this.#claimAgain = true;
       return this.#claiming;
     }
-    const { store, settings, takeUp, closed, failures } = this.deps;
+    const { store, settings, registry, takeUp, closed, failures } = this.deps;
     this.#claiming = (async () => {
       do {
         this.#claimAgain = false;
@@ -123,7 +167,14 @@ export class SharedWorker {
             break;
           }
           // One after another: they join the queue in the order they were submitted.
-          for (const call of claimed) await takeUp(call.record.callId, () => this.adopt(call, true));
+          for (const call of claimed) {
+            await takeUp(call.record.callId, () => this.adopt(call, true));
+            // The requests sent before this claim (a cancel to a worker that died, say).
+            for (const request of call.requests ?? []) {
+              if (registry.has(request.callId)) this.#carryOut(request);
+            }
+          }
+          this.#carryOutHeard();
           this.#workMayWait = claimed.length === asked;
           if (!this.#workMayWait) break;
         }
@@ -133,6 +184,7 @@ export class SharedWorker {
       .catch(failures.on('claim'))
       .finally(() => {
         this.#claiming = undefined;
+        this.#heardWhileClaiming = [];
       });
     return this.#claiming;
   }
