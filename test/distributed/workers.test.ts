@@ -250,6 +250,27 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     expect(worker.lines).toContain('c1 cancelled');
   });
 
+  it('cancels a call whose cancel was sent to a worker that died, once another worker takes it over', async () => {
+    const schema = `dead_cancel_${process.pid}_${schemas++}`;
+    const dying = await startWorker('dying', schema);
+    const submitter = client(schema);
+    const reply = await submitter.call({
+      name: 'sleepy',
+      args: { ms: 60_000 },
+      sessionId: 's',
+      callId: 'c1',
+    });
+    expect(reply.status).toBe('backgrounded');
+    await dying.printed('c1 started 1');
+    dying.child.kill('SIGKILL');
+    await dying.exited;
+    // The call is still the dead worker's: the cancel goes to it, and reaches no one.
+    expect(await submitter.cancel('c1')).toBe(true);
+    const next = await startWorker('next', schema);
+    const record = await within(ended(submitter, 'c1'), 30_000, () => progressOf(schema, 'not cancelled'));
+    expect(record).toMatchObject({ status: 'cancelled', ownerId: next.instanceId });
+  });
+
   it('conflates progress before it crosses the database; state changes never are', async () => {
     const schema = `progress_${process.pid}_${schemas++}`;
     await startWorker('w1', schema);
