@@ -141,6 +141,18 @@ async function within<T>(work: Promise<T>, ms: number, report: () => Promise<str
   }
 }
 
+/** `c1`, a call of `sleepy` for a minute (it outlives its budget), once `worker` has started it. */
+async function sleepingCall(submitter: Runtime, worker: Worker): Promise<void> {
+  const reply = await submitter.call({ name: 'sleepy', args: { ms: 60_000 }, sessionId: 's', callId: 'c1' });
+  expect(reply.status).toBe('backgrounded');
+  await worker.printed('c1 started 1');
+}
+
+/** The record of `c1` once it ends; failing, where things stand, if that takes 30 s. */
+function endOf(submitter: Runtime, schema: string): Promise<CallRecord> {
+  return within(ended(submitter, 'c1'), 30_000, () => progressOf(schema, 'not ended'));
+}
+
 describe('a client process and worker processes on one PostgreSQL', () => {
   it('replies inline when a worker is fast, `backgrounded` at the budget when it is slow, and brings the end back', async () => {
     const schema = `replies_${process.pid}_${schemas++}`;
@@ -226,14 +238,7 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     // A lease longer than the test: the worker is stopped a moment, and nobody takes its call.
     const worker = await startWorker('w', schema, { LEASE_MS: '60000' });
     const submitter = client(schema);
-    const reply = await submitter.call({
-      name: 'sleepy',
-      args: { ms: 60_000 },
-      sessionId: 's',
-      callId: 'c1',
-    });
-    expect(reply.status).toBe('backgrounded');
-    await worker.printed('c1 started 1');
+    await sleepingCall(submitter, worker);
     // The worker's LISTEN connection is cut while it is stopped: it cannot make it again before
     // the cancel is sent, and the cancel's NOTIFY reaches no one.
     worker.child.kill('SIGSTOP');
@@ -245,8 +250,7 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     expect(cut).toHaveLength(1);
     expect(await submitter.cancel('c1', 'no longer needed')).toBe(true);
     worker.child.kill('SIGCONT');
-    const record = await within(ended(submitter, 'c1'), 30_000, () => progressOf(schema, 'not cancelled'));
-    expect(record).toMatchObject({ status: 'cancelled', ownerId: worker.instanceId });
+    expect(await endOf(submitter, schema)).toMatchObject({ status: 'cancelled', ownerId: worker.instanceId });
     expect(worker.lines).toContain('c1 cancelled');
   });
 
@@ -254,21 +258,13 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     const schema = `dead_cancel_${process.pid}_${schemas++}`;
     const dying = await startWorker('dying', schema);
     const submitter = client(schema);
-    const reply = await submitter.call({
-      name: 'sleepy',
-      args: { ms: 60_000 },
-      sessionId: 's',
-      callId: 'c1',
-    });
-    expect(reply.status).toBe('backgrounded');
-    await dying.printed('c1 started 1');
+    await sleepingCall(submitter, dying);
     dying.child.kill('SIGKILL');
     await dying.exited;
     // The call is still the dead worker's: the cancel goes to it, and reaches no one.
     expect(await submitter.cancel('c1')).toBe(true);
     const next = await startWorker('next', schema);
-    const record = await within(ended(submitter, 'c1'), 30_000, () => progressOf(schema, 'not cancelled'));
-    expect(record).toMatchObject({ status: 'cancelled', ownerId: next.instanceId });
+    expect(await endOf(submitter, schema)).toMatchObject({ status: 'cancelled', ownerId: next.instanceId });
   });
 
   it('conflates progress before it crosses the database; state changes never are', async () => {
