@@ -159,4 +159,27 @@ describe('the requests for the calls of a worker on a shared store', () => {
     expect(await runtime.get('c1')).toMatchObject({ status: 'cancelled', ownerId: runtime.instanceId });
     expect(runs.filter((run) => !run.signal.aborted)).toHaveLength(0);
   });
+
+  it('carries out the requests of a claimed call whose taking up failed, once it is taken up', async () => {
+    const { store } = sharedStore({ answers: true });
+    await store.write({ calls: [makeCallRecord({ callId: 'c1', toolName: 'work', attempt: 0 })] });
+    await store.send?.({ type: 'control', callId: 'c1', action: 'cancel' });
+    const { tool: gated, runs } = gatedTool('work');
+    // Its first taking up fails (a read under load, say): the call is kept, and taken up later.
+    let failures = 1;
+    const tool: typeof gated = Object.create(gated, {
+      validateInput: {
+        value: (args: unknown) =>
+          failures-- > 0 ? Promise.reject(new Error('not now')) : gated.validateInput(args),
+      },
+    });
+    const { runtime, clock } = testRuntime([tool], { store, role: 'worker', pollMs: 1_000 });
+    await runtime.ready;
+    await settle();
+    expect(await store.getCall('c1')).toMatchObject({ status: 'queued', ownerId: runtime.instanceId });
+    clock.increment(1_000);
+    await settle();
+    expect(await runtime.get('c1')).toMatchObject({ status: 'cancelled' });
+    expect(runs.filter((run) => !run.signal.aborted)).toHaveLength(0);
+  });
 });

@@ -84,12 +84,15 @@ export class Recovery {
   async recoverOrphans(): Promise<void> {
     const { store, settings, clock } = this.deps;
     // Calls claimed before whose taking up failed go first: nobody else will recover them.
+    const retried = [...this.#notTakenUp.keys()];
     for (const [callId, takeUp] of [...this.#notTakenUp]) await this.takeUp(callId, takeUp);
     const gone = goneInstances(await store.listInstances(), settings.instanceId, clock.now());
     const orphans = await store.claimCalls(gone, settings.instanceId);
     await Promise.all(orphans.map((record) => this.takeUp(record.callId, () => this.recover(record))));
-    // A cancel sent to the instance that died reached no one: it is carried out here.
-    if (orphans.length > 0) await this.deps.catchUp(orphans.map((record) => record.callId));
+    // A cancel sent to the instance that died reached no one, nor one sent to a call that waited
+    // here to be taken up: they are carried out now (those still not taken up, once they are).
+    const taken = [...retried, ...orphans.map((record) => record.callId)];
+    if (taken.length > 0) await this.deps.catchUp(taken);
   }
 
   /**
