@@ -271,7 +271,7 @@ export class PostgresStore implements Store {
 
   async getCalls(callIds: readonly string[]): Promise<CallRecord[]> {
     if (callIds.length === 0) return [];
-    // A client reads its replies with this: no column it does not need (position), for each call.
+    // A client reads every reply with this: only the columns a record is made of.
     const rows = await this.#query<Pick<CallRow, 'record' | 'owner_id'>>(
       'SELECT record, owner_id FROM calls WHERE call_id = ANY($1::text[])',
       [[...new Set(callIds)]],
