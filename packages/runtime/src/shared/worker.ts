@@ -105,9 +105,7 @@ export class SharedWorker {
     const ids = callIds ?? registry.all().map((call) => call.record.callId);
     if (!store.requestsFor || ids.length === 0) return;
     try {
-      for (const request of await store.requestsFor(ids)) {
-        if (registry.has(request.callId)) this.#carryOut(request);
-      }
+      this.#carryOutHere(await store.requestsFor(ids));
     } catch (error) {
       failures.report('read the requests for calls run here', error);
     }
@@ -117,15 +115,14 @@ export class SharedWorker {
     this.deps.control(request).catch(this.deps.failures.on(request.action, request.callId));
   }
 
-  /** The requests heard during this claim for the calls it has now taken up. */
-  #carryOutHeard(): void {
-    const { registry } = this.deps;
-    const heard = this.#heardWhileClaiming;
-    this.#heardWhileClaiming = [];
-    for (const request of heard) {
-      if (registry.has(request.callId)) this.#carryOut(request);
-      else this.#heardWhileClaiming.push(request);
+  /** Carries out, in order, the requests for calls here; returns the others. */
+  #carryOutHere(requests: readonly CallControl[]): CallControl[] {
+    const elsewhere: CallControl[] = [];
+    for (const request of requests) {
+      if (this.deps.registry.has(request.callId)) this.#carryOut(request);
+      else elsewhere.push(request);
     }
+    return elsewhere;
   }
 
   /** A slot was freed: the next calls that wait in the store are claimed, a batch at a time. */
@@ -152,7 +149,7 @@ export class SharedWorker {
       this.#claimAgain = true;
       return this.#claiming;
     }
-    const { store, settings, registry, takeUp, closed, failures } = this.deps;
+    const { store, settings, takeUp, closed, failures } = this.deps;
     this.#claiming = (async () => {
       do {
         this.#claimAgain = false;
@@ -167,14 +164,13 @@ export class SharedWorker {
             break;
           }
           // One after another: they join the queue in the order they were submitted.
-          for (const call of claimed) {
-            await takeUp(call.record.callId, () => this.adopt(call, true));
-            // The requests sent before this claim (a cancel to a worker that died, say).
-            for (const request of call.requests ?? []) {
-              if (registry.has(request.callId)) this.#carryOut(request);
-            }
-          }
-          this.#carryOutHeard();
+          for (const call of claimed) await takeUp(call.record.callId, () => this.adopt(call, true));
+          // The requests stored before this claim (a cancel to a worker that died, say), then those
+          // heard while it was out; those for calls not taken wait for the next answer of this claim.
+          this.#heardWhileClaiming = this.#carryOutHere([
+            ...claimed.flatMap((call) => call.requests ?? []),
+            ...this.#heardWhileClaiming,
+          ]);
           this.#workMayWait = claimed.length === asked;
           if (!this.#workMayWait) break;
         }
