@@ -217,21 +217,26 @@ export class WriteBatcher {
 
   #queueRecord(record: CallRecord): PendingBatch {
     const batch = this.#batch(record.callId);
-    if (!batch.calls.has(record.callId)) this.#add(batch, () => batch.calls.set(record.callId, record));
+    if (!batch.calls.has(record.callId)) {
+      batch.calls.set(record.callId, record);
+      this.#grew(batch);
+    }
     return batch;
   }
 
   /** Queues an event, notification, artifact, step, resolution or schedule. */
   add<K extends ListedWrite>(kind: K, item: Listed[K][number]): void {
     const batch = this.#batch(keyOf(kind, item));
-    this.#add(batch, () => (batch[kind] as Listed[K][number][]).push(item));
+    (batch[kind] as Listed[K][number][]).push(item);
+    this.#grew(batch);
   }
 
   /** Queues like `add`; the promise settles once the item is written, or refused. */
   write<K extends ListedWrite>(kind: K, item: Listed[K][number]): Promise<void> {
     const key = keyOf(kind, item);
     const batch = this.#batch(key);
-    this.#add(batch, () => (batch[kind] as Listed[K][number][]).push(item));
+    (batch[kind] as Listed[K][number][]).push(item);
+    this.#grew(batch);
     return this.#outcome(batch, key);
   }
 
@@ -242,11 +247,9 @@ export class WriteBatcher {
       for (const item of rows[kind]) {
         const key = keyOf(kind, item);
         const batch = this.#batch(key);
-        this.#add(batch, () =>
-          kind === 'calls'
-            ? batch.calls.set((item as CallRecord).callId, item as CallRecord)
-            : (batch[kind] as unknown[]).push(item),
-        );
+        if (kind === 'calls') batch.calls.set((item as CallRecord).callId, item as CallRecord);
+        else (batch[kind] as unknown[]).push(item);
+        this.#grew(batch);
         first ??= { batch, key };
       }
     }
@@ -396,9 +399,11 @@ export class WriteBatcher {
     return batch;
   }
 
-  /** Adds one change to the batch; a full batch is written at once rather than at the end of the tick. */
-  #add(batch: PendingBatch, change: () => void): void {
-    change();
+  /**
+   * Counts a change just made to the batch; a full batch is written at once rather than at the end
+   * of the tick. (The change is made by the caller, not passed in: a closure a row was garbage.)
+   */
+  #grew(batch: PendingBatch): void {
     batch.size++;
     if (batch.size >= WRITE_BATCH_MAX) this.#flush();
   }
