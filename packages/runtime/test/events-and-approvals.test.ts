@@ -1,4 +1,4 @@
-import { defineTool } from '@baton/contracts';
+import { defineTool, ToolError } from '@baton/contracts';
 import { memoryStore } from '@baton/store';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -217,5 +217,33 @@ describe('approval', () => {
     ).toMatchObject({
       status: 'awaiting_approval',
     });
+  });
+
+  it('fails a call whose needsApproval or prepare throws, before it runs, and keeps its arguments', async () => {
+    let runs = 0;
+    const throwing = (name: string, hooks: { prepare?: () => never; needsApproval?: () => never }) =>
+      defineTool({
+        name,
+        description: name,
+        input: z.object({ amount: z.number() }),
+        ...(hooks.prepare ? { prepare: hooks.prepare } : {}),
+        execution: hooks.needsApproval ? { needsApproval: hooks.needsApproval } : {},
+        execute: () => ++runs,
+      });
+    const refusing = () => {
+      throw new ToolError('the approver is away');
+    };
+    const store = memoryStore();
+    const { runtime } = testRuntime(
+      [throwing('ask', { needsApproval: refusing }), throwing('prep', { prepare: refusing })],
+      { store },
+    );
+    for (const name of ['ask', 'prep']) {
+      const reply = await runtime.call({ name, args: { amount: 7 }, sessionId: 's' });
+      expect(reply.status).toBe('failed');
+      expect(reply.error).toEqual({ code: 'tool_error', message: 'the approver is away' });
+      expect(await store.getCall(reply.callId)).toMatchObject({ status: 'failed', args: { amount: 7 } });
+    }
+    expect(runs).toBe(0);
   });
 });

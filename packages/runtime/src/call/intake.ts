@@ -65,7 +65,7 @@ interface Admitted {
   request: CallRequest;
   callId: string;
   createdAt: number;
-  /** The arguments as given (kept on the record), and as the schema parsed them (given to the tool). */
+  /** The arguments as given (kept on the record), and as the schema parsed them (given to the tool; set once parsed). */
   rawArgs: unknown;
   args: unknown;
   batch: CallBatch | undefined;
@@ -180,74 +180,91 @@ export class Intake {
     const known = this.#known(callId);
     if (known) return known;
     const { settings, tools } = this.deps;
-    const refuse = (args: unknown, error: RecordedError) =>
-      this.#refuse(request, callId, createdAt, args, error, batch);
     const checked = checkArguments(request.args, settings.argumentLimits);
     // Refused arguments are kept on the refusal's record only when every store can keep them.
     const refusedArgs = checked.ok || checked.storable ? request.args : undefined;
     const tool = tools.get(request.name);
-    if (!tool)
-      return refuse(refusedArgs, {
+    if (!tool) {
+      const error: RecordedError = {
         code: 'tool_not_found',
         message: toolNotFoundMessage(request.name, tools.names()),
-      });
+      };
+      return this.#refuse(request, callId, createdAt, refusedArgs, error, batch);
+    }
     if (!checked.ok) {
       const message = invalidArgumentsMessage(tool.name, checked.issues);
-      return refuse(refusedArgs, { code: 'invalid_arguments', message, issues: checked.issues });
+      const error: RecordedError = { code: 'invalid_arguments', message, issues: checked.issues };
+      return this.#refuse(request, callId, createdAt, refusedArgs, error, batch);
     }
-    const proceed = (result: ValidationResult): Promise<CallReply> => {
-      if (!result.ok) {
-        const message = invalidArgumentsMessage(tool.name, result.issues);
-        return refuse(checked.args, { code: 'invalid_arguments', message, issues: result.issues });
-      }
-      const refusal = this.#limitRefusal(settings.modeOf(tool, request), request.sessionId);
-      if (refusal) return refuse(checked.args, { code: 'limit_exceeded', message: refusal });
-      const admitted = { tool, request, callId, createdAt, rawArgs: checked.args, args: result.value, batch };
-      return this.#prepare(admitted, (error) => refuse(checked.args, error));
-    };
+    // The schema's parse fills in `args`. Methods from here on, not closures: this runs per call.
+    const rawArgs = checked.args;
+    const admitted: Admitted = { tool, request, callId, createdAt, rawArgs, args: undefined, batch };
     const validated = tool.validateInput(checked.args);
-    return validated instanceof Promise ? validated.then(proceed) : proceed(validated);
+    return validated instanceof Promise
+      ? validated.then((result) => this.#validated(admitted, result))
+      : this.#validated(admitted, validated);
+  }
+
+  /** The schema's verdict; then the limits, and `prepare`. */
+  #validated(admitted: Admitted, result: ValidationResult): Promise<CallReply> {
+    const { tool, request } = admitted;
+    if (!result.ok) {
+      const message = invalidArgumentsMessage(tool.name, result.issues);
+      return this.#refuseAdmitted(admitted, { code: 'invalid_arguments', message, issues: result.issues });
+    }
+    const refusal = this.#limitRefusal(this.deps.settings.modeOf(tool, request), request.sessionId);
+    if (refusal) return this.#refuseAdmitted(admitted, { code: 'limit_exceeded', message: refusal });
+    admitted.args = result.value;
+    return this.#prepare(admitted);
   }
 
   /**
    * Seed 003: `prepare` runs before the call is queued, then `needsApproval` decides whether it
    * waits for an approval; if either fails, the call ends without running.
    */
-  #prepare(admitted: Admitted, refuse: (error: RecordedError) => Promise<CallReply>): Promise<CallReply> {
+  #prepare(admitted: Admitted): Promise<CallReply> {
     const { tool, request, callId, args } = admitted;
-    const failed = (thrown: unknown) => refuse(thrownOutcome(thrown).error);
-    const admitPrepared = (given: unknown): Promise<CallReply> => {
-      // The prepared value is kept on the record: one no store can keep fails this call alone.
-      let prepared: unknown;
-      try {
-        prepared = storableValue(given);
-      } catch (cause) {
-        const message = persistenceFailedMessage(
-          new Error(notJsonMessage('the value prepare() returned', cause)),
-        );
-        return this.#refuse(
-          request,
-          callId,
-          admitted.createdAt,
-          undefined,
-          { code: 'persistence_failed', message },
-          admitted.batch,
-        );
-      }
-      const admit = (awaitingApproval: boolean) => this.#admit(admitted, prepared, awaitingApproval);
-      const needs = tool.execution.needsApproval;
-      if (typeof needs !== 'function') return admit(needs === true);
-      return attempt(() => needs(args as never), admit, failed);
-    };
-    if (!tool.prepare) return admitPrepared(undefined);
+    if (!tool.prepare) return this.#admitPrepared(admitted, undefined);
     const prepare = tool.prepare;
     const context = new PrepareInputs(request, callId, tool.name);
     return attempt(
       () => prepare(args as never, context),
-      admitPrepared,
+      (given) => this.#admitPrepared(admitted, given),
       // What prepare asked for and did not get ends the request, whatever prepare made of it.
-      (thrown) => (context.asked ? Promise.resolve(context.inputRequired(callId)) : failed(thrown)),
+      (thrown) =>
+        context.asked
+          ? Promise.resolve(context.inputRequired(callId))
+          : this.#refuseAdmitted(admitted, thrownOutcome(thrown).error),
     );
+  }
+
+  /** What `prepare` gave is kept with the call; then `needsApproval` decides how it is admitted. */
+  #admitPrepared(admitted: Admitted, given: unknown): Promise<CallReply> {
+    // The prepared value is kept on the record: one no store can keep fails this call alone.
+    let prepared: unknown;
+    try {
+      prepared = storableValue(given);
+    } catch (cause) {
+      const message = persistenceFailedMessage(
+        new Error(notJsonMessage('the value prepare() returned', cause)),
+      );
+      const { request, callId, createdAt, batch } = admitted;
+      const error: RecordedError = { code: 'persistence_failed', message };
+      return this.#refuse(request, callId, createdAt, undefined, error, batch);
+    }
+    const needs = admitted.tool.execution.needsApproval;
+    if (typeof needs !== 'function') return this.#admit(admitted, prepared, needs === true);
+    return attempt(
+      () => needs(admitted.args as never),
+      (awaitingApproval) => this.#admit(admitted, prepared, awaitingApproval),
+      (thrown) => this.#refuseAdmitted(admitted, thrownOutcome(thrown).error),
+    );
+  }
+
+  /** A request that passed the checks of its ids, tool and arguments is refused: its arguments are kept. */
+  #refuseAdmitted(admitted: Admitted, error: RecordedError): Promise<CallReply> {
+    const { request, callId, createdAt, rawArgs, batch } = admitted;
+    return this.#refuse(request, callId, createdAt, rawArgs, error, batch);
   }
 
   /** Where waiting makes no sense, a call past a limit is refused with words that tell the model what to do. */
