@@ -11,6 +11,7 @@ import { benchConfig } from './config.js';
 import { atLeast, type Row, summarize } from './measure.js';
 import { BULLMQ_REPLY, bullmq } from './suites/bullmq.js';
 import { busFanOut } from './suites/bus-fanout.js';
+import { garbagePerCall } from './suites/garbage.js';
 import { inlineInMemory } from './suites/inline-memory.js';
 import { mcpOverHttp } from './suites/mcp-http.js';
 import { parkedMemory } from './suites/parked-memory.js';
@@ -72,6 +73,10 @@ if (runs(8)) {
 if (runs(9)) {
   log('9. MCP tools/call over HTTP: Baton beside a bare SDK server');
   rows.push(...(await mcpOverHttp(config)));
+}
+if (runs(10)) {
+  log('10. garbage per call');
+  rows.push(...(await garbagePerCall(config)));
 }
 
 // Baton beside the peer, round by round: against BullMQ doing the same work (each call awaited),
