@@ -108,18 +108,19 @@ export function requestIdIssues(
   request: { name?: unknown; sessionId?: unknown; callId?: unknown; messageId?: unknown },
   maxChars: number,
 ): CallIssue[] {
-  const issues: CallIssue[] = [];
-  const check = (path: string, value: unknown, optional: boolean) => {
-    if (optional && value === undefined) return;
-    const problem = idProblem(value, maxChars);
-    if (problem !== undefined) issues.push({ path, message: problem });
-  };
   if (typeof request !== 'object' || request === null) {
     return [{ path: '', message: NOT_A_CALL_MESSAGE }];
   }
-  check('name', request.name, false);
-  check('sessionId', request.sessionId, false);
-  check('callId', request.callId, true);
-  check('messageId', request.messageId, true);
+  const issues: CallIssue[] = [];
+  checkId(issues, 'name', request.name, maxChars);
+  checkId(issues, 'sessionId', request.sessionId, maxChars);
+  if (request.callId !== undefined) checkId(issues, 'callId', request.callId, maxChars);
+  if (request.messageId !== undefined) checkId(issues, 'messageId', request.messageId, maxChars);
   return issues;
+}
+
+/** Adds the id's issue, if it has one. (A function of its own, not a closure: every call checks its ids.) */
+function checkId(issues: CallIssue[], path: string, value: unknown, maxChars: number): void {
+  const problem = idProblem(value, maxChars);
+  if (problem !== undefined) issues.push({ path, message: problem });
 }
