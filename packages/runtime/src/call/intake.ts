@@ -65,7 +65,10 @@ interface Admitted {
   request: CallRequest;
   callId: string;
   createdAt: number;
-  /** The arguments as given (kept on the record), and as the schema parsed them (given to the tool; set once parsed). */
+  /**
+   * The arguments as given (kept on the record), and as the schema parsed them (given to the tool;
+   * set once the schema has parsed them).
+   */
   rawArgs: unknown;
   args: unknown;
   batch: CallBatch | undefined;
