@@ -2,9 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { type HeapProfiler, Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRuntime, type Runtime } from '@baton/runtime';
-import type { Store } from '@baton/store';
-import { memoryStore } from '@baton/store';
+import { createRuntime } from '@baton/runtime';
+import { memoryStore, type Store } from '@baton/store';
 import { sqliteStore } from '@baton/store-sqlite';
 import { addOne, addOneTool, callAddOne } from '../add-one.js';
 import type { BenchConfig } from '../config.js';
@@ -61,7 +60,7 @@ export async function garbagePerCall(config: BenchConfig): Promise<Row[]> {
   try {
     for (const [subject, open] of subjects) {
       const store = open();
-      const runtime: Runtime = createRuntime({ tools: [addOneTool], store });
+      const runtime = createRuntime({ tools: [addOneTool], store });
       await runtime.ready;
       const call = (i: number) => callAddOne(runtime, i);
       // Warm: the first calls compile code, and what compiling allocates is not a call's.
@@ -74,11 +73,10 @@ export async function garbagePerCall(config: BenchConfig): Promise<Row[]> {
       }
       await runtime.close();
     }
+    const directly = () => throughput(config.calls, config.inFlight, (i) => addOne({ i }));
+    await directly();
     for (let round = 0; round < config.rounds; round++) {
-      const bytes = await allocatedDuring(session, () =>
-        throughput(config.calls, config.inFlight, (i) => addOne({ i })),
-      );
-      direct.push(bytes / config.calls);
+      direct.push((await allocatedDuring(session, directly)) / config.calls);
     }
   } finally {
     session.disconnect();
