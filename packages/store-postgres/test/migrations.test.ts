@@ -25,7 +25,7 @@ function event(callId: string, seq: number): CallEvent {
 }
 
 /** A schema as a store of an earlier version left it: the first `steps` migrations, and some rows. */
-async function schemaAtStep(schema: string, steps: number): Promise<void> {
+async function schemaAtStep(schema: string, steps: number, { rows = true } = {}): Promise<void> {
   const client = new pg.Client({ connectionString: server.url });
   await client.connect();
   try {
@@ -37,6 +37,7 @@ async function schemaAtStep(schema: string, steps: number): Promise<void> {
       await client.query(MIGRATIONS[step] as string);
       await client.query('INSERT INTO baton_schema (version) VALUES ($1)', [step + 1]);
     }
+    if (!rows) return;
     const record = makeCallRecord({ callId: 'old', sessionId: 's' });
     await client.query(
       'INSERT INTO calls (call_id, session_id, tool_name, status, record) VALUES ($1, $2, $3, $4, $5)',
@@ -130,6 +131,55 @@ describe('PostgreSQL migrations on a database of an earlier version', () => {
       await client.query('DELETE FROM events WHERE call_id = ANY($1)', [['new']]);
       expect(await store.listEvents('new')).toEqual([]);
       expect((await store.listEvents('old')).map(({ seq }) => seq)).toEqual([1, 2, 3, 4]);
+    } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+
+  it('takes the records and events of a process of the previous version (json rows) while this one writes lines', async () => {
+    const schema = `before_lines_${process.pid}`;
+    await schemaAtStep(schema, MIGRATIONS.length - 1, { rows: false });
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    await client.query(`SET search_path = ${schema}`);
+    // The statement of the previous version's store, as it was written.
+    const previousWrite = (calls: unknown[], rows: unknown[]) =>
+      client.query(
+        'SELECT baton_write_rows($1::json, $2::json, NULL, NULL, NULL, NULL, NULL, NULL, $3::text[], $4::json)',
+        [JSON.stringify(calls), JSON.stringify(rows), ['s'], '[]'],
+      );
+    const row = (callId: string, seqs: number[]) => ({
+      callId,
+      sessionId: 's',
+      seq: seqs[0],
+      lastSeq: seqs.at(-1),
+      events: seqs.map((seq) => event(callId, seq)),
+    });
+    const old = makeCallRecord({ callId: 'old', sessionId: 's' });
+    await previousWrite([old], [row('old', [1, 2])]);
+    const store = postgresStore({ connectionString: server.url, schema });
+    try {
+      const current = makeCallRecord({
+        callId: 'new',
+        sessionId: 's',
+        status: 'inline',
+        args: { text: 'a\nb' },
+      });
+      await store.write({ calls: [current], events: [event('new', 1), event('old', 3)] });
+      const finished = { ...old, status: 'succeeded' as const, endedAt: 5, result: 'done' };
+      await previousWrite([finished], [row('old', [4])]);
+      await expect(previousWrite([], [row('new', [1])])).rejects.toThrow();
+      expect(await store.getCall('old')).toEqual(finished);
+      expect(await store.getCall('new')).toEqual(current);
+      const session = await store.listSessionEvents('s');
+      expect(session.map(({ event: { callId, seq } }) => `${callId}${seq}`)).toEqual([
+        'old1',
+        'old2',
+        'new1',
+        'old3',
+        'old4',
+      ]);
     } finally {
       await client.end();
       await store.close();

@@ -108,6 +108,42 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await store.getCall('missing')).toBeUndefined();
     });
 
+    it('keeps text as written: quotes, backslashes, braces, commas and NULL in ids, newlines too in values', async () => {
+      // Ids have no control characters (the runtime refuses them); values may have any.
+      const awkwardId = '"quoted" \\back\\slash {a,b} NULL , é 💡';
+      const awkward = `line 1\nline 2\r\n\t${awkwardId} \u2028`;
+      const ids = ['c "1"', 'c\\2', '{c,3}', 'NULL', 'c, 5'];
+      const records = ids.map((callId, i) =>
+        makeCallRecord({
+          callId,
+          sessionId: `session ${awkwardId}`,
+          toolName: i % 2 === 0 ? 'echo' : 'tool "two", {x}',
+          args: { text: awkward, [awkward]: i },
+          ...(i === 0
+            ? { status: 'succeeded', endedAt: 2_000, ownerId: `owner ${awkwardId}`, result: awkward }
+            : {}),
+        }),
+      );
+      const events = ids.flatMap((callId) => [
+        { ...statusEvent(callId, 1, `session ${awkwardId}`), text: awkward },
+        statusEvent(callId, 2, `session ${awkwardId}`),
+      ]);
+      await store.write({ calls: records, events });
+      expect(await store.getCalls(ids)).toEqual(expect.arrayContaining(records));
+      for (const [i, callId] of ids.entries()) {
+        expect(await store.getCall(callId)).toEqual(records[i]);
+        expect(await store.listEvents(callId)).toEqual(events.slice(2 * i, 2 * i + 2));
+      }
+      const page = await store.listCalls({ sessionId: `session ${awkwardId}`, limit: 10 });
+      expect(page.calls.map(({ callId }) => callId)).toEqual([...ids].reverse());
+      const byTool = await store.listCalls({ toolName: 'tool "two", {x}', limit: 10 });
+      expect(byTool.calls.map(({ callId }) => callId)).toEqual([ids[3], ids[1]]);
+      const bySessionPrefix = await store.listCalls({ sessionPrefix: 'session "quoted" \\back', limit: 10 });
+      expect(bySessionPrefix.calls).toHaveLength(ids.length);
+      const bySession = await store.listSessionEvents(`session ${awkwardId}`);
+      expect(bySession.map(({ event }) => event)).toEqual(events);
+    });
+
     it('reads many calls at once: those that exist, each once', async () => {
       await store.write({
         calls: ['c1', 'c2', 'c3'].map((callId) => makeCallRecord({ callId, ownerId: 'w1' })),
