@@ -14,8 +14,6 @@ import {
   type ClaimedCall,
   cursorPosition,
   DEFAULT_PAGE_SIZE,
-  type EventRow,
-  eventRowsOf,
   type InstanceRow,
   instanceOfRow,
   type NoticeTopic,
@@ -32,7 +30,8 @@ import {
 import pg from 'pg';
 import { ListenConnection } from './listen-connection.js';
 import { MIGRATIONS } from './migrations.js';
-import { Channels, controlPayload, noticesOf } from './notices.js';
+import { Channels, controlPayload } from './notices.js';
+import { parametersOf, WRITE } from './write-parameters.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database` */
@@ -116,81 +115,6 @@ function sessionConditions(filter: { sessionId?: string; sessionPrefix?: string 
       : (['starts_with(session_id, ?)', filter.sessionPrefix] as const),
   ];
 }
-
-/** The last of each key wins, as it would if the rows were written one after another. */
-function lastByKey<T>(items: readonly T[] | undefined, key: (item: T) => string): T[] {
-  const byKey = new Map<string, T>();
-  for (const item of items ?? []) byKey.set(key(item), item);
-  return [...byKey.values()];
-}
-
-/** A kind of row as the JSON array `baton_write_lines` takes, or null when the batch has none. */
-const jsonRows = (rows: readonly unknown[]): string | null =>
-  rows.length === 0 ? null : JSON.stringify(rows);
-
-/** The JSON of each row on a line of its own (JSON.stringify never writes a newline). */
-const jsonLines = (rows: readonly unknown[]): string => rows.map((row) => JSON.stringify(row)).join('\n');
-
-/** The records' columns and JSON as `baton_write_lines` takes them, or nulls when there are none. */
-function callParameters(records: readonly CallRecord[]): unknown[] {
-  if (records.length === 0) return [null, null, null, null, null, null, null];
-  return [
-    records.map((record) => record.callId),
-    records.map((record) => record.sessionId),
-    records.map((record) => record.toolName),
-    records.map((record) => record.status),
-    records.map((record) => record.ownerId ?? null),
-    records.map((record) => record.endedAt ?? null),
-    jsonLines(records),
-  ];
-}
-
-/** The event rows' columns and events as `baton_write_lines` takes them, or nulls when there are none. */
-function eventRowParameters(rows: readonly EventRow[]): unknown[] {
-  if (rows.length === 0) return [null, null, null, null, null];
-  return [
-    rows.map((row) => row.callId),
-    rows.map((row) => row.sessionId),
-    rows.map((row) => row.seq),
-    rows.map((row) => row.lastSeq),
-    jsonLines(rows.map((row) => row.events)),
-  ];
-}
-
-/**
- * A batch as the parameters of `baton_write_lines` (see migrations.ts), serialised at once: the
- * caller goes on changing the objects it wrote after `write()` returns. The last of each key wins.
- */
-function parametersOf(batch: StoreWrite, channels: Channels): unknown[] {
-  const eventRows = eventRowsOf(batch.events ?? []);
-  // The session of each call with events in the batch, in the order of the calls' first events.
-  const sessionOf = new Map(eventRows.map((row): [string, string] => [row.callId, row.sessionId]));
-  const notices = noticesOf(batch, sessionOf, channels);
-  const sessions = new Set(sessionOf.values());
-  return [
-    ...callParameters(lastByKey(batch.calls, (record) => record.callId)),
-    ...eventRowParameters(eventRows),
-    jsonRows(batch.notifications ?? []),
-    jsonRows(lastByKey(batch.artifacts, (artifact) => `${artifact.callId}\u0000${artifact.name}`)),
-    jsonRows(lastByKey(batch.steps, (step) => `${step.callId}\u0000${step.stepId}`)),
-    jsonRows(lastByKey(batch.schedules, (schedule) => schedule.id)),
-    jsonRows(batch.resolutions ?? []),
-    batch.writer ?? null,
-    sessions.size === 0 ? null : [...sessions],
-    notices,
-  ];
-}
-
-/**
- * One statement, prepared once per connection: the whole batch in one round trip, in the
- * statement's own transaction, fenced (see `baton_write_lines` in migrations.ts).
- */
-const WRITE = {
-  name: 'baton_write_lines',
-  text: `SELECT baton_write_lines($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text,
-    $8::text[], $9::text[], $10::int[], $11::int[], $12::text,
-    $13::jsonb, $14::jsonb, $15::jsonb, $16::jsonb, $17::jsonb, $18::text, $19::text[], $20::json)`,
-};
 
 export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
