@@ -4,6 +4,7 @@ import pg from 'pg';
 import type { BenchConfig } from '../config.js';
 import { atLeast, type Row } from '../measure.js';
 import { type RoleOptions, reports, runCalls, startRole, warmUp } from '../role-process.js';
+import { serverCpuMeter } from '../server-cpu.js';
 import { roleEnv } from './postgres.js';
 
 const MEASURE = '8. the peers on PostgreSQL, one process, with reply';
@@ -42,7 +43,8 @@ function peerNode(): string | undefined {
  * its own jobs, 1,000 in flight, every caller waiting for its result (`workers/pg-peer.mjs` says
  * how each hears of it). Each subject gets a fresh database every round, and the subjects take
  * turns round by round. Each process first makes `pgWarmup` calls that are not measured. Also
- * reports CPU µs and database queries per call for each.
+ * reports CPU µs per call for each (its process's, and the PostgreSQL server's where /proc shows it) and
+ * database queries per call.
  */
 export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
   const node = peerNode();
@@ -61,10 +63,11 @@ export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
   const results = new Map(
     subjects.map(([subject]) => [
       subject,
-      { perSecond: [] as number[], cpuUs: [] as number[], queries: [] as number[] },
+      { perSecond: [] as number[], cpuUs: [] as number[], serverUs: [] as number[], queries: [] as number[] },
     ]),
   );
   let databases = 0;
+  const serverCpu = await serverCpuMeter(server.url);
   try {
     for (let round = 0; round < config.rounds; round++) {
       for (const [subject, options] of subjects) {
@@ -76,11 +79,14 @@ export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
         try {
           await warmUp([role], config.pgWarmup, config.inFlight);
           await reports([role]);
+          const serverBefore = serverCpu?.() ?? Number.NaN;
           const perSecond = await runCalls(role, config.pgCalls, config.inFlight);
+          const serverUs = (serverCpu?.() ?? Number.NaN) - serverBefore;
           const used = await reports([role]);
           const result = results.get(subject);
           result?.perSecond.push(perSecond);
           result?.cpuUs.push(used.cpuUs / config.pgCalls);
+          result?.serverUs.push(serverUs / config.pgCalls);
           result?.queries.push(used.queries / config.pgCalls);
         } finally {
           await role.stop();
@@ -102,6 +108,16 @@ export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
         values: result.perSecond,
       },
       { measure: MEASURE, subject: `${subject}: CPU per call`, unit: 'µs', values: result.cpuUs },
+      ...(serverCpu
+        ? [
+            {
+              measure: MEASURE,
+              subject: `${subject}: PostgreSQL CPU per call`,
+              unit: 'µs',
+              values: result.serverUs,
+            },
+          ]
+        : []),
       { measure: MEASURE, subject: `${subject}: queries per call`, unit: 'queries', values: result.queries },
     );
   }

@@ -4,6 +4,7 @@ import type { BenchConfig } from '../config.js';
 import { captureWrites, postgresLimit } from '../limit.js';
 import { atMost, type Row } from '../measure.js';
 import { reports, startRole, warmUp } from '../role-process.js';
+import { serverCpuMeter } from '../server-cpu.js';
 import { LIMIT } from './sqlite.js';
 
 const MEASURE = '7. inline call through PostgreSQL';
@@ -31,8 +32,8 @@ interface Setup {
  * database: one process that runs its own calls, then C client processes whose calls W worker
  * processes run (`BENCH_PG_CLIENTS`, `BENCH_PG_WORKERS`; 2 x 2 by default, for two cores). Each
  * round also reports CPU µs per call for each role (`process.cpuUsage()` over the round, divided
- * by its calls) and database queries per call: figures that hold on a busy machine where
- * throughput does not. The clients first make `pgWarmup` calls between them, not measured.
+ * by its calls), the PostgreSQL server's (where /proc shows it) and database queries per call:
+ * figures that hold on a busy machine where throughput does not. The clients first make `pgWarmup` calls between them, not measured.
  */
 export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
   const server = await throwawayPostgres();
@@ -52,9 +53,11 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
     perSecond: [] as number[],
     clientUs: [] as number[],
     workerUs: [] as number[],
+    serverUs: [] as number[],
     queries: [] as number[],
   }));
   const limit: number[] = [];
+  const serverCpu = await serverCpuMeter(server.url);
   try {
     // What one process writes for these calls, captured once, for the limit.
     const captured = await captureWrites(
@@ -85,6 +88,7 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
           const inFlight = Math.max(1, Math.ceil(config.inFlight / clients.length));
           await warmUp(clients, Math.ceil(config.pgWarmup / clients.length), inFlight);
           await reports([...clients, ...workers]);
+          const serverBefore = serverCpu?.() ?? Number.NaN;
           const started = performance.now();
           await Promise.all(
             clients.map((client, c) => {
@@ -94,12 +98,14 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
             }),
           );
           const seconds = (performance.now() - started) / 1_000;
+          const serverUs = (serverCpu?.() ?? Number.NaN) - serverBefore;
           const total = share * clients.length;
           const used = { clients: await reports(clients), workers: await reports(workers) };
           const result = results[index] as (typeof results)[number];
           result.perSecond.push(total / seconds);
           result.clientUs.push(used.clients.cpuUs / total);
           if (!setup.both) result.workerUs.push(used.workers.cpuUs / total);
+          result.serverUs.push(serverUs / total);
           result.queries.push((used.clients.queries + used.workers.queries) / total);
         } finally {
           await Promise.all([...clients, ...workers].map((role) => role.stop()));
@@ -152,6 +158,14 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
           target: atMost(70, 'µs'),
         },
       );
+    }
+    if (serverCpu) {
+      rows.push({
+        measure: MEASURE,
+        subject: `${setup.subject}: PostgreSQL CPU per call`,
+        unit: 'µs',
+        values: result.serverUs,
+      });
     }
     rows.push({
       measure: MEASURE,
