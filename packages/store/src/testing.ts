@@ -109,7 +109,6 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
     });
 
     it('keeps text as written: quotes, backslashes, braces, commas and NULL in ids, newlines too in values', async () => {
-      // Ids have no control characters (the runtime refuses them); values may have any.
       const awkwardId = '"quoted" \\back\\slash {a,b} NULL , é 💡';
       const awkward = `line 1\nline 2\r\n\t${awkwardId} \u2028`;
       const ids = ['c "1"', 'c\\2', '{c,3}', 'NULL', 'c, 5'];
@@ -142,6 +141,11 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(bySessionPrefix.calls).toHaveLength(ids.length);
       const bySession = await store.listSessionEvents(`session ${awkwardId}`);
       expect(bySession.map(({ event }) => event)).toEqual(events);
+      // The runtime refuses ids with control characters; a store keeps them all the same.
+      const tabbed = makeCallRecord({ callId: 'c\t6', sessionId: 's\t6', toolName: 'tool\t"6"' });
+      await store.write({ calls: [tabbed], events: [statusEvent('c\t6', 1, 's\t6')] });
+      expect(await store.getCall('c\t6')).toEqual(tabbed);
+      expect(await store.listEvents('c\t6')).toEqual([statusEvent('c\t6', 1, 's\t6')]);
     });
 
     it('reads many calls at once: those that exist, each once', async () => {
