@@ -8,7 +8,7 @@ import { changeableCopy } from '../changeable-copy.js';
 import type { Clock } from '../clock.js';
 import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
-import type { Settings } from '../settings.js';
+import type { Settings, ToolSettings } from '../settings.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import { RemoteReplies } from './remote-replies.js';
 
@@ -76,33 +76,35 @@ export class SharedClient {
    * detaches a call that waits in its queue.
    */
   async #remoteReply(record: CallRecord, tool: AnyTool, written: Promise<void>): Promise<CallReply> {
-    const { timers, clock, failures } = this.deps;
     const settings = this.deps.settings.forTool(tool);
-    const { callId } = record;
-    const waiting = this.#replies.wait(callId);
+    const answered = this.#replies.wait(record.callId);
     try {
       await written;
     } catch (error) {
-      waiting.cancel();
-      return notSavedReply(callId)(error);
+      this.#replies.forget(record.callId);
+      return notSavedReply(record.callId)(error);
     }
-    let budget: unknown;
-    if (record.mode === 'auto') {
-      budget = timers.arm(
-        () => {
-          budget = undefined;
-          this.#detachUnclaimed(callId).catch(failures.on('detach an unclaimed call', callId));
-        },
-        settings.inlineBudgetMs - (clock.now() - record.createdAt),
-      );
-    }
-    const answer = await waiting.answered.finally(() => {
-      budget = timers.clear(budget);
-    });
+    const answer = await (record.mode === 'auto' ? this.#withinBudget(record, settings, answered) : answered);
     if (!answer) return replyOf(record, settings);
     return isTerminalStatus(answer.status)
       ? replyOf(answer, settings)
       : backgroundedReply(record, settings, 'budget');
+  }
+
+  /** An auto call's answer, its budget armed meanwhile (an inline call's waits with no timer). */
+  #withinBudget<T>(record: CallRecord, settings: ToolSettings, answered: Promise<T>): Promise<T> {
+    const { timers, clock, failures } = this.deps;
+    const { callId } = record;
+    let budget: unknown = timers.arm(
+      () => {
+        budget = undefined;
+        this.#detachUnclaimed(callId).catch(failures.on('detach an unclaimed call', callId));
+      },
+      settings.inlineBudgetMs - (clock.now() - record.createdAt),
+    );
+    return answered.finally(() => {
+      budget = timers.clear(budget);
+    });
   }
 
   /**

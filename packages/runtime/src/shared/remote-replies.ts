@@ -13,13 +13,6 @@ export interface RemoteRepliesDeps {
   instanceId: string;
 }
 
-/** A call a client waits for: resolves with its record once detached or ended, undefined when unread. */
-export interface RemoteReply {
-  answered: Promise<CallRecord | undefined>;
-  /** The call was not stored: nobody waits for it any more. */
-  cancel(): void;
-}
-
 /**
  * The replies a client waits for, read together. The store tells this client alone (its topic
  * `replies`) of the calls whose `replyTo` it is, and every waiting call that notices of one turn
@@ -44,12 +37,23 @@ export class RemoteReplies {
 
   constructor(private readonly deps: RemoteRepliesDeps) {}
 
-  /** Waits for a call; call it before the call is stored, so that no notice of it comes first. */
-  wait(callId: string): RemoteReply {
+  /**
+   * Waits for a call: resolves with its record once detached or ended, undefined when unread. Call
+   * it before the call is stored, so that no notice of it comes first.
+   */
+  wait(callId: string): Promise<CallRecord | undefined> {
     const answered = new Promise<CallRecord | undefined>((resolve) => this.#waiting.set(callId, resolve));
     this.#subscribe();
     this.#polling ??= this.deps.following.ticks().subscribe(() => this.#tellAll());
-    return { answered, cancel: () => this.#forget(callId) };
+    return answered;
+  }
+
+  /** Nobody waits for the call any more (it was not stored). */
+  forget(callId: string): void {
+    this.#waiting.delete(callId);
+    if (this.#waiting.size > 0) return;
+    this.#polling?.unsubscribe();
+    this.#polling = undefined;
   }
 
   /**
@@ -138,14 +142,7 @@ export class RemoteReplies {
   #settle(callId: string, record: CallRecord | undefined): void {
     const resolve = this.#waiting.get(callId);
     if (!resolve) return;
-    this.#forget(callId);
+    this.forget(callId);
     resolve(record);
-  }
-
-  #forget(callId: string): void {
-    this.#waiting.delete(callId);
-    if (this.#waiting.size > 0) return;
-    this.#polling?.unsubscribe();
-    this.#polling = undefined;
   }
 }
