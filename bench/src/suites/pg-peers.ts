@@ -42,9 +42,9 @@ function peerNode(): string | undefined {
  * Baton beside pg-boss and graphile-worker, each in one process that makes its own calls and runs
  * its own jobs, 1,000 in flight, every caller waiting for its result (`workers/pg-peer.mjs` says
  * how each hears of it). Each subject gets a fresh database every round, and the subjects take
- * turns round by round. Each process first makes `pgWarmup` calls that are not measured. Also
- * reports CPU µs per call for each (its process's, and the PostgreSQL server's where /proc shows it) and
- * database queries per call.
+ * turns round by round, Baton between the batched peers. Each process first makes `pgWarmup`
+ * calls that are not measured. Also reports CPU µs per call for each (its process's, and the
+ * PostgreSQL server's where /proc shows it) and database queries per call.
  */
 export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
   const node = peerNode();
@@ -53,12 +53,25 @@ export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
   const server = await throwawayPostgres();
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();
-  const subjects: Array<[string, (url: string) => RoleOptions]> = [
-    [BATON, (url) => ({ script: 'pg-role.mjs', env: roleEnv(url, 'baton', 'both'), node })],
-    ...Object.entries(PEERS).map(([subject, env]): [string, (url: string) => RoleOptions] => [
-      subject,
-      (url) => ({ script: 'pg-peer.mjs', env: { ...env, DATABASE_URL: url }, node }),
-    ]),
+  type Subject = [string, (url: string) => RoleOptions];
+  const batonSubject: Subject = [
+    BATON,
+    (url) => ({ script: 'pg-role.mjs', env: roleEnv(url, 'baton', 'both'), node }),
+  ];
+  const peer = (subject: keyof typeof PEERS): Subject => [
+    subject,
+    (url) => ({ script: 'pg-peer.mjs', env: { ...PEERS[subject], DATABASE_URL: url }, node }),
+  ];
+  const subjects: Subject[] = [batonSubject, ...(Object.keys(PEERS) as Array<keyof typeof PEERS>).map(peer)];
+  // Baton runs between the two batched peers that its targets compare it with, so that each ratio
+  // is of runs a second or two apart, not the per-call peers' several seconds apart; every other
+  // round runs in the reverse order, so that no subject always comes first.
+  const runOrder: Subject[] = [
+    peer('graphile-worker batched per tick'),
+    batonSubject,
+    peer('pg-boss batched per tick'),
+    peer('pg-boss per call'),
+    peer('graphile-worker per call'),
   ];
   const results = new Map(
     subjects.map(([subject]) => [
@@ -70,7 +83,7 @@ export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
   const serverCpu = await serverCpuMeter(server.url);
   try {
     for (let round = 0; round < config.rounds; round++) {
-      for (const [subject, options] of subjects) {
+      for (const [subject, options] of round % 2 === 0 ? runOrder : [...runOrder].reverse()) {
         const database = `bench_peer_${process.pid}_${databases++}`;
         await admin.query(`create database ${database}`);
         const url = new URL(server.url);
