@@ -96,7 +96,8 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     timed: hooks.timed,
     // A client or a worker alone hands its writes to another process: see WriteBatcher's option.
     pipelined: settings.role === 'both',
-    liveCalls: () => registry.size,
+    // Every call not yet answered, those whose end waits for its write too: a batch is a share of them.
+    liveCalls: () => registry.inFlight,
   });
   const schedules = schedulesOf(settings, { store, clock, writer, tools, failures, call: hooks.call });
   const tracing = CallTracing.load();

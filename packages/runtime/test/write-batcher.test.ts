@@ -1,7 +1,9 @@
-import type { CallEvent, CallRecord } from '@baton/contracts';
+import { type CallEvent, type CallRecord, defineTool } from '@baton/contracts';
 import { memoryStore, type Store, type StoreWrite } from '@baton/store';
 import { makeCallRecord } from '@baton/store/testing';
 import { describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { createRuntime } from '../src/index.js';
 import { type RefusedWrite, WriteBatcher } from '../src/write-batcher.js';
 
 function event(record: CallRecord): CallEvent {
@@ -293,5 +295,44 @@ describe('the write batcher cuts by the calls in flight', () => {
     expect(held.map(({ batch }) => batch.calls?.length)).toEqual([300]);
     held[0]?.release();
     await batcher.drain();
+  });
+});
+
+describe('a runtime cuts its writes by all of its calls in flight', () => {
+  it('counts the calls whose end waits for its write: 1,000 callers make batches of about 250, not the least 100', async () => {
+    const sizes: number[] = [];
+    const base = memoryStore();
+    // A store that pipelines (two writes at a time, of at most 250 calls) and commits a turn later.
+    const store: Store = Object.assign(Object.create(base), {
+      writeConcurrency: 2,
+      writeBatchCalls: 250,
+      async write(batch: StoreWrite) {
+        sizes.push(batch.calls?.length ?? 0);
+        await new Promise((resolve) => setImmediate(resolve));
+        await base.write(batch);
+      },
+    });
+    const addOne = defineTool({
+      name: 'add_one',
+      description: 'adds one',
+      input: z.object({ i: z.number() }),
+      execute: async ({ i }) => i + 1,
+    });
+    const runtime = createRuntime({ tools: [addOne], store, inlineBudgetMs: 60_000 });
+    await runtime.ready;
+    // 1,000 callers, each making its next call once the last is answered, as a busy server does.
+    await Promise.all(
+      Array.from({ length: 1_000 }, async (_, caller) => {
+        for (let i = 0; i < 5; i++) {
+          const reply = await runtime.call({ name: 'add_one', args: { i }, sessionId: `s${caller % 16}` });
+          expect(reply.output).toBe(i + 1);
+        }
+      }),
+    );
+    await runtime.close();
+    const sorted = sizes.filter((size) => size > 0).sort((a, b) => a - b);
+    expect(sorted.reduce((sum, size) => sum + size, 0)).toBe(5_000);
+    // A quarter of the 1,000 calls in flight, most of the time (the last turns have fewer left).
+    expect(sorted[Math.floor(sorted.length / 2)]).toBeGreaterThanOrEqual(200);
   });
 });

@@ -74,6 +74,11 @@ export class CallRegistry {
     return this.#live.size;
   }
 
+  /** The calls in flight here: the live ones, and those that ended and wait for their end to be written. */
+  get inFlight(): number {
+    return this.#live.size + this.#ending.size;
+  }
+
   /** The caller was answered `backgrounded`. */
   detached(call: LiveCall): void {
     this.#countBackground(call.record.sessionId, 1);
