@@ -33,7 +33,8 @@ interface Setup {
  * processes run (`BENCH_PG_CLIENTS`, `BENCH_PG_WORKERS`; 2 x 2 by default, for two cores). Each
  * round also reports CPU µs per call for each role (`process.cpuUsage()` over the round, divided
  * by its calls), the PostgreSQL server's (where /proc shows it) and database queries per call:
- * figures that hold on a busy machine where throughput does not. The clients first make `pgWarmup` calls between them, not measured.
+ * figures that hold on a busy machine where throughput does not. The clients first make
+ * `pgWarmup` calls between them, not measured.
  */
 export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
   const server = await throwawayPostgres();

@@ -27,7 +27,7 @@ const jsonRows = (rows: readonly unknown[]): string | null =>
 /** The JSON of each row on a line of its own (JSON.stringify never writes a newline). */
 const jsonLines = (rows: readonly unknown[]): string => rows.map((row) => JSON.stringify(row)).join('\n');
 
-/** A backslash that escapes something other than a quote or a backslash: JSON's and an array's escapes part. */
+/** A backslash before anything but a quote or a backslash: where JSON's escapes and an array literal's differ. */
 const OTHER_ESCAPE = /\\[^"\\]/;
 
 /**
