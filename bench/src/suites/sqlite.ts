@@ -6,7 +6,7 @@ import type { Store } from '@baton/store';
 import { sqliteStore } from '@baton/store-sqlite';
 import { addOneTool, callAddOne } from '../add-one.js';
 import type { BenchConfig } from '../config.js';
-import { captureWrites, sqliteLimit } from '../limit.js';
+import { captureWrites, sqliteLimit, storeLimit } from '../limit.js';
 import { atLeast, atMost, latencies, percentile, type Row, type Target, throughput } from '../measure.js';
 
 /** A store to measure; the scale-out issue adds PostgreSQL here. */
@@ -21,6 +21,7 @@ export interface StoreUnderTest {
 }
 
 export const LIMIT = "the limit: Baton's rows inserted straight, in Baton's batches";
+export const STORE_LIMIT = "the store's limit: Baton's batches written through the store, no runtime";
 
 export const SQLITE_STORES: StoreUnderTest[] = [
   {
@@ -53,10 +54,13 @@ export async function throughStores(config: BenchConfig, stores = SQLITE_STORES)
     const perSecond: number[] = [];
     const loneP50: number[] = [];
     const limit: number[] = [];
+    const ofStore: number[] = [];
     for (let round = 0; round < config.rounds; round++) {
       perSecond.push(await throughput(config.calls, config.inFlight, call));
       loneP50.push(percentile(await latencies(Math.min(config.sequential, 2_000), call), 50));
       limit.push(sqliteLimit(captured, join(dir, `limit-${round}.db`), subject.synchronous));
+      mkdirSync(join(dir, `store-${round}`));
+      ofStore.push(await storeLimit(captured, subject.open(join(dir, `store-${round}`))));
     }
     await runtime.close();
     rmSync(dir, { recursive: true, force: true });
@@ -81,6 +85,19 @@ export async function throughStores(config: BenchConfig, stores = SQLITE_STORES)
         unit: 'x',
         values: perSecond.map((value, i) => value / (limit[i] ?? Number.NaN)),
         ...(subject.limitTarget ? { target: subject.limitTarget } : {}),
+      },
+      { measure, subject: STORE_LIMIT, unit: 'calls/s', values: ofStore },
+      {
+        measure,
+        subject: "the store's limit / the limit",
+        unit: 'x',
+        values: ofStore.map((value, i) => value / (limit[i] ?? Number.NaN)),
+      },
+      {
+        measure,
+        subject: "Baton / the store's limit",
+        unit: 'x',
+        values: perSecond.map((value, i) => value / (ofStore[i] ?? Number.NaN)),
       },
       {
         measure,
