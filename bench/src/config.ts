@@ -13,10 +13,15 @@ export interface BenchConfig {
   /** Per-call subscribers and events for the bus measure. */
   subscribers: number;
   busEvents: number;
-  /** Calls per PostgreSQL round, and its client and worker processes (row 7). */
+  /** Calls of each calling process in a PostgreSQL round (rows 7, 8); row 7's clients and workers. */
   pgCalls: number;
-  /** Calls each PostgreSQL process makes before a round is measured, so JIT warm-up is not counted. */
+  /**
+   * Calls each client process of row 7 makes before a round is measured, so JIT warm-up is not
+   * counted: a client's CPU per call falls over its first 15,000-20,000 calls, then holds.
+   */
   pgWarmup: number;
+  /** The same for each process of row 8 (the peers' slowest do 1,000-2,000 calls a second). */
+  peerWarmup: number;
   pgClients: number;
   pgWorkers: number;
 }
@@ -33,8 +38,8 @@ function fromEnvironment(name: string, fallback: number): number {
 
 /**
  * The smoke round or the full bench. `BENCH_ROUNDS`, `BENCH_CALLS`, `BENCH_IN_FLIGHT`,
- * `BENCH_PG_CALLS`, `BENCH_PG_WARMUP`, `BENCH_PG_CLIENTS` and `BENCH_PG_WORKERS` change the full bench's sizes, so the
- * same bench runs on a larger machine.
+ * `BENCH_PG_CALLS`, `BENCH_PG_WARMUP`, `BENCH_PG_PEER_WARMUP`, `BENCH_PG_CLIENTS` and
+ * `BENCH_PG_WORKERS` change the full bench's sizes, so the same bench runs on a larger machine.
  */
 export function benchConfig(smoke: boolean): BenchConfig {
   if (smoke) {
@@ -49,6 +54,7 @@ export function benchConfig(smoke: boolean): BenchConfig {
       busEvents: 20_000,
       pgCalls: 500,
       pgWarmup: 100,
+      peerWarmup: 100,
       pgClients: 2,
       pgWorkers: 2,
     };
@@ -63,7 +69,8 @@ export function benchConfig(smoke: boolean): BenchConfig {
     subscribers: 10_000,
     busEvents: 1_000_000,
     pgCalls: fromEnvironment('BENCH_PG_CALLS', 10_000),
-    pgWarmup: fromEnvironment('BENCH_PG_WARMUP', 10_000),
+    pgWarmup: fromEnvironment('BENCH_PG_WARMUP', 20_000),
+    peerWarmup: fromEnvironment('BENCH_PG_PEER_WARMUP', 10_000),
     pgClients: fromEnvironment('BENCH_PG_CLIENTS', 2),
     pgWorkers: fromEnvironment('BENCH_PG_WORKERS', 2),
   };

@@ -42,7 +42,7 @@ function peerNode(): string | undefined {
  * Baton beside pg-boss and graphile-worker, each in one process that makes its own calls and runs
  * its own jobs, 1,000 in flight, every caller waiting for its result (`workers/pg-peer.mjs` says
  * how each hears of it). Each subject gets a fresh database every round, and the subjects take
- * turns round by round, Baton between the batched peers. Each process first makes `pgWarmup`
+ * turns round by round, Baton between the batched peers. Each process first makes `peerWarmup`
  * calls that are not measured. Also reports CPU µs per call for each (its process's, and the
  * PostgreSQL server's where /proc shows it) and database queries per call.
  */
@@ -90,7 +90,7 @@ export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
         url.pathname = `/${database}`;
         const role = await startRole(options(url.toString()));
         try {
-          await warmUp([role], config.pgWarmup, config.inFlight);
+          await warmUp([role], config.peerWarmup, config.inFlight);
           await reports([role]);
           const serverBefore = serverCpu?.() ?? Number.NaN;
           const perSecond = await runCalls(role, config.pgCalls, config.inFlight);

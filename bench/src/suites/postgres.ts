@@ -1,5 +1,6 @@
 import { postgresStore } from '@baton/store-postgres';
 import { throwawayPostgres } from '@baton/store-postgres/testing';
+import pg from 'pg';
 import type { BenchConfig } from '../config.js';
 import { captureWrites, postgresLimit } from '../limit.js';
 import { atMost, type Row } from '../measure.js';
@@ -33,8 +34,8 @@ interface Setup {
  * processes run (`BENCH_PG_CLIENTS`, `BENCH_PG_WORKERS`; 2 x 2 by default, for two cores). Each
  * round also reports CPU µs per call for each role (`process.cpuUsage()` over the round, divided
  * by its calls), the PostgreSQL server's (where /proc shows it) and database queries per call:
- * figures that hold on a busy machine where throughput does not. The clients first make
- * `pgWarmup` calls between them, not measured.
+ * figures that hold on a busy machine where throughput does not. Each client makes `pgWarmup`
+ * calls, not measured, then `pgCalls`.
  */
 export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
   const server = await throwawayPostgres();
@@ -59,13 +60,17 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
   }));
   const limit: number[] = [];
   const serverCpu = await serverCpuMeter(server.url);
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
   try {
     // What one process writes for these calls, captured once, for the limit.
+    const captureSchema = `bench_${process.pid}_capture`;
     const captured = await captureWrites(
-      postgresStore({ connectionString: server.url, schema: `bench_${process.pid}_capture` }),
+      postgresStore({ connectionString: server.url, schema: captureSchema }),
       calls,
       config.inFlight,
     );
+    await admin.query(`DROP SCHEMA ${captureSchema} CASCADE`);
     // Rounds alternate between the setups and the limit, each on a fresh schema.
     for (let round = 0; round < config.rounds; round++) {
       limit.push(await postgresLimit(captured, server.url, `bench_${process.pid}_${schemas++}`));
@@ -85,9 +90,12 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
           ),
         );
         try {
-          const share = Math.ceil(calls / clients.length);
+          // Each client warms up and is measured over as many calls as a lone client: what a
+          // process spends on a call depends on how many it has made (the JIT's warm-up) and on
+          // how long the round is, not on how many processes share the work.
+          const share = calls;
           const inFlight = Math.max(1, Math.ceil(config.inFlight / clients.length));
-          await warmUp(clients, Math.ceil(config.pgWarmup / clients.length), inFlight);
+          await warmUp(clients, config.pgWarmup, inFlight);
           await reports([...clients, ...workers]);
           const serverBefore = serverCpu?.() ?? Number.NaN;
           const started = performance.now();
@@ -110,10 +118,13 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
           result.queries.push((used.clients.queries + used.workers.queries) / total);
         } finally {
           await Promise.all([...clients, ...workers].map((role) => role.stop()));
+          // Gone with its round: the next setups would share the server with its autovacuum.
+          await admin.query(`DROP SCHEMA ${schema} CASCADE`);
         }
       }
     }
   } finally {
+    await admin.end();
     await server.stop();
   }
   const onePerSecond = results[0]?.perSecond ?? [];
