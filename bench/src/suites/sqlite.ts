@@ -18,6 +18,8 @@ export interface StoreUnderTest {
   loneCallerTarget?: Target;
   /** Baton's calls per second over the limit's (the same bytes straight into the store). */
   limitTarget?: Target;
+  /** Baton's calls per second over the store's own, fed Baton's batches with no runtime. */
+  storeLimitTarget?: Target;
 }
 
 export const LIMIT = "the limit: Baton's rows inserted straight, in Baton's batches";
@@ -30,6 +32,9 @@ export const SQLITE_STORES: StoreUnderTest[] = [
     open: (dir) => sqliteStore({ path: join(dir, 'normal.db'), synchronous: 'normal' }),
     throughputTarget: atLeast(10_000, 'calls/s'),
     limitTarget: atLeast(0.5, 'x'),
+    // The limit's target, of what the store itself does with Baton's schema: the store alone does
+    // 0.36-0.54 of the limit (bench/RESULTS.md), so no runtime on it reaches 0.5 of the limit.
+    storeLimitTarget: atLeast(0.5, 'x'),
     // A commit driven by a timer would put its delay on every lone call.
     loneCallerTarget: atMost(1_000, 'µs'),
   },
@@ -98,6 +103,7 @@ export async function throughStores(config: BenchConfig, stores = SQLITE_STORES)
         subject: "Baton / the store's limit",
         unit: 'x',
         values: perSecond.map((value, i) => value / (ofStore[i] ?? Number.NaN)),
+        ...(subject.storeLimitTarget ? { target: subject.storeLimitTarget } : {}),
       },
       {
         measure,
