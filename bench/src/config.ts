@@ -17,7 +17,7 @@ export interface BenchConfig {
   pgCalls: number;
   /**
    * Calls each client process of row 7 makes before a round is measured, so JIT warm-up is not
-   * counted: a client's CPU per call falls over its first 15,000-20,000 calls, then holds.
+   * counted: a client's CPU per call falls over its first 10,000-15,000 calls, then holds.
    */
   pgWarmup: number;
   /** The same for each process of row 8 (the peers' slowest do 1,000-2,000 calls a second). */

@@ -33,7 +33,7 @@ export const SQLITE_STORES: StoreUnderTest[] = [
     throughputTarget: atLeast(10_000, 'calls/s'),
     limitTarget: atLeast(0.5, 'x'),
     // The limit's target, of what the store itself does with Baton's schema: the store alone does
-    // 0.36-0.54 of the limit (bench/RESULTS.md), so no runtime on it reaches 0.5 of the limit.
+    // 0.37-0.42 of the limit (medians, bench/RESULTS.md), so no runtime on it reaches 0.5 of it.
     storeLimitTarget: atLeast(0.5, 'x'),
     // A commit driven by a timer would put its delay on every lone call.
     loneCallerTarget: atMost(1_000, 'µs'),
