@@ -93,7 +93,6 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
           // Each client warms up and is measured over as many calls as a lone client: what a
           // process spends on a call depends on how many it has made (the JIT's warm-up) and on
           // how long the round is, not on how many processes share the work.
-          const share = calls;
           const inFlight = Math.max(1, Math.ceil(config.inFlight / clients.length));
           await warmUp(clients, config.pgWarmup, inFlight);
           await reports([...clients, ...workers]);
@@ -102,13 +101,13 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
           await Promise.all(
             clients.map((client, c) => {
               const done = client.next('done');
-              client.send(`run ${share} ${inFlight} ${c * share}`);
+              client.send(`run ${calls} ${inFlight} ${c * calls}`);
               return done;
             }),
           );
           const seconds = (performance.now() - started) / 1_000;
           const serverUs = (serverCpu?.() ?? Number.NaN) - serverBefore;
-          const total = share * clients.length;
+          const total = calls * clients.length;
           const used = { clients: await reports(clients), workers: await reports(workers) };
           const result = results[index] as (typeof results)[number];
           result.perSecond.push(total / seconds);

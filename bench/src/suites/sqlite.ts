@@ -23,7 +23,7 @@ export interface StoreUnderTest {
 }
 
 export const LIMIT = "the limit: Baton's rows inserted straight, in Baton's batches";
-export const STORE_LIMIT = "the store's limit: Baton's batches written through the store, no runtime";
+const STORE_LIMIT = "the store's limit: Baton's batches written through the store, no runtime";
 
 export const SQLITE_STORES: StoreUnderTest[] = [
   {
