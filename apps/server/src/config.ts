@@ -41,12 +41,16 @@ const FileConfig = z.strictObject({
    * client that does not take tasks follows what it started.
    */
   builtins: z.array(z.enum(BUILTIN_TOOLS)),
-  /** MCP sessions: idle TTL, and how many may be open per tenant and in all. */
+  /**
+   * MCP: sessions' idle TTL, how many may be open per tenant and in all, and whether the
+   * background-control tools are served to clients that take no tasks (default true).
+   */
   mcp: z
     .strictObject({
       sessionTtlMs: z.number().int().positive(),
       sessionsPerTenant: z.number().int().positive(),
       sessions: z.number().int().positive(),
+      backgroundControl: z.boolean(),
     })
     .partial(),
 });
@@ -67,6 +71,7 @@ const EnvConfig = z.object({
   BATON_ALLOWED_HOSTS: commaList.optional(),
   BATON_RETENTION_DAYS: z.coerce.number().min(0).optional(),
   BATON_BUILTINS: commaList.pipe(z.array(z.enum(BUILTIN_TOOLS))).optional(),
+  BATON_MCP_BACKGROUND_CONTROL: z.stringbool().optional(),
   BATON_ALLOWED_ORIGINS: commaList.pipe(z.array(z.url())).optional(),
   BATON_TOKENS: z
     .string()
@@ -106,8 +111,8 @@ export interface ServerConfig {
   retentionDays?: number;
   /** Built-in tools served beside the module's, when configured. */
   builtins?: BuiltinTool[];
-  /** MCP sessions, when configured; the defaults are in mcp.ts. */
-  mcp?: { sessionTtlMs?: number; sessionsPerTenant?: number; sessions?: number };
+  /** MCP sessions and background control, when configured; the defaults are `@baton/mcp`'s. */
+  mcp?: { sessionTtlMs?: number; sessionsPerTenant?: number; sessions?: number; backgroundControl?: boolean };
 }
 
 export class ConfigError extends Error {
@@ -161,6 +166,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
   };
   if (file.streams) config.streams = file.streams;
   if (file.mcp) config.mcp = file.mcp;
+  if (fromEnv.BATON_MCP_BACKGROUND_CONTROL !== undefined) {
+    config.mcp = { ...config.mcp, backgroundControl: fromEnv.BATON_MCP_BACKGROUND_CONTROL };
+  }
   const builtins = fromEnv.BATON_BUILTINS ?? file.builtins;
   if (builtins) config.builtins = builtins;
   const retentionDays = fromEnv.BATON_RETENTION_DAYS ?? file.retentionDays;

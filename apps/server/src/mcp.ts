@@ -13,6 +13,11 @@ export interface McpSessionOptions {
   sessions?: number;
   /** The clock sessions age by. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Serve `check_background`, `wait_background`, `cancel_background` and `list_background` to
+   * clients that take no tasks, when a tool may go to the background. Default true.
+   */
+  backgroundControl?: boolean;
 }
 
 /**
@@ -46,6 +51,7 @@ export async function mountMcp(
           ...(options.sessions !== undefined ? { total: options.sessions } : {}),
         },
         ...(options.now ? { now: options.now } : {}),
+        ...(options.backgroundControl !== undefined ? { backgroundControl: options.backgroundControl } : {}),
         onError,
       });
       return toNodeHandler(mcp, { onError });

@@ -118,3 +118,19 @@ describe('retention', () => {
     expect(() => loadConfig({ BATON_RETENTION_DAYS: '-1' }, dir)).toThrow(/BATON_RETENTION_DAYS/);
   });
 });
+
+describe('MCP background control', () => {
+  it('is on unless the file or BATON_MCP_BACKGROUND_CONTROL turns it off; the environment wins', () => {
+    expect(loadConfig({}, dir).mcp).toBeUndefined();
+    const off = withFile({ mcp: { backgroundControl: false, sessions: 10 } });
+    expect(loadConfig({ BATON_CONFIG: off }).mcp).toEqual({ backgroundControl: false, sessions: 10 });
+    expect(loadConfig({ BATON_CONFIG: off, BATON_MCP_BACKGROUND_CONTROL: 'true' }).mcp).toEqual({
+      backgroundControl: true,
+      sessions: 10,
+    });
+    expect(loadConfig({ BATON_MCP_BACKGROUND_CONTROL: 'false' }, dir).mcp).toEqual({ backgroundControl: false });
+    expect(() => loadConfig({ BATON_MCP_BACKGROUND_CONTROL: 'maybe' }, dir)).toThrow(
+      /^bad configuration: BATON_MCP_BACKGROUND_CONTROL: /,
+    );
+  });
+});

@@ -115,6 +115,11 @@ describe('the MCP endpoint, driven by the MCP SDK client', () => {
       ['always_fails', 'forbidden'],
       // It waits for an approval, so it may run as a task.
       ['deploy', 'optional'],
+      // A tool may go to the background: a client that takes no task follows it with these.
+      ['check_background', 'forbidden'],
+      ['wait_background', 'forbidden'],
+      ['cancel_background', 'forbidden'],
+      ['list_background', 'forbidden'],
     ]);
     expect(await client.callTool({ name: 'echo', arguments: { text: 'over mcp' } })).toMatchObject({
       content: [{ type: 'text', text: '{"text":"over mcp"}' }],
@@ -126,18 +131,16 @@ describe('the MCP endpoint, driven by the MCP SDK client', () => {
     });
   });
 
-  it('answers a client that takes no task with the acknowledgement, and lets it wait for the result with a built-in', async () => {
+  it('answers an SDK v1 client that takes no task with an acknowledgement naming the tool and call_id that bring the result', async () => {
     const { tool, gates } = gatedTool();
     const clock = new SimulatedClock();
-    const { url, runtime } = await serve([tool], ':memory:', {
-      builtins: ['wait_background', 'list_background'],
-      clock,
-      inlineBudgetMs: 300,
-    });
+    const { url, runtime } = await serve([tool], ':memory:', { clock, inlineBudgetMs: 300 });
     const client = await connect(url);
     expect((await client.listTools()).tools.map((listed) => listed.name)).toEqual([
       'gated',
+      'check_background',
       'wait_background',
+      'cancel_background',
       'list_background',
     ]);
     const started = firstValueFrom(runtime.events$.pipe(filter((event) => event.type === 'started')));
@@ -146,24 +149,39 @@ describe('the MCP endpoint, driven by the MCP SDK client', () => {
     clock.increment(300);
     const acknowledged = (await answer) as { content: Array<{ text: string }> };
     const running = JSON.parse(acknowledged.content[0]?.text ?? '{}');
-    expect(running).toMatchObject({
-      status: 'running',
-      tool: 'gated',
-      message: expect.stringContaining('300 ms'),
-    });
+    // The call's id as this tenant knows it, and words a model follows to get the result.
+    const [call] = (await runtime.list({ toolName: 'gated' })).calls;
+    expect(call?.callId).toBe(`acme/${running.call_id}`);
+    expect(running).toMatchObject({ status: 'running', tool: 'gated' });
+    expect(running.message).toBe(
+      `This tool is taking longer than 300 ms, so it is continuing in the background. To get its result, call wait_background with call_id "${running.call_id}"; check_background reports how far it got, and cancel_background stops it.`,
+    );
+    const [, named, id] = /call (\w+) with call_id "([^"]+)"/.exec(running.message) ?? [];
 
     const listed = await client.callTool({ name: 'list_background', arguments: {} });
-    expect(JSON.stringify(listed)).toContain(running.call_id);
-    const waited = client.callTool({ name: 'wait_background', arguments: { call_id: running.call_id } });
-    await firstValueFrom(
-      runtime.events$.pipe(
-        filter((event) => event.type === 'started' && event.toolName === 'wait_background'),
-      ),
-    );
+    expect(listed.structuredContent).toMatchObject({ calls: [{ call_id: id, status: 'backgrounded' }] });
+    const waited = client.callTool({ name: named as string, arguments: { call_id: id } });
     gates[0]?.resolve();
     expect(await waited).toMatchObject({
-      structuredContent: { call_id: running.call_id, status: 'succeeded', result: { label: 'tides' } },
+      structuredContent: { call_id: id, status: 'succeeded', result: { label: 'tides' } },
     });
+    // Another tenant's client does not see the call.
+    const other = await connect(url, 'token-of-tenant-b-0002');
+    expect(await other.callTool({ name: 'check_background', arguments: { call_id: id } })).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: `No background call "${id}" in this session.` }],
+    });
+  });
+
+  it('serves no background-control tool when no tool may go to the background', async () => {
+    const inlineOnly = demoTools.filter(
+      (tool) => tool.execution.mode !== 'auto' && !tool.execution.needsApproval,
+    );
+    const { url } = await serve(inlineOnly);
+    const client = await connect(url);
+    const names = (await client.listTools()).tools.map((listed) => listed.name);
+    expect(names.length).toBeGreaterThan(0);
+    expect(names.filter((name) => name.endsWith('_background'))).toEqual([]);
   });
 
   it("sends progress for a request's progressToken, and cancels the call on notifications/cancelled", async () => {

@@ -21,9 +21,15 @@ export interface ResultFormatter {
   cancelled(call: FormattedCall): unknown;
 }
 
-/** Seed 000, word for word. */
+/**
+ * The sentence of an acknowledgement that says how the result comes back. A channel that brings
+ * it another way (an MCP client without tasks follows the call with a tool) says that instead.
+ */
+export const LATER_NOTIFICATION = 'Continue the conversation; a later notification will report the result.';
+
+/** The acknowledgement of a call that passed its inline budget, in the words of the Gemini Live harness. */
 export function backgroundContinuationMessage(inlineBudgetMs: number): string {
-  return `This tool is taking longer than ${inlineBudgetMs} ms, so it is continuing in the background. Continue the conversation; a later notification will report the result.`;
+  return `This tool is taking longer than ${inlineBudgetMs} ms, so it is continuing in the background. ${LATER_NOTIFICATION}`;
 }
 
 /**

@@ -48,6 +48,7 @@ export {
   backgroundContinuationMessage,
   defaultResultFormatter,
   type FormattedCall,
+  LATER_NOTIFICATION,
   type ResultFormatter,
 } from './formatter.js';
 export { idProblem } from './ids.js';

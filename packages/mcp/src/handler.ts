@@ -42,6 +42,13 @@ export interface McpHandlerOptions {
   pollIntervalMs?: number;
   /** The mode of tools that name none: the runtime's `defaultMode`. Default `inline`. */
   defaultMode?: ExecutionMode;
+  /**
+   * Serve the background-control tools (`check_background`, `wait_background`,
+   * `cancel_background`, `list_background`) whenever a tool may go to the background, so that a
+   * client that takes no tasks gets its result: the acknowledgement names the tool and the
+   * `call_id` to give it. Each sees only the calls of the caller's session. Default true.
+   */
+  backgroundControl?: boolean;
   /** How the server names itself. */
   serverInfo?: ServerInfo;
   /** Where errors that reach no client go. Default: nowhere. */
@@ -107,6 +114,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   const base = {
     runtime,
     defaultMode: options.defaultMode ?? 'inline',
+    backgroundControl: options.backgroundControl ?? true,
     pollIntervalMs: options.pollIntervalMs ?? POLL_INTERVAL_MS,
   } as const;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;

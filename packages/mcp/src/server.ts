@@ -8,6 +8,7 @@ import {
   type ServerContext,
   type Tool,
 } from '@modelcontextprotocol/server';
+import { listedTools } from './background-control.js';
 import type { Serving } from './serving.js';
 import { TASKS_EXTENSION } from './task-view.js';
 import { serveLegacyTasks, serveTasks } from './tasks.js';
@@ -67,7 +68,6 @@ class BatonServer extends Server {
 
 /** An MCP server over a runtime's tools, for one scope and one protocol generation. */
 export function mcpServer(serving: Serving, info: ServerInfo): Server {
-  const { runtime } = serving;
   const server = new BatonServer(info, {
     capabilities: CAPABILITIES[serving.era],
     cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'private' } },
@@ -75,9 +75,7 @@ export function mcpServer(serving: Serving, info: ServerInfo): Server {
     ...(serving.requestStates ? { requestState: { verify: serving.requestStates.verify } } : {}),
   });
   server.setRequestHandler('tools/list', () => ({
-    tools: runtime.tools
-      .definitions()
-      .map((tool) => toMcpTool(tool, { defaultMode: serving.defaultMode }) as Tool),
+    tools: listedTools(serving).map((tool) => toMcpTool(tool, { defaultMode: serving.defaultMode }) as Tool),
   }));
   // A task is not among the SDK's types for a `tools/call` result; the wire allows it.
   server.setRequestHandler(

@@ -16,6 +16,8 @@ export interface Serving {
   pollIntervalMs: number;
   /** The mode of a tool that names none (the runtime's `defaultMode`). */
   defaultMode: ExecutionMode;
+  /** Whether the endpoint serves the background-control tools (when a tool may go to the background). */
+  backgroundControl: boolean;
   /** The Baton session a call made over this connection belongs to, before the tenant's prefix. */
   sessionName: string;
   /** Keeps a subscription until the connection closes (a task's progress outlives its request). */

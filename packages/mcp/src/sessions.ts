@@ -30,7 +30,7 @@ interface Session {
   held: Subscription[];
 }
 
-type ServingBase = Pick<Serving, 'runtime' | 'defaultMode' | 'pollIntervalMs'>;
+type ServingBase = Pick<Serving, 'runtime' | 'defaultMode' | 'backgroundControl' | 'pollIntervalMs'>;
 
 /**
  * 2025-11-25's sessions: `initialize` opens one, bound to the tenant that opened it; later requests

@@ -8,6 +8,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { callSessionOf } from './background-control.js';
 import { ended } from './call-end.js';
 import { forwardInputRequests } from './input-requests.js';
 import { CALL_SESSIONS, type Serving, TASK_SESSIONS } from './serving.js';
@@ -31,10 +32,16 @@ const ElicitResult = z.object({
   content: z.record(z.string(), z.unknown()).optional(),
 });
 
-/** The record of a task of this scope, or the spec's `-32602` for an id that names none. */
-async function taskRecord(serving: Serving, taskId: string, sessions: string): Promise<CallRecord> {
+/**
+ * The record of a task of this scope (or of a plain call of this connection's session, which a
+ * client may follow as a task too), or the spec's `-32602` for an id that names none.
+ */
+async function taskRecord(serving: Serving, taskId: string): Promise<CallRecord> {
   const record = await serving.runtime.get(serving.scope.inside(taskId));
-  if (!record?.sessionId.startsWith(serving.scope.inside(sessions))) {
+  const own =
+    record?.sessionId.startsWith(serving.scope.inside(TASK_SESSIONS)) ||
+    record?.sessionId === callSessionOf(serving);
+  if (!record || !own) {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Failed to retrieve task: Task not found`);
   }
   return record;
@@ -82,7 +89,7 @@ async function answerApproval(serving: Serving, record: CallRecord, answer: z.in
 /** 2025-11-25: tasks in the core protocol, for the calls made with `task`. */
 export function serveLegacyTasks(server: Server, serving: Serving): void {
   const { runtime, scope } = serving;
-  const find = (taskId: string) => taskRecord(serving, taskId, TASK_SESSIONS);
+  const find = (taskId: string) => taskRecord(serving, taskId);
 
   server.setRequestHandler('tasks/get', { params: TaskParams }, async ({ taskId }) => {
     const record = await find(taskId);

@@ -1,4 +1,4 @@
-import type { CallRecord, CallReply } from '@baton/contracts';
+import type { CallRecord } from '@baton/contracts';
 import { type CallToolResult, isCallToolResult } from '@modelcontextprotocol/server';
 
 function text(value: unknown): string {
@@ -31,12 +31,4 @@ export function toolResultOf(record: CallRecord): CallToolResult {
       ? { structuredContent: output as Record<string, unknown> }
       : {};
   return { content: [{ type: 'text', text: text(output) }, ...images], ...structured };
-}
-
-/**
- * What a client that cannot take a task is told when the call moves to the background: the
- * runtime's acknowledgement (seed 000's words), as the tool's result.
- */
-export function backgroundedResultOf(reply: CallReply): CallToolResult {
-  return { content: [{ type: 'text', text: text(reply.output) }] };
 }

@@ -9,12 +9,13 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { filter, firstValueFrom } from 'rxjs';
+import { acknowledgementOf, callControlTool, controlToolOf } from './background-control.js';
 import { forwardInputRequests } from './input-requests.js';
 import { watchInputs } from './input-rounds.js';
 import { preparedInputsOf, prepareRound, withPreparedInputs } from './prepare-inputs.js';
 import { CALL_SESSIONS, type InputRound, type Serving, TASK_SESSIONS } from './serving.js';
 import { legacyTaskOf, TASKS_EXTENSION, taskOf } from './task-view.js';
-import { backgroundedResultOf, toolResultOf } from './tool-result.js';
+import { toolResultOf } from './tool-result.js';
 
 async function recordOf(serving: Serving, callId: string): Promise<CallRecord> {
   const record = await serving.runtime.get(callId);
@@ -107,6 +108,8 @@ function forwardLogs(serving: Serving, callId: string, context: ServerContext) {
 export async function callTool(serving: Serving, request: CallToolRequest, context: ServerContext) {
   const { runtime, scope } = serving;
   const { name, arguments: args = {} } = request.params;
+  const control = controlToolOf(serving, name);
+  if (control) return callControlTool(serving, control, args, context.mcpReq.signal);
   const tool = runtime.tools.get(name);
   if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
   const support = taskSupportOf(tool, { defaultMode: serving.defaultMode });
@@ -196,7 +199,7 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
     const asked = preparedInputsOf(reply);
     if (asked) return prepareRound(context, asked) as unknown as CallToolResult;
     if (reply.status !== 'backgrounded') return toolResultOf(await recordOf(serving, callId));
-    if (!tasks) return backgroundedResultOf(reply);
+    if (!tasks) return acknowledgementOf(serving, reply);
     const record = await recordOf(serving, callId);
     // A call that ended meanwhile is answered inline, but one that runs only as a task is a task.
     if (isTerminalStatus(record.status) && support !== 'required') return toolResultOf(record);

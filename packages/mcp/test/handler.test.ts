@@ -11,7 +11,7 @@ import {
 import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createMcpHandler, type McpHandler, type McpScope } from '../src/index.js';
+import { createMcpHandler, type McpHandler, type McpHandlerOptions, type McpScope } from '../src/index.js';
 
 const BUDGET_MS = 300;
 
@@ -66,13 +66,17 @@ afterEach(async () => {
   }
 });
 
-async function serve(tools: AnyTool[] = [inlineTool, backgroundTool]) {
+async function serve(
+  tools: AnyTool[] = [inlineTool, backgroundTool],
+  options: Omit<McpHandlerOptions, 'runtime'> = {},
+) {
   const clock = new SimulatedClock();
   const runtime = createRuntime({ tools, store: memoryStore(), clock, inlineBudgetMs: BUDGET_MS });
   await runtime.ready;
   const mcp = createMcpHandler({
     runtime,
     authenticate: (request) => TENANTS[request.headers.get('authorization') ?? ''],
+    ...options,
   });
   const entry = { runtime, mcp, clients: [] as Client[], clock };
   opened.push(entry);
@@ -93,6 +97,9 @@ async function connect(
   entry.clients.push(client);
   return client;
 }
+
+/** The text of a tool result's first block. */
+const textOf = (result: unknown) => (result as { content: Array<{ text: string }> }).content[0]?.text ?? '';
 
 function post(mcp: McpHandler, body: string, headers: Record<string, string> = {}) {
   return mcp.fetch(
@@ -228,6 +235,48 @@ describe('tools/call on 2025-11-25', () => {
     await firstValueFrom(
       entry.runtime.follow({ callId }).pipe(filter((event) => event.type === 'succeeded')),
     );
+  });
+
+  it('names the tool and the call_id that bring the result; a client may also follow the call with tasks/get', async () => {
+    const { tool, gate } = gatedTool();
+    const entry = await serve([tool]);
+    const client = await connect(entry);
+    const started = firstValueFrom(entry.runtime.events$.pipe(filter((event) => event.type === 'started')));
+    const answer = client.callTool({ name: 'gated', arguments: {} });
+    const { callId } = await started;
+    entry.clock.increment(BUDGET_MS);
+    const acknowledgement = JSON.parse(textOf(await answer));
+    const taskId = callId.replace('acme/', '');
+    expect(acknowledgement).toEqual({
+      status: 'running',
+      tool: 'gated',
+      call_id: taskId,
+      message: `This tool is taking longer than ${BUDGET_MS} ms, so it is continuing in the background. To get its result, call wait_background with call_id "${taskId}"; check_background reports how far it got, and cancel_background stops it.`,
+    });
+    expect((await client.experimental.tasks.getTask(taskId)).status).toBe('working');
+    gate.resolve();
+    expect(await client.callTool({ name: 'wait_background', arguments: { call_id: taskId } })).toMatchObject({
+      structuredContent: { call_id: taskId, status: 'succeeded', result: 'finished' },
+    });
+    expect((await client.experimental.tasks.getTask(taskId)).status).toBe('completed');
+  });
+
+  it("with backgroundControl off, lists no control tool and acknowledges in the runtime's words", async () => {
+    const { tool, gate } = gatedTool();
+    const entry = await serve([tool], { backgroundControl: false });
+    const client = await connect(entry);
+    expect((await client.listTools()).tools.map(({ name }) => name)).toEqual(['gated']);
+    const started = firstValueFrom(entry.runtime.events$.pipe(filter((event) => event.type === 'started')));
+    const answer = client.callTool({ name: 'gated', arguments: {} });
+    await started;
+    entry.clock.increment(BUDGET_MS);
+    expect(JSON.parse(textOf(await answer))).toMatchObject({
+      message: `This tool is taking longer than ${BUDGET_MS} ms, so it is continuing in the background. Continue the conversation; a later notification will report the result.`,
+    });
+    await expect(
+      client.callTool({ name: 'wait_background', arguments: { call_id: 'x' } }),
+    ).rejects.toMatchObject({ code: -32602 });
+    gate.resolve();
   });
 
   it("follows each tool's task support: an inline tool refuses a task, a background tool refuses a plain call", async () => {

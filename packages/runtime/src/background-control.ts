@@ -3,11 +3,13 @@ import {
   type CallRecord,
   defineTool,
   isTerminalStatus,
+  type JsonSchema,
   ToolError,
   type ToolRegistry,
 } from '@baton/contracts';
 import { BACKGROUND_MESSAGES } from './messages.js';
 import type { Runtime } from './options.js';
+import { invalidArgumentsMessage } from './outcome.js';
 
 /** The tools a model follows its background calls with; each sees only its own session's calls. */
 export const BACKGROUND_CONTROL = [
@@ -66,24 +68,60 @@ async function ownCall(host: BackgroundControlHost, callId: string, sessionId: s
   return record;
 }
 
-function checkBackground(host: BackgroundControlHost): AnyTool {
-  return defineTool({
-    name: 'check_background',
+/** Who runs a background-control tool: the session whose calls it may see, and what stops a wait. */
+export interface BackgroundCaller {
+  sessionId: string;
+  signal?: AbortSignal;
+}
+
+type Operation = (input: never, caller: BackgroundCaller) => Promise<unknown>;
+
+/** What each tool does, given arguments its schema accepted. */
+function operationsOf(host: BackgroundControlHost): Record<BackgroundControlTool, Operation> {
+  return {
+    async check_background({ call_id }: { call_id: string }, { sessionId }) {
+      return statusOf(await ownCall(host, call_id, sessionId));
+    },
+    async wait_background(
+      { call_id, timeout_ms = DEFAULT_WAIT_MS }: { call_id: string; timeout_ms?: number },
+      { sessionId, signal },
+    ) {
+      await ownCall(host, call_id, sessionId);
+      await host.wait(call_id, { timeoutMs: timeout_ms, ...(signal ? { signal } : {}) });
+      const now = await ownCall(host, call_id, sessionId);
+      return isTerminalStatus(now.status)
+        ? statusOf(now)
+        : { ...statusOf(now), message: BACKGROUND_MESSAGES.stillRunning(timeout_ms) };
+    },
+    async cancel_background({ call_id }: { call_id: string }, { sessionId }) {
+      const record = await ownCall(host, call_id, sessionId);
+      const cancelled =
+        !isTerminalStatus(record.status) && (await host.cancel(call_id, BACKGROUND_MESSAGES.cancelReason));
+      if (!cancelled) {
+        const { status } = await ownCall(host, call_id, sessionId);
+        throw new ToolError(BACKGROUND_MESSAGES.alreadyEnded(call_id, status));
+      }
+      return { call_id, status: 'cancelled' };
+    },
+    async list_background(_input: Record<string, never>, { sessionId }) {
+      const page = await host.list({ sessionId, status: ['queued', 'inline', 'backgrounded'], limit: 100 });
+      return { calls: page.calls.filter((record) => record.detached).map(statusOf) };
+    },
+  };
+}
+
+/** How each tool is declared to a model. */
+const DECLARATIONS: Record<
+  BackgroundControlTool,
+  { title: string; description: string; input: JsonSchema; timeoutMs?: number }
+> = {
+  check_background: {
     title: 'Check Background',
     description:
       'Report the status of a background call or run of this session: its state, progress and latest output, and its result once it has ended.',
     input: ONE_CALL,
-    execution: { mode: 'inline' },
-    async execute(input, ctx) {
-      const { call_id } = input as { call_id: string };
-      return statusOf(await ownCall(host, call_id, ctx.sessionId));
-    },
-  });
-}
-
-function waitBackground(host: BackgroundControlHost): AnyTool {
-  return defineTool({
-    name: 'wait_background',
+  },
+  wait_background: {
     title: 'Wait Background',
     description: `Wait for a background call or run of this session to end, at most timeout_ms (default ${DEFAULT_WAIT_MS}), and return its result, or that it is still running.`,
     input: {
@@ -101,64 +139,62 @@ function waitBackground(host: BackgroundControlHost): AnyTool {
       additionalProperties: false,
     },
     // Its own bound: a runtime-wide `timeoutMs` shorter than the wait must not cut it.
-    execution: { mode: 'inline', timeoutMs: MAX_WAIT_MS + 60_000 },
-    async execute(input, ctx) {
-      const { call_id, timeout_ms = DEFAULT_WAIT_MS } = input as { call_id: string; timeout_ms?: number };
-      await ownCall(host, call_id, ctx.sessionId);
-      await host.wait(call_id, { timeoutMs: timeout_ms, signal: ctx.signal });
-      const now = await ownCall(host, call_id, ctx.sessionId);
-      return isTerminalStatus(now.status)
-        ? statusOf(now)
-        : { ...statusOf(now), message: BACKGROUND_MESSAGES.stillRunning(timeout_ms) };
-    },
-  });
-}
-
-function cancelBackground(host: BackgroundControlHost): AnyTool {
-  return defineTool({
-    name: 'cancel_background',
+    timeoutMs: MAX_WAIT_MS + 60_000,
+  },
+  cancel_background: {
     title: 'Cancel Background',
     description: 'Cancel a background call or run of this session that has not ended yet.',
     input: ONE_CALL,
-    execution: { mode: 'inline' },
-    async execute(input, ctx) {
-      const { call_id } = input as { call_id: string };
-      const record = await ownCall(host, call_id, ctx.sessionId);
-      const cancelled =
-        !isTerminalStatus(record.status) && (await host.cancel(call_id, BACKGROUND_MESSAGES.cancelReason));
-      if (!cancelled) {
-        const { status } = await ownCall(host, call_id, ctx.sessionId);
-        throw new ToolError(BACKGROUND_MESSAGES.alreadyEnded(call_id, status));
-      }
-      return { call_id, status: 'cancelled' };
-    },
-  });
-}
-
-function listBackground(host: BackgroundControlHost): AnyTool {
-  return defineTool({
-    name: 'list_background',
+  },
+  list_background: {
     title: 'List Background',
     description: 'List the background calls and runs of this session that have not ended yet.',
     input: { type: 'object', properties: {}, additionalProperties: false },
-    execution: { mode: 'inline' },
-    async execute(_input, ctx) {
-      const page = await host.list({
-        sessionId: ctx.sessionId,
-        status: ['queued', 'inline', 'backgrounded'],
-        limit: 100,
-      });
-      return { calls: page.calls.filter((record) => record.detached).map(statusOf) };
-    },
-  });
+  },
+};
+
+/**
+ * The background-control tools over a runtime. As runtime tools (`builtins`) they run as calls of
+ * the caller's session; a host that is not a runtime call (the MCP endpoint) runs them directly
+ * with `run`, so that no worker is needed to follow a call.
+ */
+export interface BackgroundControl {
+  /** The four tools, in `BACKGROUND_CONTROL`'s order. */
+  readonly tools: readonly AnyTool[];
+  /**
+   * Runs one for a caller: its arguments are checked by its schema first. A refusal (bad
+   * arguments, a call of another session) throws a `ToolError` whose message is for the model.
+   */
+  run(name: BackgroundControlTool, args: unknown, caller: BackgroundCaller): Promise<unknown>;
 }
 
-const MAKERS: Record<BackgroundControlTool, (host: BackgroundControlHost) => AnyTool> = {
-  check_background: checkBackground,
-  wait_background: waitBackground,
-  cancel_background: cancelBackground,
-  list_background: listBackground,
-};
+export function backgroundControl(host: BackgroundControlHost): BackgroundControl {
+  const operations = operationsOf(host);
+  const tools = BACKGROUND_CONTROL.map((name) => {
+    const { title, description, input, timeoutMs } = DECLARATIONS[name];
+    const operation = operations[name] as (input: unknown, caller: BackgroundCaller) => Promise<unknown>;
+    return defineTool({
+      name,
+      title,
+      description,
+      input,
+      execution: { mode: 'inline', ...(timeoutMs !== undefined ? { timeoutMs } : {}) },
+      execute: (args, ctx) => operation(args, ctx),
+    }) as AnyTool;
+  });
+  return {
+    tools,
+    async run(name, args, caller) {
+      const tool = tools[BACKGROUND_CONTROL.indexOf(name)] as AnyTool;
+      const checked = await tool.validateInput(args ?? {});
+      if (!checked.ok) throw new ToolError(invalidArgumentsMessage(name, checked.issues));
+      return (operations[name] as (input: unknown, caller: BackgroundCaller) => Promise<unknown>)(
+        checked.value,
+        caller,
+      );
+    },
+  };
+}
 
 /** Registers the background-control tools that `builtins` names. */
 export function registerBackgroundControl(
@@ -166,5 +202,5 @@ export function registerBackgroundControl(
   builtins: readonly string[],
   host: BackgroundControlHost,
 ): void {
-  for (const name of BACKGROUND_CONTROL) if (builtins.includes(name)) tools.register(MAKERS[name](host));
+  for (const tool of backgroundControl(host).tools) if (builtins.includes(tool.name)) tools.register(tool);
 }

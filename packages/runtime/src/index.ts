@@ -4,8 +4,12 @@ export type { RuntimeFailure } from '@baton/contracts';
 export { callAskingApproval, runApproved } from './approval-calls.js';
 export {
   BACKGROUND_CONTROL,
+  type BackgroundCaller,
+  type BackgroundControl,
+  type BackgroundControlHost,
   type BackgroundControlTool,
   BUILTIN_TOOLS,
+  backgroundControl,
   DEFAULT_WAIT_MS,
   MAX_WAIT_MS,
 } from './background-control.js';

@@ -1,5 +1,5 @@
 /** Every text the runtime shows a model, a caller or an operator, in one place (with the seed it comes from). */
-import type { CallRecord, TerminalStatus } from '@baton/contracts';
+import { type CallRecord, LATER_NOTIFICATION, type TerminalStatus } from '@baton/contracts';
 import { OUTPUT_LOG_MAX_CHARS, RUN_SUMMARY_CHARS } from './defaults.js';
 import { runPaths } from './keys.js';
 
@@ -12,8 +12,7 @@ export function duplicateStepIdMessage(stepId: string): string {
   return `durable effect step id \`${stepId}\` was already used by this tool call`;
 }
 
-export const APPROVAL_PENDING_MESSAGE =
-  'This tool call needs approval before it runs. Continue the conversation; a later notification will report the result.';
+export const APPROVAL_PENDING_MESSAGE = `This tool call needs approval before it runs. ${LATER_NOTIFICATION}`;
 
 export function approvalRejectedMessage(reason: string): string {
   return `The tool call was rejected: ${reason}`;
