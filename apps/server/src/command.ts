@@ -94,10 +94,16 @@ function sampleArgs(schema: {
   );
 }
 
+/** How long the server's runtime keeps an ended call, when it is the server's to say (MCP tasks report it). */
+function retentionOf(served: ServedModule, config: ServerConfig): { retentionMs?: number } {
+  const retentionDays = config.retentionDays ?? DEFAULT_RETENTION_DAYS;
+  return 'runtime' in served || retentionDays === 0 ? {} : { retentionMs: retentionDays * DAY_MS };
+}
+
 /** The runtime a server over these tools runs on: the configured store, limits, tenants and retention. */
 function runtimeFor(served: ServedModule, config: ServerConfig, init: boolean, log: Logger): Runtime {
   if ('runtime' in served) return served.runtime;
-  const retentionDays = config.retentionDays ?? DEFAULT_RETENTION_DAYS;
+  const { retentionMs } = retentionOf(served, config);
   const tenants = Object.values(config.tokens);
   return createRuntime({
     // One tenant that floods the server with slow calls leaves slots to the others.
@@ -108,7 +114,7 @@ function runtimeFor(served: ServedModule, config: ServerConfig, init: boolean, l
     limits: config.limits,
     ...(config.builtins ? { builtins: config.builtins } : {}),
     // A server keeps a week of ended calls by default: the store does not grow without end.
-    ...(retentionDays > 0 ? { retention: { endedTtlMs: retentionDays * DAY_MS } } : {}),
+    ...(retentionMs !== undefined ? { retention: { endedTtlMs: retentionMs } } : {}),
     // Callers' ids are kept under their tenant's prefix (`tenant/`): room for the longest one.
     maxIdChars: MAX_ID_CHARS + Math.max(0, ...tenants.map((tenant) => tenant.length + 1)),
     logger: log.child({ component: 'runtime' }),
@@ -140,7 +146,7 @@ async function serve(module: string | undefined, config: ServerConfig, init: boo
         (authenticated ? undefined : [...LOOPBACK_HOSTS, config.host.replace(/^\[|\]$/g, '')]),
       ...(config.allowedOrigins ? { allowedOrigins: config.allowedOrigins } : {}),
     },
-    mcp: config.mcp ?? {},
+    mcp: { ...config.mcp, ...retentionOf(served, config) },
     limits: {
       ...(config.streams?.perTenant ? { streamsPerTenant: config.streams.perTenant } : {}),
       ...(config.streams?.total ? { streams: config.streams.total } : {}),

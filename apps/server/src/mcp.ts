@@ -18,6 +18,8 @@ export interface McpSessionOptions {
    * clients that take no tasks, when a tool may go to the background. Default true.
    */
   backgroundControl?: boolean;
+  /** How long the runtime keeps an ended call, so that MCP tasks report their real `ttl`. */
+  retentionMs?: number;
 }
 
 /**
@@ -52,6 +54,7 @@ export async function mountMcp(
         },
         ...(options.now ? { now: options.now } : {}),
         ...(options.backgroundControl !== undefined ? { backgroundControl: options.backgroundControl } : {}),
+        ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
         onError,
       });
       return toNodeHandler(mcp, { onError });

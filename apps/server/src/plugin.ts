@@ -117,7 +117,10 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     if (body === '') done(null, undefined);
     else parseJson(request, body.toString(), done);
   });
-  app.addHook('onRequest', webSafetyHook({ ...webSafety, authenticated: tenancy.authenticated }));
+  app.addHook(
+    'onRequest',
+    webSafetyHook({ ...webSafety, authenticated: tenancy.authenticated, jsonRpc: [SELF_AUTHENTICATED] }),
+  );
   app.addHook('onRequest', async (request, reply) => {
     const url = request.routeOptions.url ?? '';
     if (isPublic(url) || url === SELF_AUTHENTICATED) return;

@@ -30,6 +30,33 @@ function hostName(header: string): string {
   return header.replace(/:\d+$/, '').toLowerCase();
 }
 
+/** The port a Host header or an origin names, or the scheme's own. */
+function portOf(authority: string, scheme: string): string {
+  const port = /:(\d+)$/.exec(authority.replace(/^\[[^\]]*\]/, ''))?.[1];
+  return port ?? (scheme === 'https:' ? '443' : '80');
+}
+
+/**
+ * Whether a page at `origin` is this server itself: its origin names the Host the request was sent
+ * to, or both name a loopback name on the same port (`http://localhost:8787` for a request to
+ * `127.0.0.1:8787`: the same server, reached by two names).
+ */
+function isSameServer(origin: string, host: string): boolean {
+  if (origin === `http://${host}` || origin === `https://${host}`) return true;
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  const loopback = (name: string) => LOOPBACK_HOSTS.includes(name);
+  return (
+    loopback(hostName(url.host)) &&
+    loopback(hostName(host)) &&
+    portOf(url.host, url.protocol) === portOf(host, 'http:')
+  );
+}
+
 export type WebSafetyRefusal = { status: number; code: string; message: string };
 
 /** Why a request is refused, or undefined when it may go on. */
@@ -47,7 +74,7 @@ export function webSafetyRefusal(
   }
   if (!STATE_CHANGING.has(request.method)) return undefined;
   const origin = request.headers.origin;
-  if (origin !== undefined && origin !== `http://${host}` && origin !== `https://${host}`) {
+  if (origin !== undefined && !isSameServer(origin, host)) {
     if (!options.allowedOrigins.has(origin)) {
       return {
         status: 403,
@@ -75,16 +102,26 @@ export function webSafetyRefusal(
   return undefined;
 }
 
-/** A Fastify `onRequest` hook that answers refused requests in the API's error format. */
-export function webSafetyHook(options: WebSafetyOptions & { authenticated: boolean }) {
+/**
+ * A Fastify `onRequest` hook that answers refused requests in the API's error format, or, on the
+ * routes in `jsonRpc` (MCP), as a JSON-RPC error that an MCP client can read.
+ */
+export function webSafetyHook(
+  options: WebSafetyOptions & { authenticated: boolean; jsonRpc?: readonly string[] },
+) {
   const hosts = options.allowedHosts ?? (options.authenticated ? undefined : LOOPBACK_HOSTS);
   const settings = {
     allowedHosts: hosts && new Set(hosts.map((host) => host.toLowerCase())),
     allowedOrigins: new Set(options.allowedOrigins ?? []),
   };
+  const jsonRpc = new Set(options.jsonRpc ?? []);
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const refusal = webSafetyRefusal(request, settings);
     if (!refusal) return;
-    return reply.code(refusal.status).send({ error: { code: refusal.code, message: refusal.message } });
+    reply.code(refusal.status);
+    if (jsonRpc.has(request.routeOptions.url ?? '')) {
+      return reply.send({ jsonrpc: '2.0', error: { code: -32000, message: refusal.message }, id: null });
+    }
+    return reply.send({ error: { code: refusal.code, message: refusal.message } });
   };
 }

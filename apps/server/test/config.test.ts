@@ -128,7 +128,9 @@ describe('MCP background control', () => {
       backgroundControl: true,
       sessions: 10,
     });
-    expect(loadConfig({ BATON_MCP_BACKGROUND_CONTROL: 'false' }, dir).mcp).toEqual({ backgroundControl: false });
+    expect(loadConfig({ BATON_MCP_BACKGROUND_CONTROL: 'false' }, dir).mcp).toEqual({
+      backgroundControl: false,
+    });
     expect(() => loadConfig({ BATON_MCP_BACKGROUND_CONTROL: 'maybe' }, dir)).toThrow(
       /^bad configuration: BATON_MCP_BACKGROUND_CONTROL: /,
     );

@@ -37,10 +37,23 @@ async function pendingDeploy(app: FastifyInstance, headers: Record<string, strin
 describe('a server on loopback without tokens, as a browser reaches it', () => {
   it('refuses a Host that is not its own (DNS rebinding), on the API and on MCP', async () => {
     const { app } = await server();
-    for (const url of ['/v1/calls', '/mcp', '/healthz']) {
+    for (const url of ['/v1/calls', '/healthz']) {
       const reply = await app.inject({ url, headers: { host: 'evil.example.com' } });
       expect([reply.statusCode, reply.json().error.code]).toEqual([403, 'forbidden_host']);
     }
+    // An MCP client reads JSON-RPC.
+    const mcp = await app.inject({ url: '/mcp', headers: { host: 'evil.example.com' } });
+    expect([mcp.statusCode, mcp.json()]).toEqual([
+      403,
+      {
+        jsonrpc: '2.0',
+        error: {
+          code: -32000,
+          message: `the Host header "evil.example.com" names none of this server's hosts`,
+        },
+        id: null,
+      },
+    ]);
     for (const host of ['localhost:8787', '127.0.0.1:8787', '[::1]:8787', 'LOCALHOST']) {
       expect((await app.inject({ url: '/v1/calls', headers: { host } })).statusCode).toBe(200);
     }
@@ -63,6 +76,46 @@ describe('a server on loopback without tokens, as a browser reaches it', () => {
       expect([reply.statusCode, reply.json().error.code]).toEqual([403, 'cross_site_request']);
     }
     expect((await runtime.get('d1'))?.approval).toBe('pending');
+  });
+
+  it('takes its own pages by any of its loopback names, and refuses another site on MCP in JSON-RPC', async () => {
+    const { app } = await server();
+    await pendingDeploy(app);
+    const sameServer = { host: '127.0.0.1:8787', origin: 'http://localhost:8787' };
+    const approved = await app.inject({
+      method: 'POST',
+      url: '/v1/calls/d1/approve',
+      headers: { ...json, ...sameServer },
+    });
+    expect(approved.json()).toEqual({ approved: true });
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
+    const accept = { accept: 'application/json, text/event-stream' };
+    const mcp = await app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { ...json, ...accept, ...sameServer },
+      payload: initialize,
+    });
+    expect(mcp.statusCode).toBe(200);
+    const otherPort = await app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { ...json, ...accept, host: '127.0.0.1:8787', origin: 'http://localhost:3000' },
+      payload: initialize,
+    });
+    expect([otherPort.statusCode, otherPort.json()]).toEqual([
+      403,
+      {
+        jsonrpc: '2.0',
+        error: { code: -32000, message: 'requests from http://localhost:3000 may not change anything here' },
+        id: null,
+      },
+    ]);
   });
 
   it('refuses a POST that is not JSON, as a plain HTML form sends it, even with no body', async () => {

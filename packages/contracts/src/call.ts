@@ -116,6 +116,8 @@ export interface CallRecord {
   startedAt?: number;
   endedAt?: number;
   durationMs?: number;
+  /** When the tool last reported its progress or a status. */
+  updatedAt?: number;
   progress?: Progress;
   statusText?: string;
   /** The last characters the tool logged (see `OUTPUT_TAIL_CHARS` in the runtime). */

@@ -13,6 +13,7 @@ import {
   originValidationResponse,
   ProtocolErrorCode,
 } from '@modelcontextprotocol/server';
+import { cursorSeal } from './cursors.js';
 import { HEADER_MISMATCH, paramHeaderMismatch } from './param-headers.js';
 import { jsonRpcErrorResponse } from './responses.js';
 import { type McpScope, SINGLE_TENANT } from './scope.js';
@@ -40,6 +41,11 @@ export interface McpHandlerOptions {
   sessions?: SessionLimits;
   /** How often clients should poll `tasks/get`, in ms. Default 1,000. */
   pollIntervalMs?: number;
+  /**
+   * How long the runtime keeps an ended call (its `retention.endedTtlMs`), so that a task reports
+   * the `ttl` it really has. Default: none, and a task's `ttl` is null (kept until removed).
+   */
+  retentionMs?: number;
   /** The mode of tools that name none: the runtime's `defaultMode`. Default `inline`. */
   defaultMode?: ExecutionMode;
   /**
@@ -59,7 +65,8 @@ export interface McpHandlerOptions {
   maxBodyBytes?: number;
   /**
    * The HMAC key (32 bytes or more) that seals the `requestState` of an input-required round
-   * (2026-07-28). Default: a random key per handler; give every process behind one endpoint the same.
+   * (2026-07-28) and the cursors of `tasks/list`. Default: a random key per handler; give every
+   * process behind one endpoint the same.
    */
   requestStateKey?: Uint8Array | string;
 }
@@ -111,18 +118,19 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   const { runtime } = options;
   const info = options.serverInfo ?? BATON;
   const onError = options.onError ?? (() => {});
+  const key = options.requestStateKey ?? randomBytes(32);
   const base = {
     runtime,
     defaultMode: options.defaultMode ?? 'inline',
     backgroundControl: options.backgroundControl ?? true,
     pollIntervalMs: options.pollIntervalMs ?? POLL_INTERVAL_MS,
+    retentionMs: options.retentionMs,
+    cursors: cursorSeal(key),
   } as const;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const hosts = options.allowedHosts ?? localhostAllowedHostnames();
   const origins = options.allowedOrigins ?? localhostAllowedOrigins();
-  const requestStates = createRequestStateCodec<InputRound>({
-    key: options.requestStateKey ?? randomBytes(32),
-  });
+  const requestStates = createRequestStateCodec<InputRound>({ key });
   const legacy = new LegacySessions(base, info, options.sessions ?? {}, options.now ?? Date.now, onError);
   const modern = createSdkHandler(
     ({ authInfo }) =>

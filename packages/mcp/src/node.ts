@@ -47,6 +47,9 @@ async function send(response: Response, to: ServerResponse): Promise<void> {
     to.end();
     return;
   }
+  // A stream (SSE) may send nothing for a long time: its headers go now, so that the client knows
+  // it is open, rather than with its first event.
+  to.flushHeaders();
   const reader = response.body.getReader();
   const closed = new Promise<void>((resolve) => to.once('close', resolve));
   closed

@@ -2,6 +2,7 @@ import type { ExecutionMode } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import type { RequestStateCodec } from '@modelcontextprotocol/server';
 import type { Subscription } from 'rxjs';
+import type { Cursors } from './cursors.js';
 import type { McpScope } from './scope.js';
 
 /** The two protocol generations one endpoint serves. */
@@ -14,6 +15,8 @@ export interface Serving {
   era: Era;
   /** How often clients should poll `tasks/get`. */
   pollIntervalMs: number;
+  /** How long the runtime keeps an ended call (tasks report it in their `ttl`); undefined: all kept. */
+  retentionMs: number | undefined;
   /** The mode of a tool that names none (the runtime's `defaultMode`). */
   defaultMode: ExecutionMode;
   /** Whether the endpoint serves the background-control tools (when a tool may go to the background). */
@@ -24,6 +27,8 @@ export interface Serving {
   hold(subscription: Subscription): void;
   /** Sends a notification outside any request: 2025-11-25's session stream. */
   notify(method: string, params: Record<string, unknown>): Promise<void>;
+  /** Seals the cursors of `tasks/list` (HMAC), so that only those given are taken back. */
+  cursors: Cursors;
   /** 2026-07-28: seals and opens the `requestState` of an input-required round (HMAC). */
   requestStates?: RequestStateCodec<InputRound>;
 }

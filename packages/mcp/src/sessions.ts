@@ -30,7 +30,10 @@ interface Session {
   held: Subscription[];
 }
 
-type ServingBase = Pick<Serving, 'runtime' | 'defaultMode' | 'backgroundControl' | 'pollIntervalMs'>;
+type ServingBase = Pick<
+  Serving,
+  'runtime' | 'defaultMode' | 'backgroundControl' | 'pollIntervalMs' | 'retentionMs' | 'cursors'
+>;
 
 /**
  * 2025-11-25's sessions: `initialize` opens one, bound to the tenant that opened it; later requests
@@ -39,6 +42,9 @@ type ServingBase = Pick<Serving, 'runtime' | 'defaultMode' | 'backgroundControl'
  */
 export class LegacySessions {
   readonly #sessions = new Map<string, Session>();
+  /** `initialize` requests being answered, per tenant and in all: sessions about to open. */
+  readonly #opening = new Map<string, number>();
+  #openingTotal = 0;
   readonly #ttlMs: number;
   readonly #perTenant: number;
   readonly #total: number;
@@ -80,25 +86,41 @@ export class LegacySessions {
   ): Promise<Response> {
     if (this.now() - this.#lastSweep >= this.#ttlMs / 10) this.sweep();
     const sessionId = request.headers.get('mcp-session-id');
-    let session = sessionId === null ? undefined : this.#sessions.get(sessionId);
+    const session = sessionId === null ? undefined : this.#sessions.get(sessionId);
     if (sessionId !== null && (!session || session.scope.tenant !== scope.tenant)) {
       return jsonRpcErrorResponse(404, -32001, 'Session not found');
     }
-    if (session) session.lastUsed = this.now();
-    else {
+    if (!session) {
       if (request.method !== 'POST' || !isInitializeRequest(parsedBody)) {
         return jsonRpcErrorResponse(400, -32000, 'Bad Request: No valid session ID provided');
       }
-      const mine = [...this.#sessions.values()].filter((open) => open.scope.tenant === scope.tenant).length;
-      if (mine >= this.#perTenant || this.#sessions.size >= this.#total) {
+      // Sessions being opened count too: a burst of `initialize` cannot pass the cap before the
+      // first of them is open.
+      const tenant = scope.tenant ?? '';
+      const opening = this.#opening.get(tenant) ?? 0;
+      const mine =
+        opening + [...this.#sessions.values()].filter((open) => open.scope.tenant === scope.tenant).length;
+      if (mine >= this.#perTenant || this.#sessions.size + this.#openingTotal >= this.#total) {
         return jsonRpcErrorResponse(
           429,
           -32000,
           `too many open MCP sessions (at most ${this.#perTenant} per tenant and ${this.#total} in all): end one with DELETE, or wait for an idle one to expire`,
         );
       }
-      session = await this.#open(scope);
+      this.#opening.set(tenant, opening + 1);
+      this.#openingTotal++;
+      try {
+        const opened = await this.#open(scope);
+        // The session is among the open ones once `initialize` is answered (or never, if it fails).
+        return await opened.transport.handleRequest(request, { parsedBody, authInfo });
+      } finally {
+        this.#openingTotal--;
+        const left = (this.#opening.get(tenant) ?? 1) - 1;
+        if (left === 0) this.#opening.delete(tenant);
+        else this.#opening.set(tenant, left);
+      }
     }
+    session.lastUsed = this.now();
     return session.transport.handleRequest(request, { parsedBody, authInfo });
   }
 

@@ -3,10 +3,12 @@ import type { PendingInput, Runtime } from '@baton/runtime';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { McpScope } from './scope.js';
 
-/** What a task view needs of its server: whose ids, and how often to ask clients to poll. */
+/** What a task view needs of its server: whose ids, how often to ask clients to poll, how long tasks are kept. */
 export interface TaskViewing {
   scope: McpScope;
   pollIntervalMs: number;
+  /** How long the runtime keeps an ended call; undefined when it keeps them all. */
+  retentionMs: number | undefined;
 }
 
 import { mcpRequestOf } from './input-requests.js';
@@ -55,10 +57,20 @@ function statusMessageOf(record: CallRecord, inputs: readonly PendingInput[] = [
 }
 
 function timesOf(record: CallRecord) {
+  const { createdAt, startedAt = createdAt, updatedAt = createdAt, endedAt = createdAt } = record;
   return {
-    createdAt: new Date(record.createdAt).toISOString(),
-    lastUpdatedAt: new Date(record.endedAt ?? record.startedAt ?? record.createdAt).toISOString(),
+    createdAt: new Date(createdAt).toISOString(),
+    lastUpdatedAt: new Date(Math.max(startedAt, updatedAt, endedAt)).toISOString(),
   };
+}
+
+/**
+ * How long from its creation the task is kept: the runtime removes a call its retention after it
+ * ends, so until it ends this is the least it will be kept. Null when nothing is removed.
+ */
+function ttlOf(record: CallRecord, retentionMs: number | undefined): number | null {
+  if (retentionMs === undefined) return null;
+  return (record.endedAt ?? record.createdAt) - record.createdAt + retentionMs;
 }
 
 /**
@@ -68,7 +80,7 @@ function timesOf(record: CallRecord) {
  */
 export function legacyTaskOf(
   record: CallRecord,
-  { scope, pollIntervalMs }: TaskViewing,
+  { scope, pollIntervalMs, retentionMs }: TaskViewing,
   seed = false,
   inputs: readonly PendingInput[] = [],
 ) {
@@ -77,7 +89,7 @@ export function legacyTaskOf(
   return {
     taskId: scope.outside(record.callId),
     status: seed ? 'working' : waits ? 'input_required' : LEGACY_STATUS[record.status],
-    ttl: null,
+    ttl: ttlOf(record, retentionMs),
     ...timesOf(record),
     pollInterval: pollIntervalMs,
     ...(statusMessage !== undefined ? { statusMessage } : {}),
@@ -91,7 +103,7 @@ export function legacyTaskOf(
  */
 export function taskOf(
   record: CallRecord,
-  { scope, pollIntervalMs }: TaskViewing,
+  { scope, pollIntervalMs, retentionMs }: TaskViewing,
   seed = false,
   inputs: readonly PendingInput[] = [],
 ) {
@@ -101,7 +113,7 @@ export function taskOf(
     taskId: scope.outside(record.callId),
     status,
     ...timesOf(record),
-    ttlMs: null,
+    ttlMs: ttlOf(record, retentionMs),
     pollIntervalMs,
     ...(statusMessage !== undefined ? { statusMessage } : {}),
     // The result as the request itself would have answered it, discriminator included.

@@ -1,4 +1,4 @@
-import { type CallRecord, isBatonError, isTerminalStatus } from '@baton/contracts';
+import { type CallRecord, isTerminalStatus } from '@baton/contracts';
 import {
   MissingRequiredClientCapabilityError,
   ProtocolError,
@@ -117,19 +117,21 @@ export function serveLegacyTasks(server: Server, serving: Serving): void {
   });
 
   server.setRequestHandler('tasks/list', { params: ListParams }, async (params) => {
-    const cursor = params?.cursor;
-    const page = await runtime
-      .list({ sessionPrefix: scope.inside(TASK_SESSIONS), ...(cursor ? { cursor } : {}) })
-      .catch((error: unknown) => {
-        // The stores refuse a cursor they did not give out: the spec's invalid params.
-        if (isBatonError(error) && error.code === 'invalid_arguments') {
-          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid cursor: ${error.message}`);
-        }
-        throw error;
-      });
+    const given = params?.cursor;
+    const cursor = given === undefined ? undefined : serving.cursors.open(scope.tenant, given);
+    if (given !== undefined && cursor === undefined) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        'Invalid cursor: not one a page of tasks/list gave',
+      );
+    }
+    const page = await runtime.list({
+      sessionPrefix: scope.inside(TASK_SESSIONS),
+      ...(cursor ? { cursor } : {}),
+    });
     return {
       tasks: page.calls.map((record) => legacyTaskOf(record, serving)),
-      ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+      ...(page.nextCursor ? { nextCursor: serving.cursors.seal(scope.tenant, page.nextCursor) } : {}),
     };
   });
 

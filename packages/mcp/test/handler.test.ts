@@ -190,6 +190,24 @@ describe('limits', () => {
     });
   });
 
+  it('counts the sessions being opened: a burst of initialize requests opens no more than the cap', async () => {
+    const runtime = createRuntime({ tools: [inlineTool], store: memoryStore() });
+    const mcp = createMcpHandler({
+      runtime,
+      authenticate: (request) => TENANTS[request.headers.get('authorization') ?? ''],
+      sessions: { perTenant: 3, total: 5 },
+    });
+    opened.push({ runtime, mcp, clients: [] });
+    const burst = await Promise.all(Array.from({ length: 20 }, () => post(mcp, initialize)));
+    expect(burst.filter((response) => response.status === 200)).toHaveLength(3);
+    expect(burst.filter((response) => response.status === 429)).toHaveLength(17);
+    const others = await Promise.all(
+      Array.from({ length: 20 }, () => post(mcp, initialize, { authorization: 'Bearer token-b' })),
+    );
+    expect(others.filter((response) => response.status === 200)).toHaveLength(2);
+    expect(mcp.sessionCount).toBe(5);
+  });
+
   it('caps sessions per tenant and in all, and frees the ones left idle past their TTL', async () => {
     let now = 0;
     const runtime = createRuntime({ tools: [inlineTool], store: memoryStore() });
@@ -318,6 +336,99 @@ describe('tools/call on 2025-11-25', () => {
     // The ids the client sees are the tenant's own: without its prefix.
     expect(task.taskId).not.toContain('acme/');
     expect((await entry.runtime.get(`acme/${task.taskId}`))?.toolName).toBe('batch');
+  });
+});
+
+describe('tasks/list on 2025-11-25', () => {
+  it('pages with the cursors it gave, and refuses forged ones and those of another tenant', async () => {
+    const entry = await serve();
+    const client = await connect(entry);
+    for (let task = 0; task < 101; task++) {
+      await client.request(
+        { method: 'tools/call', params: { name: 'batch', arguments: {} } },
+        CreateTaskResultSchema,
+        { task: { ttl: 60_000 } },
+      );
+    }
+    const first = await client.experimental.tasks.listTasks();
+    expect(first.tasks).toHaveLength(100);
+    const cursor = first.nextCursor as string;
+    const second = await client.experimental.tasks.listTasks(cursor);
+    expect(second.tasks).toHaveLength(1);
+    expect(second.nextCursor).toBeUndefined();
+    const store = cursor.split('.')[0] as string;
+    for (const forged of ['1', '30000', store, `${store}.AAAAAAAAAAAAAAAAAAAAAA`]) {
+      await expect(client.experimental.tasks.listTasks(forged)).rejects.toMatchObject({ code: -32602 });
+    }
+    const other = new Client({ name: 'test', version: '1.0.0' });
+    await other.connect(
+      new StreamableHTTPClientTransport(new URL('http://localhost/mcp'), {
+        requestInit: { headers: { authorization: 'Bearer token-b', host: 'localhost' } },
+        fetch: (url, init) => entry.mcp.fetch(new Request(url, init)),
+      }),
+    );
+    entry.clients.push(other);
+    await expect(other.experimental.tasks.listTasks(cursor)).rejects.toMatchObject({ code: -32602 });
+  });
+});
+
+describe('task times on 2025-11-25', () => {
+  it('report the ttl the runtime keeps a task for, and a lastUpdatedAt that moves with its status message', async () => {
+    const steps = Array.from({ length: 2 }, () => deferred<void>());
+    const stepping = defineTool({
+      name: 'stepping',
+      description: 'Reports a step each time the test lets it',
+      input: z.object({}),
+      execution: { mode: 'auto' },
+      async execute(_args, ctx) {
+        for (const [index, step] of steps.entries()) {
+          await step.promise;
+          ctx.progress({ current: index + 1, total: steps.length });
+        }
+        return 'stepped';
+      },
+    });
+    const WEEK_MS = 7 * 86_400_000;
+    const entry = await serve([stepping], { retentionMs: WEEK_MS });
+    const client = await connect(entry);
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'stepping', arguments: {} } },
+      CreateTaskResultSchema,
+      { task: { ttl: 60_000 } },
+    );
+    expect(task.ttl).toBe(WEEK_MS);
+    const progressed = () =>
+      firstValueFrom(entry.runtime.events$.pipe(filter((event) => event.type === 'progress')));
+    const created = Date.parse(task.createdAt);
+
+    entry.clock.increment(5_000);
+    const first = progressed();
+    steps[0]?.resolve();
+    await first;
+    const once = await client.experimental.tasks.getTask(task.taskId);
+    expect(once.statusMessage).toBe('1/2');
+    expect(Date.parse(once.lastUpdatedAt) - created).toBe(5_000);
+
+    entry.clock.increment(7_000);
+    const second = progressed();
+    steps[1]?.resolve();
+    await second;
+    const ended = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    expect(ended.content).toEqual([{ type: 'text', text: 'stepped' }]);
+    const done = await client.experimental.tasks.getTask(task.taskId);
+    expect(Date.parse(done.lastUpdatedAt) - created).toBe(12_000);
+    expect(done.ttl).toBe(12_000 + WEEK_MS);
+  });
+
+  it('report a null ttl when the runtime removes nothing', async () => {
+    const entry = await serve();
+    const client = await connect(entry);
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'batch', arguments: {} } },
+      CreateTaskResultSchema,
+      { task: { ttl: 60_000 } },
+    );
+    expect(task.ttl).toBeNull();
   });
 });
 

@@ -50,8 +50,9 @@ export class CallContextHost implements ContextHost {
 
   progress(call: LiveCall, progress: Progress): void {
     if (isTerminalStatus(call.record.status)) return;
-    const { writes, timers, progressIntervalMs } = this.deps;
+    const { writes, timers, clock, progressIntervalMs } = this.deps;
     call.record.progress = storableValue({ ...progress });
+    call.record.updatedAt = clock.now();
     // On a shared store, what crosses the database is conflated: the latest progress per interval.
     if (progressIntervalMs !== undefined && call.progressTimer !== undefined) return;
     writes.emit(call, { type: 'progress', progress: call.record.progress });
@@ -67,6 +68,7 @@ export class CallContextHost implements ContextHost {
     if (isTerminalStatus(call.record.status)) return;
     const text = storableText(given);
     call.record.statusText = text;
+    call.record.updatedAt = this.deps.clock.now();
     this.deps.writes.emit(call, { type: 'status', text });
     this.deps.writes.save(call);
   }
