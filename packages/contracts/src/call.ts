@@ -150,6 +150,31 @@ export interface Notification {
   acknowledgedAt?: number;
 }
 
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/**
+ * A notification on its way to a webhook (Standard Webhooks): tried at once, then again on a
+ * schedule, until an answer in 2xx or until its tries run out.
+ */
+export interface WebhookDelivery {
+  /** The `webhook-id` of every attempt: the receiver's key to take a delivery once. */
+  id: string;
+  notificationId: string;
+  callId: string;
+  sessionId: string;
+  status: DeliveryStatus;
+  /** The JSON body every attempt sends, as it is signed. */
+  body: string;
+  /** Attempts made so far. */
+  attempts: number;
+  /** When the next attempt is due (ms since the epoch), while it is pending. */
+  nextAt: number;
+  createdAt: number;
+  /** How the last attempt went: where it went, and the HTTP status it got or why it got none. */
+  lastAttempt?: { at: number; url: string; status?: number; error?: string };
+  deliveredAt?: number;
+}
+
 /** A runtime process with a store: while its heartbeat is fresh, the calls it owns are its own. */
 export interface RuntimeInstance {
   id: string;

@@ -11,6 +11,7 @@ export {
   type CallReply,
   type CallStatus,
   type Concurrency,
+  type DeliveryStatus,
   type EventOutcome,
   type EventResolution,
   type ExecutionMode,
@@ -28,6 +29,7 @@ export {
   type StepResult,
   type TerminalStatus,
   type TraceCarrier,
+  type WebhookDelivery,
 } from './call.js';
 export type { PrepareContext, ToolContext } from './context.js';
 export {

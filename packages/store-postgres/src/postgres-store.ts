@@ -6,6 +6,7 @@ import type {
   RuntimeInstance,
   Schedule,
   StepResult,
+  WebhookDelivery,
 } from '@baton/contracts';
 import {
   type CallControl,
@@ -14,6 +15,8 @@ import {
   type ClaimedCall,
   cursorPosition,
   DEFAULT_PAGE_SIZE,
+  type DeliveryCountFilter,
+  type DeliveryFilter,
   type InstanceRow,
   instanceOfRow,
   type NoticeTopic,
@@ -105,6 +108,14 @@ function whereOf(conditions: ReadonlyArray<readonly [sql: string, param: unknown
     params: set.map(([, param]) => param),
     next: n,
   };
+}
+
+function deliveryConditions(filter: DeliveryFilter) {
+  return [
+    filter.status === undefined ? undefined : (['status = ?', filter.status] as const),
+    ...sessionConditions(filter),
+    filter.callId === undefined ? undefined : (['call_id = ?', filter.callId] as const),
+  ];
 }
 
 function sessionConditions(filter: { sessionId?: string; sessionPrefix?: string }) {
@@ -213,7 +224,24 @@ export class PostgresStore implements Store {
   async write(batch: StoreWrite): Promise<void> {
     const values = parametersOf(batch, this.#channels);
     await this.#ready;
-    await this.#pool.query({ ...WRITE, values });
+    const deliveries = batch.deliveries ?? [];
+    if (deliveries.length === 0) {
+      await this.#pool.query({ ...WRITE, values });
+      return;
+    }
+    // A delivery is kept with its notification: the write may refuse the notification (fencing).
+    const rows = JSON.stringify(deliveries);
+    await this.#transaction(async (client) => {
+      await client.query({ ...WRITE, values });
+      await client.query(
+        `INSERT INTO webhook_deliveries (id, call_id, session_id, status, next_at, delivery)
+         SELECT x->>'id', x->>'callId', x->>'sessionId', x->>'status', (x->>'nextAt')::bigint, x
+         FROM jsonb_array_elements($1::jsonb) AS x
+         WHERE EXISTS (SELECT 1 FROM notifications AS n WHERE n.id = x->>'notificationId')
+         ON CONFLICT (id) DO NOTHING`,
+        [rows],
+      );
+    });
   }
 
   async getCall(callId: string): Promise<CallRecord | undefined> {
@@ -327,6 +355,51 @@ export class PostgresStore implements Store {
     return rows.length === 1;
   }
 
+  async claimDeliveries(
+    ownerId: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): Promise<WebhookDelivery[]> {
+    // SKIP LOCKED: processes that claim at once each take different deliveries, without waiting.
+    const rows = await this.#query<{ next_at: number; position: number; delivery: WebhookDelivery }>(
+      `UPDATE webhook_deliveries SET owner_id = $1, lease_until = $2 WHERE position IN (
+         SELECT position FROM webhook_deliveries
+         WHERE status = 'pending' AND next_at <= $3 AND (lease_until IS NULL OR lease_until <= $3)
+         ORDER BY next_at, position LIMIT $4 FOR UPDATE SKIP LOCKED)
+       RETURNING next_at, position, delivery`,
+      [ownerId, now + leaseMs, now, limit],
+    );
+    return rows.sort((a, b) => a.next_at - b.next_at || a.position - b.position).map((row) => row.delivery);
+  }
+
+  async settleDelivery(delivery: WebhookDelivery, ownerId: string): Promise<boolean> {
+    const rows = await this.#query(
+      `UPDATE webhook_deliveries SET status = $1, next_at = $2, owner_id = NULL, lease_until = NULL, delivery = $3
+       WHERE id = $4 AND owner_id = $5 AND lease_until IS NOT NULL RETURNING id`,
+      [delivery.status, delivery.nextAt, JSON.stringify(delivery), delivery.id, ownerId],
+    );
+    return rows.length === 1;
+  }
+
+  async listDeliveries(filter: DeliveryFilter = {}): Promise<WebhookDelivery[]> {
+    const { where, params, next } = whereOf(deliveryConditions(filter));
+    const rows = await this.#query<{ delivery: WebhookDelivery }>(
+      `SELECT delivery FROM webhook_deliveries ${where} ORDER BY position DESC LIMIT $${next}`,
+      [...params, filter.limit ?? DEFAULT_PAGE_SIZE],
+    );
+    return rows.map((row) => row.delivery);
+  }
+
+  async countDeliveries(filter: DeliveryCountFilter = {}): Promise<number> {
+    const { where, params } = whereOf(deliveryConditions(filter));
+    const [row] = await this.#query<{ count: string }>(
+      `SELECT COUNT(*) AS count FROM webhook_deliveries ${where}`,
+      params,
+    );
+    return Number(row?.count ?? 0);
+  }
+
   async getArtifact(callId: string, name: string): Promise<string | undefined> {
     const [row] = await this.#query<{ content: string }>(
       'SELECT content FROM artifacts WHERE call_id = $1 AND name = $2',
@@ -414,11 +487,18 @@ export class PostgresStore implements Store {
       await client.query("DELETE FROM notifications WHERE status = 'acknowledged' AND call_id = ANY($1)", [
         ids,
       ]);
+      await client.query("DELETE FROM webhook_deliveries WHERE status <> 'pending' AND call_id = ANY($1)", [
+        ids,
+      ]);
       await client.query('DELETE FROM calls WHERE call_id = ANY($1)', [ids]);
-      // The last batch also takes the notifications acknowledged after their call was removed.
+      // The last batch also takes the notifications acknowledged, and the deliveries settled,
+      // after their call was removed.
       if (limit === undefined || ids.length < limit) {
         await client.query(
           "DELETE FROM notifications n WHERE status = 'acknowledged' AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.call_id = n.call_id)",
+        );
+        await client.query(
+          "DELETE FROM webhook_deliveries d WHERE status <> 'pending' AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.call_id = d.call_id)",
         );
         // And the requests whose call a process of an earlier version removed (it knew no requests).
         await client.query(

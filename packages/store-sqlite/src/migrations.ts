@@ -150,4 +150,22 @@ export const MIGRATIONS: readonly string[] = [
     DELETE FROM event_rows WHERE call_id = OLD.call_id AND seq <= OLD.seq AND last_seq >= OLD.seq;
   END;
   `,
+  `
+  -- Webhook deliveries (Standard Webhooks): each notification on its way to a webhook, the process
+  -- that holds it for an attempt (owner_id) and until when (lease_until).
+  CREATE TABLE webhook_deliveries (
+    position INTEGER PRIMARY KEY, -- write order: newest first
+    id TEXT NOT NULL UNIQUE,
+    call_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    next_at INTEGER NOT NULL,
+    owner_id TEXT,
+    lease_until INTEGER,
+    delivery TEXT NOT NULL
+  );
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE status = 'pending';
+  CREATE INDEX webhook_deliveries_by_session ON webhook_deliveries (session_id, position);
+  CREATE INDEX webhook_deliveries_by_call ON webhook_deliveries (call_id);
+  `,
 ];

@@ -7,6 +7,7 @@ import type {
   RuntimeInstance,
   Schedule,
   StepResult,
+  WebhookDelivery,
 } from '@baton/contracts';
 import {
   type CallFilter,
@@ -14,6 +15,8 @@ import {
   type ClaimedCall,
   cursorPosition,
   DEFAULT_PAGE_SIZE,
+  type DeliveryCountFilter,
+  type DeliveryFilter,
   type InstanceRow,
   instanceOfRow,
   type NotificationCountFilter,
@@ -98,6 +101,15 @@ function whereOf(conditions: ReadonlyArray<readonly [sql: string, ...params: unk
 function sessionPrefixOf(filter: { sessionPrefix?: string }): readonly [string, number, string] | undefined {
   const prefix = filter.sessionPrefix;
   return prefix === undefined ? undefined : ['substr(session_id, 1, ?) = ?', [...prefix].length, prefix];
+}
+
+function deliveryConditions(filter: DeliveryFilter) {
+  return whereOf([
+    filter.status === undefined ? undefined : ['status = ?', filter.status],
+    filter.sessionId === undefined ? undefined : ['session_id = ?', filter.sessionId],
+    sessionPrefixOf(filter),
+    filter.callId === undefined ? undefined : ['call_id = ?', filter.callId],
+  ]);
 }
 
 /** The embedded default store: one SQLite file in WAL mode. Every write batch is one transaction. */
@@ -259,6 +271,37 @@ export class SqliteStore implements Store {
 
   async acknowledgeNotification(id: string, at: number): Promise<boolean> {
     return this.#change('acknowledgeNotification', true, id, at);
+  }
+
+  async claimDeliveries(
+    ownerId: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): Promise<WebhookDelivery[]> {
+    return this.#change('claimDeliveries', true, ownerId, now, leaseMs, limit);
+  }
+
+  async settleDelivery(delivery: WebhookDelivery, ownerId: string): Promise<boolean> {
+    return this.#change('settleDelivery', true, delivery, ownerId);
+  }
+
+  async listDeliveries(filter: DeliveryFilter = {}): Promise<WebhookDelivery[]> {
+    const { where, params } = deliveryConditions(filter);
+    const rows = this.#db
+      .prepare(`SELECT delivery FROM webhook_deliveries ${where} ORDER BY position DESC LIMIT ?`)
+      .all(...params, filter.limit ?? DEFAULT_PAGE_SIZE) as Array<{ delivery: string }>;
+    return rows.map((row) => JSON.parse(row.delivery) as WebhookDelivery);
+  }
+
+  async countDeliveries(filter: DeliveryCountFilter = {}): Promise<number> {
+    const { where, params } = deliveryConditions(filter);
+    const row = this.#db
+      .prepare(`SELECT COUNT(*) AS count FROM webhook_deliveries ${where}`)
+      .get(...params) as {
+      count: number;
+    };
+    return row.count;
   }
 
   async getArtifact(callId: string, name: string): Promise<string | undefined> {

@@ -1,4 +1,4 @@
-import type { CallRecord, RuntimeInstance, Schedule } from '@baton/contracts';
+import type { CallRecord, RuntimeInstance, Schedule, WebhookDelivery } from '@baton/contracts';
 import { type ClaimedCall, scheduleAfterFiring } from '@baton/store';
 import type Database from 'better-sqlite3';
 import { type CallRow, recordOf, UNFINISHED } from './records.js';
@@ -31,6 +31,35 @@ export class SqliteWriter {
     return result.changes === 1;
   }
 
+  claimDeliveries(ownerId: string, now: number, leaseMs: number, limit: number): WebhookDelivery[] {
+    const rows = this.#db
+      .prepare(
+        `UPDATE webhook_deliveries SET owner_id = ?, lease_until = ? WHERE position IN (
+           SELECT position FROM webhook_deliveries
+           WHERE status = 'pending' AND next_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+           ORDER BY next_at, position LIMIT ?)
+         RETURNING next_at, position, delivery`,
+      )
+      .all(ownerId, now + leaseMs, now, now, limit) as Array<{
+      next_at: number;
+      position: number;
+      delivery: string;
+    }>;
+    return rows
+      .sort((a, b) => a.next_at - b.next_at || a.position - b.position)
+      .map((row) => JSON.parse(row.delivery) as WebhookDelivery);
+  }
+
+  settleDelivery(delivery: WebhookDelivery, ownerId: string): boolean {
+    const { changes } = this.#db
+      .prepare(
+        `UPDATE webhook_deliveries SET status = ?, next_at = ?, owner_id = NULL, lease_until = NULL, delivery = ?
+         WHERE id = ? AND owner_id = ? AND lease_until IS NOT NULL`,
+      )
+      .run(delivery.status, delivery.nextAt, JSON.stringify(delivery), delivery.id, ownerId);
+    return changes === 1;
+  }
+
   claimFiring(scheduleId: string, dueAt: number, next: { nextAt?: number; enabled: boolean }): boolean {
     return this.#db
       .transaction(() => {
@@ -56,14 +85,23 @@ export class SqliteWriter {
         this.#db
           .prepare(`DELETE FROM notifications WHERE status = 'acknowledged' AND call_id IN (${ended})`)
           .run(time, limit);
+        this.#db
+          .prepare(`DELETE FROM webhook_deliveries WHERE status <> 'pending' AND call_id IN (${ended})`)
+          .run(time, limit);
         const { changes } = this.#db
           .prepare(`DELETE FROM calls WHERE call_id IN (${ended})`)
           .run(time, limit);
-        // The last batch also takes the notifications acknowledged after their call was removed.
+        // The last batch also takes the notifications acknowledged, and the deliveries settled,
+        // after their call was removed.
         if (limit < 0 || changes < limit) {
           this.#db
             .prepare(
               "DELETE FROM notifications WHERE status = 'acknowledged' AND call_id NOT IN (SELECT call_id FROM calls)",
+            )
+            .run();
+          this.#db
+            .prepare(
+              "DELETE FROM webhook_deliveries WHERE status <> 'pending' AND call_id NOT IN (SELECT call_id FROM calls)",
             )
             .run();
         }

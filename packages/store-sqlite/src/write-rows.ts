@@ -14,6 +14,7 @@ export interface WriteRows {
   /** A call's events of one write, as rows of `event_rows` (`call_id`, `seq`, `last_seq`, `events`). */
   events: Value[][];
   notifications: Value[][];
+  deliveries: Value[][];
   artifacts: Value[][];
   schedules: Value[][];
   resolutions: Value[][];
@@ -51,6 +52,14 @@ export function writeRowsOf(batch: StoreWrite): WriteRows {
       notification.acknowledgedAt ?? null,
       JSON.stringify(notification),
     ]),
+    deliveries: (batch.deliveries ?? []).map((delivery) => [
+      delivery.id,
+      delivery.callId,
+      delivery.sessionId,
+      delivery.status,
+      delivery.nextAt,
+      JSON.stringify(delivery),
+    ]),
     artifacts: (batch.artifacts ?? []).map(({ callId, name, content }) => [callId, name, content]),
     schedules: (batch.schedules ?? []).map(scheduleRow),
     resolutions: (batch.resolutions ?? []).map(({ key, callId, outcome, at }) => [
@@ -84,6 +93,9 @@ const STATEMENTS: Record<Exclude<keyof WriteRows, 'events'>, string> = {
   notifications: `
     INSERT INTO notifications (id, call_id, session_id, status, created_at, acknowledged_at, notification)
     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  deliveries: `
+    INSERT INTO webhook_deliveries (id, call_id, session_id, status, next_at, delivery)
+    VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
   artifacts: `
     INSERT INTO artifacts (call_id, name, content) VALUES (?, ?, ?)
     ON CONFLICT (call_id, name) DO UPDATE SET content = excluded.content`,

@@ -15,6 +15,8 @@ export {
   type CallPage,
   type ClaimedCall,
   DEFAULT_PAGE_SIZE,
+  type DeliveryCountFilter,
+  type DeliveryFilter,
   type NoticeTopic,
   type NotificationCountFilter,
   type NotificationFilter,

@@ -8,6 +8,7 @@ import {
   type RuntimeInstance,
   type Schedule,
   type StepResult,
+  type WebhookDelivery,
 } from '@baton/contracts';
 import { cursorPosition, scheduleAfterFiring } from './rows.js';
 import {
@@ -15,6 +16,8 @@ import {
   type CallPage,
   type ClaimedCall,
   DEFAULT_PAGE_SIZE,
+  type DeliveryCountFilter,
+  type DeliveryFilter,
   type NotificationCountFilter,
   type NotificationFilter,
   type SessionEvent,
@@ -45,6 +48,14 @@ function inSession(sessionId: string, filter: { sessionId?: string; sessionPrefi
   );
 }
 
+function matchesDelivery(delivery: WebhookDelivery, filter: DeliveryFilter): boolean {
+  return (
+    inSession(delivery.sessionId, filter) &&
+    (filter.status === undefined || delivery.status === filter.status) &&
+    (filter.callId === undefined || delivery.callId === filter.callId)
+  );
+}
+
 /** The default store: everything in this process's memory. Fast, and gone when the process ends. */
 export class MemoryStore implements Store {
   readonly #calls = new Map<string, StoredCall>();
@@ -57,6 +68,8 @@ export class MemoryStore implements Store {
   readonly #schedules = new Map<string, Schedule>();
   readonly #notifications = new Map<string, Notification>();
   readonly #instances = new Map<string, RuntimeInstance>();
+  /** In the order they were written, with who holds each and until when. */
+  readonly #deliveries = new Map<string, { delivery: WebhookDelivery; ownerId?: string; until?: number }>();
   #nextOrder = 0;
 
   async write(batch: StoreWrite): Promise<void> {
@@ -98,6 +111,10 @@ export class MemoryStore implements Store {
     }
     for (const notification of batch.notifications ?? []) {
       this.#notifications.set(notification.id, { ...notification });
+    }
+    for (const delivery of batch.deliveries ?? []) {
+      if (!this.#deliveries.has(delivery.id))
+        this.#deliveries.set(delivery.id, { delivery: { ...delivery } });
     }
   }
 
@@ -210,6 +227,48 @@ export class MemoryStore implements Store {
     notification.status = 'acknowledged';
     notification.acknowledgedAt = at;
     return true;
+  }
+
+  async claimDeliveries(
+    ownerId: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+  ): Promise<WebhookDelivery[]> {
+    const due = [...this.#deliveries.values()]
+      .filter(
+        ({ delivery, until }) =>
+          delivery.status === 'pending' && delivery.nextAt <= now && (until === undefined || until <= now),
+      )
+      .sort((a, b) => a.delivery.nextAt - b.delivery.nextAt)
+      .slice(0, limit);
+    for (const held of due) {
+      held.ownerId = ownerId;
+      held.until = now + leaseMs;
+    }
+    return due.map(({ delivery }) => structuredClone(delivery));
+  }
+
+  async settleDelivery(delivery: WebhookDelivery, ownerId: string): Promise<boolean> {
+    const held = this.#deliveries.get(delivery.id);
+    if (!held || held.ownerId !== ownerId || held.until === undefined) return false;
+    this.#deliveries.set(delivery.id, { delivery: structuredClone(delivery) });
+    return true;
+  }
+
+  async listDeliveries(filter: DeliveryFilter = {}): Promise<WebhookDelivery[]> {
+    const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
+    return [...this.#deliveries.values()]
+      .reverse()
+      .filter(({ delivery }) => matchesDelivery(delivery, filter))
+      .slice(0, limit)
+      .map(({ delivery }) => structuredClone(delivery));
+  }
+
+  async countDeliveries(filter: DeliveryCountFilter = {}): Promise<number> {
+    let count = 0;
+    for (const { delivery } of this.#deliveries.values()) if (matchesDelivery(delivery, filter)) count++;
+    return count;
   }
 
   async getArtifact(callId: string, name: string): Promise<string | undefined> {
@@ -327,6 +386,9 @@ export class MemoryStore implements Store {
       if (!this.#calls.has(notification.callId) && notification.status === 'acknowledged') {
         this.#notifications.delete(id);
       }
+    }
+    for (const [id, { delivery }] of this.#deliveries) {
+      if (!this.#calls.has(delivery.callId) && delivery.status !== 'pending') this.#deliveries.delete(id);
     }
     return deleted;
   }

@@ -3,12 +3,14 @@ import type {
   CallEvent,
   CallRecord,
   CallStatus,
+  DeliveryStatus,
   EventResolution,
   Notification,
   NotificationStatus,
   RuntimeInstance,
   Schedule,
   StepResult,
+  WebhookDelivery,
 } from '@baton/contracts';
 
 /** One atomic write: everything in it is stored, or nothing is. */
@@ -18,6 +20,11 @@ export interface StoreWrite {
   events?: readonly CallEvent[];
   /** New notifications. */
   notifications?: readonly Notification[];
+  /**
+   * New webhook deliveries, each of a notification: kept only with their notification (a store
+   * that fences writes and refuses the notification refuses its delivery too).
+   */
+  deliveries?: readonly WebhookDelivery[];
   /** Files of background runs, inserted or replaced by call and name. */
   artifacts?: readonly Artifact[];
   /** Finished durable steps, inserted or replaced by call and step id. */
@@ -105,6 +112,19 @@ export interface NotificationFilter {
   after?: string;
 }
 
+/** Which webhook deliveries to list: newest first. */
+export interface DeliveryFilter {
+  status?: DeliveryStatus;
+  sessionId?: string;
+  sessionPrefix?: string;
+  callId?: string;
+  /** At most this many (default 100). */
+  limit?: number;
+}
+
+/** What `countDeliveries` counts by. */
+export type DeliveryCountFilter = Pick<DeliveryFilter, 'status' | 'sessionPrefix'>;
+
 /** What `countNotifications` counts by. */
 export type NotificationCountFilter = Pick<NotificationFilter, 'sessionId' | 'sessionPrefix' | 'status'>;
 
@@ -156,6 +176,20 @@ export interface Store {
   countNotifications(filter?: NotificationCountFilter): Promise<number>;
   /** False when there is no such notification or it was already acknowledged. */
   acknowledgeNotification(id: string, at: number): Promise<boolean>;
+  /**
+   * Takes up to `limit` pending webhook deliveries that are due at `now` and that no process holds
+   * (or whose hold lapsed), oldest due first, and holds each for `ownerId` until `now + leaseMs`:
+   * with many processes on one store, each attempt is made by one of them.
+   */
+  claimDeliveries(ownerId: string, now: number, leaseMs: number, limit: number): Promise<WebhookDelivery[]>;
+  /**
+   * Keeps a claimed delivery as its attempt left it (status, attempts, next try, last attempt) and
+   * lets it go. False when `ownerId` no longer holds it (its hold lapsed and another took it).
+   */
+  settleDelivery(delivery: WebhookDelivery, ownerId: string): Promise<boolean>;
+  /** Newest first. */
+  listDeliveries(filter?: DeliveryFilter): Promise<WebhookDelivery[]>;
+  countDeliveries(filter?: DeliveryCountFilter): Promise<number>;
   getArtifact(callId: string, name: string): Promise<string | undefined>;
   /** The names of a call's artifacts. */
   listArtifacts(callId: string): Promise<string[]>;
@@ -175,8 +209,9 @@ export interface Store {
   ): Promise<boolean>;
   /**
    * Removes calls that ended before `time`, the earliest ends first, at most `limit` of them when it
-   * is given, with their events, artifacts, steps, resolutions and acknowledged notifications (a
-   * notification not yet acknowledged stays); returns how many calls.
+   * is given, with their events, artifacts, steps, resolutions, acknowledged notifications (a
+   * notification not yet acknowledged stays) and settled webhook deliveries (a pending one stays);
+   * returns how many calls.
    */
   deleteEndedBefore(time: number, limit?: number): Promise<number>;
 

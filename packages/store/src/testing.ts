@@ -9,6 +9,7 @@ import {
   type Notification,
   type RuntimeInstance,
   type Schedule,
+  type WebhookDelivery,
 } from '@baton/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ClaimedCall, SessionEvent, Store } from './store.js';
@@ -40,6 +41,20 @@ export function makeNotification(
     body: 'Tool call:\necho({})\nReturn value:\nok',
     output: { status: 'completed', tool: 'echo', result: 'ok' },
     scheduling: 'when_idle',
+    createdAt: 2_000,
+    ...overrides,
+  };
+}
+
+export function makeDelivery(
+  overrides: Partial<WebhookDelivery> & Pick<WebhookDelivery, 'id' | 'notificationId' | 'callId'>,
+): WebhookDelivery {
+  return {
+    sessionId: 's1',
+    status: 'pending',
+    body: '{"type":"call.ended","data":{"text":"a \\"quoted\\" line\\n"}}',
+    attempts: 0,
+    nextAt: 2_000,
     createdAt: 2_000,
     ...overrides,
   };
@@ -359,6 +374,86 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       ]);
     });
 
+    it('keeps webhook deliveries with their notifications, lists them newest first and counts them', async () => {
+      await store.write({
+        calls: [makeCallRecord({ callId: 'c1' }), makeCallRecord({ callId: 'c2', sessionId: 'acme/s' })],
+        notifications: [makeNotification({ id: 'n1', callId: 'c1' })],
+        deliveries: [makeDelivery({ id: 'd1', notificationId: 'n1', callId: 'c1' })],
+      });
+      await store.write({
+        notifications: [makeNotification({ id: 'n2', callId: 'c2', sessionId: 'acme/s' })],
+        deliveries: [
+          makeDelivery({
+            id: 'd2',
+            notificationId: 'n2',
+            callId: 'c2',
+            sessionId: 'acme/s',
+            createdAt: 3_000,
+          }),
+        ],
+      });
+      const [first] = await store.listDeliveries({ callId: 'c1' });
+      expect(first).toEqual(makeDelivery({ id: 'd1', notificationId: 'n1', callId: 'c1' }));
+      expect((await store.listDeliveries()).map(({ id }) => id)).toEqual(['d2', 'd1']);
+      expect((await store.listDeliveries({ limit: 1 })).map(({ id }) => id)).toEqual(['d2']);
+      expect((await store.listDeliveries({ sessionPrefix: 'acme/' })).map(({ id }) => id)).toEqual(['d2']);
+      expect(
+        (await store.listDeliveries({ sessionId: 's1', status: 'pending' })).map(({ id }) => id),
+      ).toEqual(['d1']);
+      expect(await store.listDeliveries({ status: 'failed' })).toEqual([]);
+      expect(await store.countDeliveries({ status: 'pending' })).toBe(2);
+      expect(await store.countDeliveries({ status: 'pending', sessionPrefix: 'acme/' })).toBe(1);
+    });
+
+    it('gives each due delivery to one claimer until its hold lapses, and keeps what its attempt made of it', async () => {
+      await store.write({
+        calls: [makeCallRecord({ callId: 'c1' })],
+        notifications: [
+          makeNotification({ id: 'n1', callId: 'c1' }),
+          makeNotification({ id: 'n2', callId: 'c1' }),
+          makeNotification({ id: 'n3', callId: 'c1' }),
+        ],
+        deliveries: [
+          makeDelivery({ id: 'late', notificationId: 'n1', callId: 'c1', nextAt: 40_000 }),
+          makeDelivery({ id: 'second', notificationId: 'n2', callId: 'c1', nextAt: 1_500 }),
+          makeDelivery({ id: 'first', notificationId: 'n3', callId: 'c1', nextAt: 1_000 }),
+        ],
+      });
+      const ids = (deliveries: WebhookDelivery[]) => deliveries.map(({ id }) => id);
+      const [a, b] = await Promise.all([
+        store.claimDeliveries('w1', 2_000, 10_000, 10),
+        store.claimDeliveries('w2', 2_000, 10_000, 10),
+      ]);
+      expect([...ids(a), ...ids(b)].sort()).toEqual(['first', 'second']);
+      const mine = a.length > 0 ? { owner: 'w1', claimed: a } : { owner: 'w2', claimed: b };
+      expect(ids(mine.claimed)).toEqual(['first', 'second']);
+      expect(await store.claimDeliveries('w3', 11_999, 10_000, 10)).toEqual([]);
+
+      // The first attempt failed: it is tried again later; the second delivered.
+      const [first, second] = mine.claimed as [WebhookDelivery, WebhookDelivery];
+      const retried: WebhookDelivery = {
+        ...first,
+        attempts: 1,
+        nextAt: 17_000,
+        lastAttempt: { at: 2_000, url: 'https://hooks.example.com/baton', status: 503 },
+      };
+      expect(await store.settleDelivery(retried, mine.owner)).toBe(true);
+      const delivered: WebhookDelivery = { ...second, status: 'delivered', attempts: 1, deliveredAt: 2_000 };
+      expect(await store.settleDelivery(delivered, 'someone-else')).toBe(false);
+      expect(await store.settleDelivery(delivered, mine.owner)).toBe(true);
+      expect((await store.listDeliveries({ status: 'delivered' }))[0]).toEqual(delivered);
+
+      // Past its hold a delivery nobody settled is taken again; its first holder can no longer settle it.
+      expect(ids(await store.claimDeliveries('w3', 16_999, 10_000, 10))).toEqual([]);
+      expect(ids(await store.claimDeliveries('w3', 17_000, 10_000, 10))).toEqual(['first']);
+      expect(await store.settleDelivery({ ...retried, attempts: 2 }, mine.owner)).toBe(false);
+      // w3 never settled it either: once its hold lapses it is due again, before the later one.
+      expect(ids(await store.claimDeliveries('w4', 50_000, 10_000, 10))).toEqual(['first', 'late']);
+      expect((await store.listDeliveries({ callId: 'c1' })).find(({ id }) => id === 'first')).toEqual(
+        retried,
+      );
+    });
+
     it('refuses an event whose seq a call already has: numbering has no gaps and no repeats', async () => {
       await store.write({ calls: [makeCallRecord({ callId: 'c1' })], events: [statusEvent('c1', 1)] });
       await expect(store.write({ events: [statusEvent('c1', 1)] })).rejects.toThrow();
@@ -528,6 +623,14 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
         artifacts: [{ callId: 'old', name: 'output.log', content: 'x' }],
         steps: [{ callId: 'old', stepId: 'a', value: 1 }],
         resolutions: [{ key: 'old-event', callId: 'old', outcome: { cancelled: true }, at: 1 }],
+        notifications: [
+          makeNotification({ id: 'n-sent', callId: 'old' }),
+          makeNotification({ id: 'n-due', callId: 'old' }),
+        ],
+        deliveries: [
+          makeDelivery({ id: 'sent', notificationId: 'n-sent', callId: 'old', status: 'delivered' }),
+          makeDelivery({ id: 'due', notificationId: 'n-due', callId: 'old' }),
+        ],
       });
       expect(await store.deleteEndedBefore(20, 0)).toBe(0);
       expect(await store.getCall('old')).toBeDefined();
@@ -538,6 +641,8 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await store.getArtifact('old', 'output.log')).toBeUndefined();
       expect(await store.listSteps('old')).toEqual([]);
       expect(await store.getResolution('old-event')).toBeUndefined();
+      // A pending delivery stays, as a notification not yet acknowledged does.
+      expect((await store.listDeliveries()).map(({ id }) => id)).toEqual(['due']);
       expect((await store.listCalls()).calls.map((call) => call.callId).sort()).toEqual(['new', 'running']);
     });
   });
