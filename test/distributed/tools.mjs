@@ -49,6 +49,13 @@ export const distributedTools = [
     },
   }),
   defineTool({
+    name: 'noted',
+    description: 'Runs in the background and answers at once: its end is a notification',
+    input: z.object({ n: z.number().int() }),
+    execution: { mode: 'background', idempotent: true },
+    execute: ({ n }) => ({ n, by: by() }),
+  }),
+  defineTool({
     name: 'guarded',
     description: 'Runs once a person approves it',
     input: z.object({}),

@@ -1,4 +1,7 @@
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -31,6 +34,8 @@ interface Worker {
   printed(line: string): Promise<void>;
   /** Resolves once the worker has printed `count` lines that end with `suffix`. */
   printedCount(suffix: string, count: number): Promise<void>;
+  /** Calls `listener` with each line the worker prints from now on. */
+  onLine(listener: (line: string) => void): void;
   exited: Promise<number | null>;
 }
 
@@ -54,6 +59,7 @@ async function startWorker(name: string, schema: string, env: Record<string, str
   const lines: string[] = [];
   const waiting = new Map<string, () => void>();
   const counted: Array<{ suffix: string; left: number; done: () => void }> = [];
+  const listeners: Array<(line: string) => void> = [];
   let ready!: (instanceId: string) => void;
   const instanceId = new Promise<string>((resolve) => {
     ready = resolve;
@@ -62,6 +68,7 @@ async function startWorker(name: string, schema: string, env: Record<string, str
     if (line.startsWith('ready ')) return ready(line.slice(6));
     lines.push(line);
     waiting.get(line)?.();
+    for (const listener of listeners) listener(line);
     for (const counter of counted) {
       if (line.endsWith(counter.suffix) && --counter.left === 0) counter.done();
     }
@@ -74,6 +81,7 @@ async function startWorker(name: string, schema: string, env: Record<string, str
     exited,
     printed: (line) =>
       lines.includes(line) ? Promise.resolve() : new Promise((resolve) => waiting.set(line, resolve)),
+    onLine: (listener) => listeners.push(listener),
     printedCount: (suffix, count) =>
       new Promise((done) => {
         const left = count - lines.filter((line) => line.endsWith(suffix)).length;
@@ -396,5 +404,57 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     expect(await submitter.get('fenced')).toEqual(record);
     expect(await storedEvents(submitter, 'fenced')).toEqual(before);
     expect(await submitter.notifications.list({ sessionId: 's' })).toHaveLength(1);
+  });
+
+  it('delivers each notification to its webhook once through two worker processes, a retry after a 503 included', {
+    timeout: 60_000,
+  }, async () => {
+    const schema = `webhooks_${process.pid}_${schemas++}`;
+    const CALLS = 40;
+    // A receiver that answers each delivery's first attempt 503 and later ones 200.
+    const attempts = new Map<string, number>();
+    const receiver = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        const id = String(request.headers['webhook-id']);
+        const attempt = (attempts.get(id) ?? 0) + 1;
+        attempts.set(id, attempt);
+        response.writeHead(attempt === 1 ? 503 : 200).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const env = {
+        WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+        WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+        WEBHOOK_RETRY_MS: '100',
+        POLL_MS: '50',
+      };
+      const pair = [await startWorker('w1', schema, env), await startWorker('w2', schema, env)];
+      const delivered = new Promise<void>((resolve) => {
+        let left = CALLS;
+        for (const worker of pair) {
+          worker.onLine((line) => {
+            if (line.endsWith(' delivered') && --left === 0) resolve();
+          });
+        }
+      });
+      const submitter = client(schema);
+      for (let n = 0; n < CALLS; n++) {
+        expect((await submitter.call({ name: 'noted', args: { n }, sessionId: 's' })).status).toBe(
+          'backgrounded',
+        );
+      }
+      await within(delivered, 30_000, async () => `not all delivered: ${JSON.stringify([...attempts])}`);
+      // Each delivery was attempted twice, each attempt by one process; no third.
+      expect([...attempts.values()]).toEqual(Array(CALLS).fill(2));
+      const made = pair.flatMap((worker) => worker.lines.filter((line) => line.includes(' webhook ')));
+      expect(made).toHaveLength(2 * CALLS);
+      expect(new Set(made.map((line) => line.split(' ').slice(0, 3).join(' '))).size).toBe(2 * CALLS);
+      expect(await submitter.webhooks.count({ status: 'delivered' })).toBe(CALLS);
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 });

@@ -27,6 +27,7 @@ import { SharedClient } from './shared/client.js';
 import { SharedWorker } from './shared/worker.js';
 import { type RunRequest, SPAWN_BACKGROUND, spawnBackgroundTool, startRun } from './spawn-background.js';
 import { CallTracing } from './tracing.js';
+import { WebhookDeliveries } from './webhooks/deliveries.js';
 import { type StoreWriteTiming, WriteBatcher } from './write-batcher.js';
 
 /** The modules of one runtime, each given only what it uses of the others. */
@@ -47,6 +48,8 @@ export interface RuntimeParts {
   recovery: Recovery;
   schedules: ScheduleRunner;
   housekeeping: Housekeeping;
+  /** Webhook deliveries, when the runtime has `webhooks`. */
+  webhooks: WebhookDeliveries | undefined;
   /** The registration of this instance in the store: everything written waits for it. */
   registered: Promise<void>;
   /** Resolves once a client hears its replies' notices, or a worker the requests for its calls. */
@@ -120,7 +123,20 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   });
   const { progressIntervalMs, maxOutputChars } = settings;
   const host = new CallContextHost({ writes, writer, store, timers, clock, failures, progressIntervalMs });
-  const notifications = new CallNotifications({ writes, writer, clock });
+  // Checked with the other options, before anything is stored.
+  const webhooks =
+    options.webhooks &&
+    new WebhookDeliveries({
+      options: options.webhooks,
+      store,
+      clock,
+      failures,
+      instanceId: settings.instanceId,
+      events$: bus.events$,
+      every: (ms, op, task) => housekeeping.every(ms, op, task),
+      later: housekeeping.later,
+    });
+  const notifications = new CallNotifications({ writes, writer, clock, webhooks });
   const later = housekeeping.later;
   ending = new CallEnding({
     writes,
@@ -205,6 +221,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     recovery,
     schedules,
     housekeeping,
+    webhooks,
     registered,
     listening,
     stopListening,

@@ -98,3 +98,27 @@ export const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 /** Seed 004: a notification's one-line summary of a run is cut here. */
 export const RUN_SUMMARY_CHARS = 300;
+
+/**
+ * The waits between a webhook delivery's attempts, after the first (made at once): Standard
+ * Webhooks' reference schedule (Svix's), eight attempts over about 28 hours. The first retry comes
+ * within 5 s.
+ */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS: readonly number[] = [
+  5_000,
+  5 * 60_000,
+  30 * 60_000,
+  2 * 3_600_000,
+  5 * 3_600_000,
+  10 * 3_600_000,
+  10 * 3_600_000,
+];
+
+/** One webhook attempt is given up past this. */
+export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000;
+
+/** How often due webhook deliveries are looked for, besides at once when one is made. */
+export const DEFAULT_WEBHOOK_POLL_MS = 1_000;
+
+/** Deliveries claimed and attempted at once by one process. */
+export const WEBHOOK_BATCH = 16;

@@ -228,3 +228,17 @@ export function runEndedMessage(record: CallRecord, status: string, summary: str
 export function inputRequiredMessage(toolName: string, names: readonly string[]): string {
   return `Tool "${toolName}" needs input before it can begin: ${names.map((name) => JSON.stringify(name)).join(', ')}. Ask for it, then call again with the answers in "inputs".`;
 }
+
+/** What the webhook deliveries say: of a destination refused, a bad option, a delivery given up. */
+export const WEBHOOK_MESSAGES = {
+  refusedAddress: (host: string, address: string, kind: 'loopback' | 'private') =>
+    `the webhook destination ${host}${address === host ? '' : ` (${address})`} is a ${kind === 'loopback' ? 'loopback' : 'private, link-local or reserved'} address: refused unless webhooks.allow.${kind} allows it`,
+  noEndpoint: 'no webhook is configured for this session any more',
+  badUrl: (url: string) =>
+    `createRuntime: webhooks: ${JSON.stringify(url)} is not an http:// or https:// URL`,
+  badSecret:
+    'createRuntime: webhooks: a secret is "whsec_" followed by the base64 of 24 to 64 random bytes (Standard Webhooks)',
+  badSchedule: 'createRuntime: webhooks.retryScheduleMs must be a list of waits of 0 ms or more',
+  givenUp: (id: string, attempts: number, last: string) =>
+    `webhook delivery ${id} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${last}`,
+} as const;

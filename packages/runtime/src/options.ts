@@ -16,10 +16,13 @@ import type {
   ToolArgs,
   ToolOutput,
   ToolRegistry,
+  WebhookDelivery,
 } from '@baton/contracts';
 import type {
   CallFilter,
   CallPage,
+  DeliveryCountFilter,
+  DeliveryFilter,
   NotificationCountFilter,
   NotificationFilter,
   SessionEvent,
@@ -112,6 +115,11 @@ export interface RuntimeOptions {
    */
   progressIntervalMs?: number;
   /**
+   * Webhooks: each notification (a detached call's end) POSTed as JSON to an endpoint, signed to
+   * the Standard Webhooks spec, kept in the store until a 2xx or until its tries run out. Default: none.
+   */
+  webhooks?: WebhookOptions;
+  /**
    * Where the failures the runtime catches and handles are logged (a store that is away, a claim,
    * a heartbeat), each with what was being done and its call: a pino logger or any with the same
    * methods. Default: quiet (`failures$` still tells of each).
@@ -120,6 +128,41 @@ export interface RuntimeOptions {
 }
 
 export type RuntimeRole = 'client' | 'worker' | 'both';
+
+/** Where a notification goes, and the secret its deliveries are signed with. */
+export interface WebhookEndpoint {
+  /** An `http://` or `https://` URL. */
+  url: string;
+  /** `whsec_` and the base64 of 24 to 64 random bytes (Standard Webhooks). */
+  secret: string;
+  /**
+   * How a call's or session's id appears in the body. Default: as the runtime keeps it; a server
+   * with tenants shows a tenant its ids without the tenant's prefix.
+   */
+  showId?: (id: string) => string;
+}
+
+export interface WebhookOptions {
+  /**
+   * The endpoint of every session's notifications, or a function that gives a session's endpoint
+   * (undefined: that session's notifications go to no webhook).
+   */
+  endpoint: WebhookEndpoint | ((sessionId: string) => WebhookEndpoint | undefined);
+  /**
+   * The waits between attempts, after the first (made at once); past the last wait's attempt a
+   * delivery is failed. Default: Standard Webhooks' schedule, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
+   */
+  retryScheduleMs?: readonly number[];
+  /** How long one attempt may take. Default 15 s. */
+  timeoutMs?: number;
+  /**
+   * Destinations refused unless allowed here: on a loopback address, and on a private,
+   * link-local (cloud metadata) or reserved one. Default: neither.
+   */
+  allow?: { loopback?: boolean; private?: boolean };
+  /** How often due deliveries are looked for, besides at once when one is made. Default 1 s. */
+  pollMs?: number;
+}
 
 /** Past these a call waits in `queued`, or, where waiting makes no sense, ends with `limit_exceeded`. */
 export interface RuntimeLimits {
@@ -313,6 +356,19 @@ export interface Runtime {
     list(sessionId: string): Promise<Schedule[]>;
     /** False when there is no such active schedule. */
     cancel(scheduleId: string): Promise<boolean>;
+  };
+  /** Webhook deliveries (see `webhooks`): what they are, and what each attempt made of one. */
+  readonly webhooks: {
+    /** Newest first. */
+    list(filter?: DeliveryFilter): Promise<WebhookDelivery[]>;
+    count(filter?: DeliveryCountFilter): Promise<number>;
+    /**
+     * Attempts the deliveries due now, here (those no other process holds); resolves with how
+     * many it attempted. The runtime does this by itself; a test or a scheduled job may ask.
+     */
+    deliverDue(): Promise<number>;
+    /** Each delivery as an attempt of this runtime left it. */
+    readonly attempts$: Observable<WebhookDelivery>;
   };
   /** A file of a background run: `output.log` or `result.json`. */
   artifact(callId: string, name: string): Promise<string | undefined>;

@@ -9,7 +9,7 @@ import {
   ToolRegistry,
 } from '@baton/contracts';
 import type { CallControl, CallFilter, CallPage, SessionEvent } from '@baton/store';
-import { firstValueFrom, type Observable, Subject, toArray } from 'rxjs';
+import { EMPTY, firstValueFrom, type Observable, Subject, toArray } from 'rxjs';
 import { assembleRuntime, type RuntimeParts } from './assembly.js';
 import { registerBackgroundControl } from './background-control.js';
 import { refusalHandledElsewhere } from './call/ending.js';
@@ -72,6 +72,7 @@ class BatonRuntime implements Runtime {
   readonly inputs: RuntimeInputs;
   readonly notifications: Runtime['notifications'];
   readonly schedules: Runtime['schedules'];
+  readonly webhooks: Runtime['webhooks'];
   readonly #bus = new EventBus();
   readonly #parts: RuntimeParts;
   #closed = false;
@@ -112,6 +113,13 @@ class BatonRuntime implements Runtime {
       list: (sessionId) => schedules.list(sessionId),
       cancel: (scheduleId) => schedules.cancel(scheduleId),
     };
+    const { webhooks } = parts;
+    this.webhooks = {
+      list: (filter) => store.listDeliveries(filter),
+      count: (filter) => store.countDeliveries(filter),
+      deliverDue: () => webhooks?.deliverDue() ?? Promise.resolve(0),
+      attempts$: webhooks?.attempts$ ?? EMPTY,
+    };
   }
 
   /**
@@ -127,7 +135,9 @@ class BatonRuntime implements Runtime {
       .then(() => this.#parts.listening)
       .then(() => (works ? recovery.recoverOrphans() : undefined))
       .then(() => schedules.open())
-      .then(() => (works && store.listen ? worker.claim() : undefined));
+      .then(() => (works && store.listen ? worker.claim() : undefined))
+      // What was due while no process ran (a restart): delivered now, not at the first poll.
+      .then(() => void this.#parts.webhooks?.deliverDue().catch(failures.on('webhook delivery')));
     // Awaited by whoever awaits `ready`; reported here for those who do not.
     ready.catch(failures.on('start'));
     housekeeping.every(leaseMs / 3, 'heartbeat', () => recovery.beat());
@@ -283,6 +293,7 @@ class BatonRuntime implements Runtime {
     await intake.pending();
     await worker.claiming;
     await writer.drain();
+    await this.#parts.webhooks?.close();
     this.#parts.stopListening();
     following.complete();
     // A clean close leaves nothing to recover.

@@ -2,7 +2,7 @@ import type { CallEvent, CallRecord } from '@baton/contracts';
 import type { Store, StoreWrite } from '@baton/store';
 import { WRITE_BATCH_CALLS_MIN, WRITE_BATCH_MAX, WRITE_COHORTS } from './defaults.js';
 
-/** What a batch lists besides the calls: events, notifications, artifacts, steps, resolutions, schedules. */
+/** What a batch lists besides the calls: events, notifications, deliveries, artifacts, steps, resolutions, schedules. */
 export type ListedWrite = Exclude<keyof StoreWrite, 'calls' | 'writer'>;
 
 type Listed = { [K in ListedWrite]: NonNullable<StoreWrite[K]>[number][] };
@@ -63,6 +63,7 @@ function emptyWrite(): Rows {
     calls: [],
     events: [],
     notifications: [],
+    deliveries: [],
     artifacts: [],
     steps: [],
     resolutions: [],
@@ -84,6 +85,7 @@ function partsOf(batch: PendingBatch): Part[] {
   for (const record of batch.calls.values()) partOf(record.callId).calls.push(record);
   for (const event of batch.events) partOf(event.callId).events.push(event);
   for (const item of batch.notifications) partOf(item.callId).notifications.push(item);
+  for (const item of batch.deliveries) partOf(item.callId).deliveries.push(item);
   for (const item of batch.artifacts) partOf(item.callId).artifacts.push(item);
   for (const item of batch.steps) partOf(item.callId).steps.push(item);
   for (const item of batch.resolutions) partOf(item.callId).resolutions.push(item);
@@ -92,11 +94,12 @@ function partsOf(batch: PendingBatch): Part[] {
 }
 
 function rowsOf(write: Required<StoreWrite>): number {
-  const { calls, events, notifications, artifacts, steps, resolutions, schedules } = write;
+  const { calls, events, notifications, deliveries, artifacts, steps, resolutions, schedules } = write;
   return (
     calls.length +
     events.length +
     notifications.length +
+    deliveries.length +
     artifacts.length +
     steps.length +
     resolutions.length +
@@ -301,6 +304,7 @@ export class WriteBatcher {
       calls: [...batch.calls.values()],
       events: batch.events,
       notifications: batch.notifications,
+      deliveries: batch.deliveries,
       artifacts: batch.artifacts,
       steps: batch.steps,
       resolutions: batch.resolutions,

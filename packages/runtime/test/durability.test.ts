@@ -358,6 +358,10 @@ class FaultyStore implements Store {
   removeInstance: Store['removeInstance'] = (...args) => this.#inner.removeInstance(...args);
   claimCalls: Store['claimCalls'] = (...args) => this.#inner.claimCalls(...args);
   claimQueued: Store['claimQueued'] = (...args) => this.#inner.claimQueued(...args);
+  claimDeliveries: Store['claimDeliveries'] = (...args) => this.#inner.claimDeliveries(...args);
+  settleDelivery: Store['settleDelivery'] = (...args) => this.#inner.settleDelivery(...args);
+  listDeliveries: Store['listDeliveries'] = (...args) => this.#inner.listDeliveries(...args);
+  countDeliveries: Store['countDeliveries'] = (...args) => this.#inner.countDeliveries(...args);
   close: Store['close'] = () => this.#inner.close();
 }
 

@@ -9,6 +9,7 @@ import {
   runStatusWord,
   runSummary,
 } from '../messages.js';
+import type { WebhookDeliveries } from '../webhooks/deliveries.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import type { LiveCall } from './live-call.js';
 import { formattedCall, modelVisible } from './replies.js';
@@ -18,6 +19,8 @@ export interface NotificationsDeps {
   writes: CallWrites;
   writer: Pick<WriteBatcher, 'add'>;
   clock: Clock;
+  /** When the runtime has webhooks: each notification's delivery, written with it. */
+  webhooks: Pick<WebhookDeliveries, 'deliveryOf'> | undefined;
 }
 
 /** What the session of a detached call gets when it ends: a notification, and the run's files. */
@@ -59,6 +62,8 @@ export class CallNotifications {
       createdAt: clock.now(),
     };
     writer.add('notifications', notification);
+    const delivery = this.deps.webhooks?.deliveryOf(notification, record);
+    if (delivery) writer.add('deliveries', delivery);
     writes.emit(call, { type: 'notification', notificationId: notification.id, title: notification.title });
   }
 

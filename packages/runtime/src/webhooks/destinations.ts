@@ -1,0 +1,121 @@
+import { type LookupAddress, type LookupOptions, lookup } from 'node:dns';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { WEBHOOK_MESSAGES } from '../messages.js';
+
+/** Which destinations a webhook may have beside public addresses. */
+export interface DestinationRules {
+  /** 127.0.0.0/8 and ::1: the machine itself. */
+  loopback: boolean;
+  /** Private networks, link-local (cloud metadata at 169.254.169.254 among them), and reserved ranges. */
+  private: boolean;
+}
+
+export type AddressKind = 'public' | 'loopback' | 'private';
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** Every range that is not the public internet: private, shared, link-local, reserved, multicast. */
+const NOT_PUBLIC = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  NOT_PUBLIC.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 128],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const) {
+  NOT_PUBLIC.addSubnet(network, prefix, 'ipv6');
+}
+
+/** An IPv4 address written as IPv6 (`::ffff:10.0.0.1`) is the IPv4 address. */
+function unmapped(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  return mapped ? (mapped[1] as string) : address;
+}
+
+/** Where an IP address is: on this machine, on a network that is not the internet, or public. */
+export function addressKind(given: string): AddressKind {
+  const address = unmapped(given);
+  const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+  if (LOOPBACK.check(address, family)) return 'loopback';
+  return NOT_PUBLIC.check(address, family) ? 'private' : 'public';
+}
+
+/** Why a webhook may not go to this address, or undefined when it may. */
+export function refusedAddress(host: string, address: string, rules: DestinationRules): string | undefined {
+  const kind = addressKind(address);
+  if (kind === 'public' || rules[kind]) return undefined;
+  return WEBHOOK_MESSAGES.refusedAddress(host, address, kind);
+}
+
+/** The host of a URL as `lookup` and `isIP` take it: without IPv6's brackets. */
+export function bareHost(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '');
+}
+
+/** Names that are the machine itself whatever DNS says. */
+function isLocalName(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.$/, '');
+  return name === 'localhost' || name.endsWith('.localhost');
+}
+
+/**
+ * What can be told of a destination without DNS: an address written in the URL, or a name of the
+ * machine itself. Undefined when it may be used (as far as can be told before it is looked up).
+ */
+export function refusedLiteral(url: URL, rules: DestinationRules): string | undefined {
+  const host = bareHost(url);
+  if (isIP(host) !== 0) return refusedAddress(host, host, rules);
+  if (isLocalName(host) && !rules.loopback) return WEBHOOK_MESSAGES.refusedAddress(host, host, 'loopback');
+  return undefined;
+}
+
+/**
+ * A `lookup` for an HTTP request that refuses an address the rules forbid. The connection is made
+ * to the address checked here: a name that resolves elsewhere the next time (DNS rebinding) cannot
+ * slip between the check and the connection.
+ */
+export function guardedLookup(rules: DestinationRules): LookupFunction {
+  return (host: string, options: LookupOptions, callback) => {
+    lookup(host, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) {
+        callback(error, []);
+        return;
+      }
+      for (const { address } of addresses) {
+        const refusal = refusedAddress(host, address, rules);
+        if (refusal) {
+          callback(Object.assign(new Error(refusal), { code: 'EDESTINATION' }), []);
+          return;
+        }
+      }
+      const [first] = addresses;
+      if (options.all) callback(null, addresses);
+      else if (first) callback(null, first.address, first.family);
+      else callback(Object.assign(new Error(`no address for ${host}`), { code: 'ENOTFOUND' }), []);
+    });
+  };
+}
+
+/** The error code of a destination the rules refused, as the lookup reports it. */
+export const REFUSED_DESTINATION = 'EDESTINATION';

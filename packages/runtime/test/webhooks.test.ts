@@ -1,0 +1,335 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { RuntimeFailure, WebhookDelivery } from '@baton/contracts';
+import { sqliteStore } from '@baton/store-sqlite';
+import { filter, firstValueFrom } from 'rxjs';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createRuntime, type Runtime, type WebhookOptions } from '../src/index.js';
+import { SimulatedClock } from '../src/testing.js';
+import { addressKind, guardedLookup } from '../src/webhooks/destinations.js';
+import { gatedTool, settle, testRuntime } from './helpers.js';
+
+const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+const dir = mkdtempSync(join(tmpdir(), 'baton-webhooks-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A webhook receiver on loopback: it answers each request with the next status of `answers` (200 once they run out). */
+async function receiver(answers: number[] = [], port = 0) {
+  const received: Received[] = [];
+  const waiting: Array<(request: Received) => void> = [];
+  const server: Server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      const entry = { headers: request.headers, body };
+      received.push(entry);
+      response.writeHead(answers.shift() ?? 200).end();
+      waiting.shift()?.(entry);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  receivers.push(server);
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/baton`;
+  /** The next request, or one already received that nobody took yet. */
+  let taken = 0;
+  const next = () =>
+    taken < received.length
+      ? Promise.resolve(received[taken++] as Received)
+      : new Promise<Received>((resolve) => {
+          taken++;
+          waiting.push(resolve);
+        });
+  return { received, url, next, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+const receivers: Server[] = [];
+afterEach(async () => {
+  for (const server of receivers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+/** A runtime with an `auto` tool `research` and a webhook; the clock starts now, as a receiver checks the timestamp. */
+function withWebhook(webhooks: Partial<WebhookOptions> & Pick<WebhookOptions, 'endpoint'>, options = {}) {
+  const research = gatedTool('research', { mode: 'auto' });
+  const test = testRuntime([research.tool], {
+    inlineBudgetMs: 300,
+    webhooks: { allow: { loopback: true }, ...webhooks },
+    ...options,
+  });
+  test.clock.set(Date.now());
+  return { ...test, runs: research.runs };
+}
+
+/** Starts `research`, passes its budget (its caller is answered `backgrounded`), and ends it with `value`. */
+async function backgroundCall(
+  runtime: Runtime,
+  clock: SimulatedClock,
+  runs: ReturnType<typeof gatedTool>['runs'],
+  value: unknown,
+) {
+  const reply = runtime.call({ name: 'research', args: { topic: 'tides' }, sessionId: 'chat-1' });
+  await settle();
+  clock.increment(300);
+  const { callId, status } = await reply;
+  expect(status).toBe('backgrounded');
+  runs.at(-1)?.resolve(value);
+  return callId;
+}
+
+const attempted = (runtime: Runtime, attempts: number) =>
+  firstValueFrom(runtime.webhooks.attempts$.pipe(filter((delivery) => delivery.attempts === attempts)));
+
+describe('webhooks: each notification POSTed to the Standard Webhooks spec', () => {
+  it('signs a delivery so that the standardwebhooks package verifies it, and names the call, its session, tool, status and output', async () => {
+    const hook = await receiver();
+    const { runtime, clock, runs } = withWebhook({ endpoint: { url: hook.url, secret: SECRET } });
+    const settled = attempted(runtime, 1);
+    const callId = await backgroundCall(runtime, clock, runs, { tide: 'high at 12:40' });
+    const { headers, body } = await hook.next();
+    await settled;
+    const verified = new Webhook(SECRET).verify(body, headers as Record<string, string>) as {
+      type: string;
+      data: Record<string, unknown>;
+    };
+    const [notification] = await runtime.notifications.list({ sessionId: 'chat-1' });
+    expect(verified).toEqual({
+      type: 'call.ended',
+      timestamp: new Date(notification?.createdAt ?? 0).toISOString(),
+      data: {
+        notificationId: notification?.id,
+        callId,
+        sessionId: 'chat-1',
+        tool: 'research',
+        status: 'succeeded',
+        output: { tide: 'high at 12:40' },
+        error: null,
+        title: 'Task completed: Background tool: research',
+        body: expect.stringContaining('Return value:'),
+        scheduling: 'when_idle',
+      },
+    });
+    expect(headers['webhook-id']).toBe(`msg_${notification?.id}`);
+    expect(headers['content-type']).toBe('application/json');
+    const [delivery] = await runtime.webhooks.list();
+    expect(delivery).toMatchObject({
+      status: 'delivered',
+      attempts: 1,
+      lastAttempt: { url: hook.url, status: 200 },
+    });
+    // Forged or altered, it does not verify.
+    expect(() => new Webhook(SECRET).verify(`${body} `, headers as Record<string, string>)).toThrow();
+  });
+
+  it('tries again after a 503 within 5 s with the same webhook-id, and makes no third attempt after a 2xx', async () => {
+    const hook = await receiver([503]);
+    const { runtime, clock, runs } = withWebhook({ endpoint: { url: hook.url, secret: SECRET } });
+    const first = attempted(runtime, 1);
+    await backgroundCall(runtime, clock, runs, 'done');
+    const retry = await first;
+    expect(retry).toMatchObject({ status: 'pending', lastAttempt: { status: 503 } });
+    expect(retry.nextAt - (retry.lastAttempt?.at ?? 0)).toBe(5_000);
+    clock.increment(4_999);
+    expect(await runtime.webhooks.deliverDue()).toBe(0);
+    const second = attempted(runtime, 2);
+    clock.increment(1);
+    expect(await second).toMatchObject({ status: 'delivered', attempts: 2 });
+    clock.increment(86_400_000);
+    expect(await runtime.webhooks.deliverDue()).toBe(0);
+    expect(hook.received).toHaveLength(2);
+    const [a, b] = hook.received as [Received, Received];
+    expect(a.headers['webhook-id']).toBe(b.headers['webhook-id']);
+    expect(a.body).toBe(b.body);
+    // Each attempt is signed with its own time.
+    expect(Number(b.headers['webhook-timestamp']) - Number(a.headers['webhook-timestamp'])).toBe(5);
+  });
+
+  it('marks a delivery failed after its last try, visible in the list and reported as a failure', async () => {
+    const hook = await receiver([500, 500, 500]);
+    const { runtime, clock, runs } = withWebhook({
+      endpoint: { url: hook.url, secret: SECRET },
+      retryScheduleMs: [1_000],
+    });
+    const failures: RuntimeFailure[] = [];
+    runtime.failures$.subscribe((failure) => failures.push(failure));
+    const first = attempted(runtime, 1);
+    const callId = await backgroundCall(runtime, clock, runs, 'done');
+    await first;
+    const last = attempted(runtime, 2);
+    clock.increment(1_000);
+    expect(await last).toMatchObject({ status: 'failed', lastAttempt: { status: 500 } });
+    expect((await runtime.webhooks.list({ status: 'failed' })).map((delivery) => delivery.callId)).toEqual([
+      callId,
+    ]);
+    expect(await runtime.webhooks.count({ status: 'failed' })).toBe(1);
+    expect(failures).toEqual([
+      expect.objectContaining({
+        op: 'webhook delivery',
+        callId,
+        error: new Error(
+          `webhook delivery msg_${(await runtime.notifications.list())[0]?.id} failed after 2 attempts: HTTP 500`,
+        ),
+      }),
+    ]);
+    clock.increment(86_400_000);
+    expect(await runtime.webhooks.deliverDue()).toBe(0);
+    expect(hook.received).toHaveLength(2);
+  });
+
+  it('makes after a restart a delivery its receiver refused before it', async () => {
+    // A port where nothing listens yet: the first attempt's connection is refused.
+    const down = await receiver();
+    const { port } = new URL(down.url);
+    await down.close();
+    const path = join(dir, 'restart.db');
+    const research = gatedTool('research', { mode: 'auto' });
+    const clock = new SimulatedClock();
+    clock.set(Date.now());
+    const webhooks: WebhookOptions = {
+      endpoint: { url: down.url, secret: SECRET },
+      allow: { loopback: true },
+    };
+    const first = createRuntime({
+      tools: [research.tool],
+      store: sqliteStore({ path }),
+      clock,
+      inlineBudgetMs: 300,
+      webhooks,
+    });
+    const refused = attempted(first, 1);
+    await backgroundCall(first, clock, research.runs, 'kept');
+    expect(await refused).toMatchObject({
+      status: 'pending',
+      lastAttempt: { error: expect.stringContaining('ECONNREFUSED') },
+    });
+    await first.close();
+
+    const hook = await receiver([], Number(port));
+    const later = new SimulatedClock();
+    later.set(Date.now() + 60_000);
+    const second = createRuntime({ store: sqliteStore({ path }), clock: later, webhooks });
+    try {
+      const delivered = attempted(second, 2);
+      await second.ready;
+      expect(await delivered).toMatchObject({ status: 'delivered' });
+      expect(JSON.parse((await hook.next()).body).data.output).toBe('kept');
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('shows a session its own ids, and sends a session without an endpoint nothing', async () => {
+    const hook = await receiver();
+    const { runtime, clock, runs } = withWebhook({
+      endpoint: (sessionId) =>
+        sessionId.startsWith('acme/')
+          ? { url: hook.url, secret: SECRET, showId: (id) => id.replace(/^acme\//, '') }
+          : undefined,
+    });
+    const reply = runtime.call({ name: 'research', sessionId: 'acme/chat', callId: 'acme/c1' });
+    await settle();
+    clock.increment(300);
+    await reply;
+    runs.at(-1)?.resolve('for acme');
+    expect(JSON.parse((await hook.next()).body).data).toMatchObject({ callId: 'c1', sessionId: 'chat' });
+    await backgroundCall(runtime, clock, runs, 'for nobody');
+    await settle();
+    expect(await runtime.notifications.count()).toBe(2);
+    expect(await runtime.webhooks.count()).toBe(1);
+  });
+});
+
+describe('webhook destinations', () => {
+  it('refuses at once a private, link-local or loopback address written in the URL, unless allowed', () => {
+    const make = (url: string, allow?: WebhookOptions['allow']) => () =>
+      createRuntime({ webhooks: { endpoint: { url, secret: SECRET }, ...(allow ? { allow } : {}) } });
+    expect(make('http://10.0.0.7/hook')).toThrow(
+      'createRuntime: webhooks: the webhook destination 10.0.0.7 is a private, link-local or reserved address: refused unless webhooks.allow.private allows it',
+    );
+    expect(make('http://169.254.169.254/latest/meta-data')).toThrow(/webhooks\.allow\.private/);
+    expect(make('http://[::ffff:192.168.1.1]/hook')).toThrow(/webhooks\.allow\.private/);
+    expect(make('http://localhost:9000/hook')).toThrow(
+      'createRuntime: webhooks: the webhook destination localhost is a loopback address: refused unless webhooks.allow.loopback allows it',
+    );
+    expect(make('http://127.0.0.1:9000/hook', { loopback: true })).not.toThrow();
+    expect(make('http://10.0.0.7/hook', { private: true })).not.toThrow();
+    expect(make('ftp://example.com/hook')).toThrow(
+      '"ftp://example.com/hook" is not an http:// or https:// URL',
+    );
+    expect(() =>
+      createRuntime({ webhooks: { endpoint: { url: 'https://example.com', secret: 'whsec_c2hvcnQ=' } } }),
+    ).toThrow('a secret is "whsec_" followed by the base64 of 24 to 64 random bytes');
+  });
+
+  it('tells public addresses from the rest, IPv6 and IPv4 written as IPv6 included', () => {
+    expect(['8.8.8.8', '2606:4700:4700::1111', '172.32.0.1'].map(addressKind)).toEqual([
+      'public',
+      'public',
+      'public',
+    ]);
+    expect(['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1'].map(addressKind)).toEqual([
+      'loopback',
+      'loopback',
+      'loopback',
+      'loopback',
+    ]);
+    expect(
+      [
+        '10.1.2.3',
+        '172.16.0.1',
+        '192.168.0.1',
+        '169.254.169.254',
+        '100.64.0.1',
+        '0.0.0.0',
+        'fd00:ec2::254',
+        'fe80::1',
+        '::ffff:10.0.0.1',
+      ].map(addressKind),
+    ).toEqual(Array(9).fill('private'));
+  });
+
+  it('refuses a name that resolves to a refused address, on the address the connection would use', async () => {
+    const lookup = guardedLookup({ loopback: false, private: false });
+    const error = await new Promise<NodeJS.ErrnoException | null>((resolve) =>
+      lookup('localhost', {}, (failed) => resolve(failed)),
+    );
+    expect(error).toMatchObject({
+      code: 'EDESTINATION',
+      message: expect.stringContaining('is a loopback address'),
+    });
+    const allowed = guardedLookup({ loopback: true, private: false });
+    const address = await new Promise<string>((resolve, reject) =>
+      allowed('localhost', {}, (failed, found) => (failed ? reject(failed) : resolve(String(found)))),
+    );
+    expect(addressKind(address)).toBe('loopback');
+  });
+
+  it('fails at once, without retrying, a delivery whose endpoint is refused when it is tried', async () => {
+    const { runtime, clock, runs } = withWebhook({
+      endpoint: () => ({ url: 'http://192.168.10.20/hook', secret: SECRET }),
+      allow: {},
+    });
+    const tried = attempted(runtime, 1);
+    await backgroundCall(runtime, clock, runs, 'done');
+    const delivery: WebhookDelivery = await tried;
+    expect(delivery).toMatchObject({
+      status: 'failed',
+      lastAttempt: {
+        error: expect.stringContaining('192.168.10.20 is a private, link-local or reserved address'),
+      },
+    });
+  });
+});
