@@ -72,6 +72,23 @@ export const Notification = z.looseObject({
   acknowledgedAt: z.number().optional(),
 });
 
+export const WebhookDelivery = z.looseObject({
+  id: z.string().describe('The webhook-id of every attempt'),
+  notificationId: z.string(),
+  callId: z.string(),
+  sessionId: z.string(),
+  status: z.enum(['pending', 'delivered', 'failed']),
+  body: z.string().describe('The JSON body every attempt sends'),
+  attempts: z.number(),
+  nextAt: z.number().describe('When the next attempt is due, while pending'),
+  createdAt: z.number(),
+  lastAttempt: z
+    .object({ at: z.number(), url: z.string(), status: z.number().optional(), error: z.string().optional() })
+    .optional()
+    .describe('Where the last attempt went, and the HTTP status it got or why it got none'),
+  deliveredAt: z.number().optional(),
+});
+
 export const Health = z.object({
   ok: z.literal(true),
   instanceId: z.string(),

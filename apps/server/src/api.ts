@@ -10,6 +10,7 @@ import {
   MachineGraph,
   Notification,
   ToolDeclarations,
+  WebhookDelivery,
 } from './api-replies.js';
 
 /**
@@ -200,6 +201,25 @@ export const API = {
     summary: "Acknowledges a notification once (with tenants, one of the tenant's queued notifications)",
     params: IdParams,
     response: { description: '{ acknowledged: boolean }', schema: Done('acknowledged') },
+  }),
+  listWebhookDeliveries: endpoint({
+    method: 'GET',
+    url: '/v1/webhooks/deliveries',
+    summary:
+      'Webhook deliveries of notifications, newest first: pending, delivered, or failed after their last try',
+    query: z.object({
+      status: z.enum(['pending', 'delivered', 'failed']).optional(),
+      sessionId: id.optional(),
+      callId: id.optional(),
+      limit: z.coerce
+        .number()
+        .int()
+        .min(1)
+        .max(1_000)
+        .default(100)
+        .describe('At most this many (default 100)'),
+    }),
+    response: { description: 'A list of webhook deliveries', schema: z.array(WebhookDelivery) },
   }),
   listTools: endpoint({
     method: 'GET',

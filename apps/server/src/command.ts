@@ -19,6 +19,7 @@ import { createServer } from './server.js';
 import { tenantOfId } from './tenancy.js';
 import { loadServedModule, type ServedModule } from './tools-module.js';
 import { LOOPBACK_HOSTS } from './web-safety.js';
+import { webhooksOf } from './webhooks.js';
 
 export const USAGE = `Usage:
   baton serve [module] [options]   serve the tools a module exports (the demo tools without one)
@@ -34,8 +35,11 @@ Options of serve (each also an environment variable, or a key of baton.config.js
   --store <location>  BATON_STORE         a SQLite file (default ./.baton/baton.db) or postgres://...
   --init              BATON_STORE_INIT=1  start afresh where a store used to be
   --log-level <level> BATON_LOG_LEVEL     ${LOG_LEVELS.join(', ')} (default info)
+  --webhook-url <url> BATON_WEBHOOK_URL   POST each background call's end there (Standard Webhooks)
+  --webhook-secret <whsec_…>  BATON_WEBHOOK_SECRET   the secret its deliveries are signed with
 Also: BATON_TOKENS (tenant:token,...), BATON_INLINE_BUDGET_MS, BATON_ALLOWED_HOSTS,
-BATON_ALLOWED_ORIGINS, BATON_RETENTION_DAYS, BATON_CONFIG (the config file).
+BATON_ALLOWED_ORIGINS, BATON_RETENTION_DAYS, BATON_WEBHOOK_ALLOW_PRIVATE,
+BATON_WEBHOOK_RETRY_SCHEDULE_MS (ms,ms,...), BATON_CONFIG (the config file).
 `;
 
 const DEFAULT_RETENTION_DAYS = 7;
@@ -104,6 +108,7 @@ function retentionOf(served: ServedModule, config: ServerConfig): { retentionMs?
 function runtimeFor(served: ServedModule, config: ServerConfig, init: boolean, log: Logger): Runtime {
   if ('runtime' in served) return served.runtime;
   const { retentionMs } = retentionOf(served, config);
+  const webhooks = webhooksOf(config);
   const tenants = Object.values(config.tokens);
   return createRuntime({
     // One tenant that floods the server with slow calls leaves slots to the others.
@@ -113,6 +118,7 @@ function runtimeFor(served: ServedModule, config: ServerConfig, init: boolean, l
     inlineBudgetMs: config.inlineBudgetMs,
     limits: config.limits,
     ...(config.builtins ? { builtins: config.builtins } : {}),
+    ...(webhooks ? { webhooks } : {}),
     // A server keeps a week of ended calls by default: the store does not grow without end.
     ...(retentionMs !== undefined ? { retention: { endedTtlMs: retentionMs } } : {}),
     // Callers' ids are kept under their tenant's prefix (`tenant/`): room for the longest one.
@@ -208,6 +214,8 @@ export async function runBaton(argv: readonly string[]): Promise<number | undefi
         store: { type: 'string' },
         init: { type: 'boolean' },
         'log-level': { type: 'string' },
+        'webhook-url': { type: 'string' },
+        'webhook-secret': { type: 'string' },
       },
     });
     const [command, module, ...extra] = positionals;
@@ -222,6 +230,8 @@ export async function runBaton(argv: readonly string[]): Promise<number | undefi
       ...(values.port !== undefined ? { BATON_PORT: values.port } : {}),
       ...(values.host !== undefined ? { BATON_HOST: values.host } : {}),
       ...(values.store !== undefined ? { BATON_STORE: values.store } : {}),
+      ...(values['webhook-url'] !== undefined ? { BATON_WEBHOOK_URL: values['webhook-url'] } : {}),
+      ...(values['webhook-secret'] !== undefined ? { BATON_WEBHOOK_SECRET: values['webhook-secret'] } : {}),
     };
     const config = loadConfig(env);
     if (command === 'doctor') {

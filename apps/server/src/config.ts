@@ -15,6 +15,12 @@ const Limits = z.strictObject({
   runningPerTenant: z.number().int().positive(),
 });
 
+/** Where a webhook goes, and its Standard Webhooks secret. */
+const WebhookEndpoint = z.strictObject({
+  url: z.url({ protocol: /^https?$/, error: 'expected an http:// or https:// URL' }),
+  secret: z.string().regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, 'expected "whsec_" followed by base64'),
+});
+
 /** `baton.config.json` (or the file `BATON_CONFIG` names): every field optional, none unknown. */
 const FileConfig = z.strictObject({
   host: z.string().min(1),
@@ -41,6 +47,18 @@ const FileConfig = z.strictObject({
    * client that does not take tasks follows what it started.
    */
   builtins: z.array(z.enum(BUILTIN_TOOLS)),
+  /**
+   * Notifications POSTed to a webhook (Standard Webhooks), and which destinations beside public
+   * addresses it may have: loopback is allowed when the server listens on loopback.
+   */
+  webhook: WebhookEndpoint.extend({
+    allowPrivate: z.boolean(),
+    allowLoopback: z.boolean(),
+    /** The waits between attempts after the first, in ms (default Standard Webhooks' schedule). */
+    retryScheduleMs: z.array(z.number().int().min(0)),
+  }).partial(),
+  /** With tokens: a tenant's own webhook, by tenant name; the others' go to `webhook`. */
+  tenantWebhooks: z.record(z.string().regex(TENANT_NAME), WebhookEndpoint),
   /**
    * MCP: sessions' idle TTL, how many may be open per tenant and in all, and whether the
    * background-control tools are served to clients that take no tasks (default true).
@@ -72,6 +90,12 @@ const EnvConfig = z.object({
   BATON_RETENTION_DAYS: z.coerce.number().min(0).optional(),
   BATON_BUILTINS: commaList.pipe(z.array(z.enum(BUILTIN_TOOLS))).optional(),
   BATON_MCP_BACKGROUND_CONTROL: z.stringbool().optional(),
+  BATON_WEBHOOK_URL: WebhookEndpoint.shape.url.optional(),
+  BATON_WEBHOOK_SECRET: WebhookEndpoint.shape.secret.optional(),
+  BATON_WEBHOOK_ALLOW_PRIVATE: z.stringbool().optional(),
+  BATON_WEBHOOK_RETRY_SCHEDULE_MS: commaList
+    .pipe(z.array(z.string().regex(/^\d+$/, 'expected a comma list of milliseconds').transform(Number)))
+    .optional(),
   BATON_ALLOWED_ORIGINS: commaList.pipe(z.array(z.url())).optional(),
   BATON_TOKENS: z
     .string()
@@ -111,6 +135,16 @@ export interface ServerConfig {
   retentionDays?: number;
   /** Built-in tools served beside the module's, when configured. */
   builtins?: BuiltinTool[];
+  /** The server's webhook, when configured, and the destinations it may have beside public ones. */
+  webhook?: {
+    url: string;
+    secret: string;
+    allowPrivate?: boolean;
+    allowLoopback?: boolean;
+    retryScheduleMs?: number[];
+  };
+  /** Tenants' own webhooks, when configured. */
+  tenantWebhooks?: Record<string, { url: string; secret: string }>;
   /** MCP sessions and background control, when configured; the defaults are `@baton/mcp`'s. */
   mcp?: { sessionTtlMs?: number; sessionsPerTenant?: number; sessions?: number; backgroundControl?: boolean };
 }
@@ -140,7 +174,31 @@ function readFile(path: string, required: boolean): Partial<z.infer<typeof FileC
   return parsed.data;
 }
 
-function isLoopback(host: string): boolean {
+/** The server's webhook: the file's, with what the environment sets instead; a URL needs its secret. */
+function webhookOf(
+  file: Partial<z.infer<typeof FileConfig>>['webhook'],
+  env: z.infer<typeof EnvConfig>,
+): ServerConfig['webhook'] {
+  const url = env.BATON_WEBHOOK_URL ?? file?.url;
+  const secret = env.BATON_WEBHOOK_SECRET ?? file?.secret;
+  const allowPrivate = env.BATON_WEBHOOK_ALLOW_PRIVATE ?? file?.allowPrivate;
+  const retryScheduleMs = env.BATON_WEBHOOK_RETRY_SCHEDULE_MS ?? file?.retryScheduleMs;
+  if (url === undefined && secret === undefined) return undefined;
+  if (url === undefined || secret === undefined) {
+    throw new ConfigError(
+      `bad configuration: a webhook needs both its URL (--webhook-url, BATON_WEBHOOK_URL) and its secret (--webhook-secret, BATON_WEBHOOK_SECRET)`,
+    );
+  }
+  return {
+    url,
+    secret,
+    ...(allowPrivate !== undefined ? { allowPrivate } : {}),
+    ...(file?.allowLoopback !== undefined ? { allowLoopback: file.allowLoopback } : {}),
+    ...(retryScheduleMs !== undefined ? { retryScheduleMs } : {}),
+  };
+}
+
+export function isLoopback(host: string): boolean {
   if (host === 'localhost') return true;
   if (isIP(host) === 4) return host.startsWith('127.');
   return host === '::1';
@@ -171,6 +229,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
   }
   const builtins = fromEnv.BATON_BUILTINS ?? file.builtins;
   if (builtins) config.builtins = builtins;
+  const webhook = webhookOf(file.webhook, fromEnv);
+  if (webhook) config.webhook = webhook;
+  if (file.tenantWebhooks) config.tenantWebhooks = file.tenantWebhooks;
   const retentionDays = fromEnv.BATON_RETENTION_DAYS ?? file.retentionDays;
   if (retentionDays !== undefined) config.retentionDays = retentionDays;
   const allowedHosts = fromEnv.BATON_ALLOWED_HOSTS ?? file.allowedHosts;

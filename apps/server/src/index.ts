@@ -9,3 +9,4 @@ export { createLogger, type LogLevel } from './logger.js';
 export { type BatonPluginOptions, batonPlugin } from './plugin.js';
 export { createServer, type ServerOptions } from './server.js';
 export { loadServedModule, type ServedModule } from './tools-module.js';
+export { type WebhookTarget, webhookEndpoints } from './webhooks.js';

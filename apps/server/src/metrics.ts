@@ -24,8 +24,8 @@ function nextState(state: LiveState | undefined, event: CallEvent): LiveState | 
 /**
  * Prometheus metrics of a runtime, for `GET /metrics`: the live calls of this process by state,
  * the ended calls by status and tool, how long calls took, the queue depth, promotions, retries,
- * calls waiting for approval, pending notifications, store write latency, the failures the runtime
- * handled, and Node's process metrics.
+ * calls waiting for approval, pending notifications, webhook deliveries and attempts, store write
+ * latency, the failures the runtime handled, and Node's process metrics.
  */
 export function runtimeMetrics(runtime: Runtime): Registry {
   const registry = new Registry();
@@ -119,6 +119,29 @@ export function runtimeMetrics(runtime: Runtime): Registry {
       }
     },
   });
+
+  new Gauge({
+    name: 'baton_webhook_deliveries',
+    help: 'Webhook deliveries in the store (every process), by status: pending, delivered, failed.',
+    labelNames: ['status'],
+    registers: [registry],
+    async collect() {
+      try {
+        for (const status of ['pending', 'delivered', 'failed'] as const) {
+          this.set({ status }, await runtime.webhooks.count({ status }));
+        }
+      } catch {
+        failures.inc({ op: 'count_webhook_deliveries' });
+      }
+    },
+  });
+  const webhookAttempts = new Counter({
+    name: 'baton_webhook_attempts_total',
+    help: 'Webhook attempts this process made, by what they left the delivery: pending (to be tried again), delivered, failed.',
+    labelNames: ['status'],
+    registers: [registry],
+  });
+  runtime.webhooks.attempts$.subscribe(({ status }) => webhookAttempts.inc({ status }));
 
   runtime.events$.subscribe((event) => {
     if (event.type === 'backgrounded') {

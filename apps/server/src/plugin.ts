@@ -354,6 +354,17 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     return { acknowledged: await runtime.notifications.ack(params.id) };
   });
 
+  route(API.listWebhookDeliveries, async ({ query, scope }) => {
+    const deliveries = await runtime.webhooks.list({
+      sessionPrefix: scope.prefix,
+      limit: query.limit,
+      ...(query.status !== undefined ? { status: query.status } : {}),
+      ...(query.sessionId !== undefined ? { sessionId: scope.inside(query.sessionId) } : {}),
+      ...(query.callId !== undefined ? { callId: scope.inside(query.callId) } : {}),
+    });
+    return deliveries.map((delivery) => scope.show(delivery));
+  });
+
   route(API.listTools, ({ query }) => {
     const tools = runtime.tools.definitions();
     switch (query.format) {

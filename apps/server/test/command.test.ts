@@ -52,6 +52,28 @@ describe('the baton command', () => {
     expect((await baton(['frobnicate'])).stderr).toMatch(/^unknown command frobnicate/);
     expect((await baton(['serve', '--port', 'eighty'])).stderr).toMatch(/BATON_PORT/);
     expect((await baton(['serve', '--colour'])).stderr).toMatch(/--colour/);
+    const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    const privateHook = await baton([
+      'serve',
+      '--port',
+      '0',
+      '--webhook-url',
+      'http://10.0.0.9/hook',
+      '--webhook-secret',
+      secret,
+    ]);
+    expect([privateHook.code, privateHook.stderr]).toEqual([
+      1,
+      'bad configuration: webhook: the webhook destination 10.0.0.9 is a private, link-local or reserved address: refused unless webhooks.allow.private allows it\n',
+    ]);
+    const noSecret = await baton([
+      'serve',
+      '--port',
+      '0',
+      '--webhook-url',
+      'https://hooks.example.com/baton',
+    ]);
+    expect(noSecret.stderr).toMatch(/^bad configuration: a webhook needs both its URL \(--webhook-url/);
   });
 
   it('serves the tools of your module over REST and MCP, logs each request, and stops cleanly on SIGTERM', async () => {

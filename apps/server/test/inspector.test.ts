@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -11,10 +14,27 @@ const dir = mkdtempSync(join(tmpdir(), 'baton-inspector-'));
 let server: ServerProcess;
 let browser: Browser;
 let page: Page;
+/** The webhook the server sends notifications to: it answers every attempt 500. */
+let receiver: Server;
 
 beforeAll(async () => {
-  // A budget long enough for the page to see a call inline before it is backgrounded.
-  server = await startServer({ BATON_INLINE_BUDGET_MS: '1500', BATON_TOKENS: `acme:${TOKEN}` }, dir);
+  receiver = createHttpServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(500).end());
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  // A budget long enough for the page to see a call inline before it is backgrounded; a webhook
+  // tried once, so that a delivery fails at its first answer.
+  server = await startServer(
+    {
+      BATON_INLINE_BUDGET_MS: '1500',
+      BATON_TOKENS: `acme:${TOKEN}`,
+      BATON_WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+      BATON_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
+      BATON_WEBHOOK_RETRY_SCHEDULE_MS: '',
+    },
+    dir,
+  );
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
@@ -33,6 +53,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   expect(await server.stop()).toBe(0);
+  receiver.closeAllConnections();
+  await new Promise((resolve) => receiver.close(resolve));
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -88,6 +110,18 @@ describe('the inspector, in a real browser against the real server', () => {
     expect(onPath.sort()).toEqual(['backgrounded->succeeded', 'inline->backgrounded', 'queued->inline']);
     await page.locator('g.state.current[data-state="succeeded"]').waitFor();
     expect(await detail.locator('pre').last().textContent()).toContain('done after 3 s');
+
+    // Its notification went to the webhook, which answered 500: the delivery failed after its one try.
+    const delivery = page.locator('table.deliveries tr[data-status="failed"]', { hasText: 'slow-1' });
+    await delivery.waitFor();
+    expect(await delivery.locator('td').allTextContents()).toEqual([
+      'slow-1',
+      'failed',
+      '1',
+      expect.stringMatching(/HTTP 500$/),
+      '',
+    ]);
+    await page.getByRole('region', { name: 'Webhook deliveries' }).getByText('1 failed').waitFor();
   });
 
   it('cancels a call from the page, which the API then reports as cancelled', async () => {
@@ -111,10 +145,10 @@ describe('the inspector, in a real browser against the real server', () => {
     await row('deploy-1', 'queued').waitFor();
 
     await page.getByLabel('Filter by state').selectOption('failed');
-    expect(await page.locator('tbody tr').count()).toBe(1);
+    expect(await page.locator('table.calls tbody tr').count()).toBe(1);
     await page.getByLabel('Filter by state').selectOption('');
     await page.getByLabel('Filter by tool').selectOption('slow_report');
-    expect(await page.locator('tbody tr').count()).toBe(3);
+    expect(await page.locator('table.calls tbody tr').count()).toBe(3);
     await page.getByLabel('Filter by tool').selectOption('');
 
     await row('long-2', 'backgrounded').click();

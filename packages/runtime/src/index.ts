@@ -23,6 +23,7 @@ export {
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_MAX_OUTPUT_CHARS,
   DEFAULT_MAX_QUEUED,
+  DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
   OUTPUT_LOG_MAX_CHARS,
   OUTPUT_TAIL_CHARS,
 } from './defaults.js';
@@ -30,4 +31,5 @@ export type { FollowOptions } from './follow.js';
 export { type Logger, quietLogger } from './log.js';
 export type * from './options.js';
 export { createRuntime } from './runtime.js';
+export { CALL_ENDED, webhookEndpointProblem } from './webhooks/deliveries.js';
 export type { StoreWriteTiming } from './write-batcher.js';

@@ -8,6 +8,7 @@ import { edgesOf, pathOf } from './call-path.js';
 import { CallsTable, FilterBar, type Filters, matches } from './calls-table.js';
 import { MachineDiagram } from './machine-diagram.js';
 import { TokenPrompt } from './token-prompt.js';
+import { WebhooksPanel } from './webhooks-panel.js';
 
 /** The newest calls the page keeps; the drawing counts these. */
 const PAGE_SIZE = 500;
@@ -146,6 +147,7 @@ function App() {
             selected={selected}
             onSelect={setSelected}
           />
+          <WebhooksPanel connection={connection} onUnauthorized={onUnauthorized} onSelect={setSelected} />
         </section>
         {open && (
           <CallDetail

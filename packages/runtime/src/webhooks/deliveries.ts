@@ -46,6 +46,23 @@ function checkUrl(url: string): URL {
   return parsed;
 }
 
+/**
+ * Why an endpoint cannot be used (a URL that is not http(s), a secret not of Standard Webhooks'
+ * form, a destination written as an address the rules refuse), or undefined when it can, as far
+ * as can be told before its name is looked up. A host checks its configuration with it at start.
+ */
+export function webhookEndpointProblem(
+  endpoint: WebhookEndpoint,
+  allow: WebhookOptions['allow'] = {},
+): string | undefined {
+  try {
+    checkEndpoint(endpoint, { loopback: allow.loopback ?? false, private: allow.private ?? false });
+    return undefined;
+  } catch (error) {
+    return (error as Error).message.replace(/^createRuntime: webhooks: /, '');
+  }
+}
+
 /** An endpoint that can be used: a URL, a secret of the right form, and a destination the rules allow. */
 function checkEndpoint(endpoint: WebhookEndpoint, rules: DestinationRules): URL {
   const url = checkUrl(endpoint.url);

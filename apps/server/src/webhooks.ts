@@ -1,0 +1,59 @@
+import type { WebhookEndpoint, WebhookOptions } from '@baton/runtime';
+import { webhookEndpointProblem } from '@baton/runtime';
+import { ConfigError, isLoopback, type ServerConfig } from './config.js';
+import { tenantOfId } from './tenancy.js';
+
+/** Where a webhook goes and its secret, as configured. */
+export interface WebhookTarget {
+  url: string;
+  secret: string;
+}
+
+/**
+ * The runtime's `webhooks.endpoint` for a server with tenants: a session's notifications go to its
+ * tenant's own webhook, with ids as the tenant knows them (no `tenant/` prefix), or else to the
+ * server's webhook, with ids as the server keeps them. Pass it to `createRuntime({ webhooks })`.
+ */
+export function webhookEndpoints(options: {
+  webhook?: WebhookTarget;
+  tenants?: Record<string, WebhookTarget>;
+}): (sessionId: string) => WebhookEndpoint | undefined {
+  const tenants = new Map(
+    Object.entries(options.tenants ?? {}).map(([tenant, target]): [string, WebhookEndpoint] => {
+      const prefix = `${tenant}/`;
+      return [tenant, { ...target, showId: (id) => (id.startsWith(prefix) ? id.slice(prefix.length) : id) }];
+    }),
+  );
+  return (sessionId) => tenants.get(tenantOfId(sessionId)) ?? options.webhook;
+}
+
+/**
+ * The webhooks of `baton serve`: each configured endpoint checked now, so that a bad URL, secret or
+ * refused destination stops the start in one line. Loopback destinations are allowed when the
+ * server itself listens on loopback.
+ */
+export function webhooksOf(config: ServerConfig): WebhookOptions | undefined {
+  const { webhook, tenantWebhooks = {} } = config;
+  if (!webhook && Object.keys(tenantWebhooks).length === 0) return undefined;
+  const allow = {
+    loopback: webhook?.allowLoopback ?? isLoopback(config.host),
+    private: webhook?.allowPrivate ?? false,
+  };
+  const configured: Array<[string, WebhookTarget]> = [
+    ...(webhook ? [['webhook', webhook] as [string, WebhookTarget]] : []),
+    ...Object.entries(tenantWebhooks).map(([tenant, target]): [string, WebhookTarget] => [
+      `tenantWebhooks.${tenant}`,
+      target,
+    ]),
+  ];
+  for (const [where, target] of configured) {
+    const problem = webhookEndpointProblem(target, allow);
+    if (problem) throw new ConfigError(`bad configuration: ${where}: ${problem}`);
+  }
+  const target = webhook && { url: webhook.url, secret: webhook.secret };
+  return {
+    endpoint: webhookEndpoints({ ...(target ? { webhook: target } : {}), tenants: tenantWebhooks }),
+    allow,
+    ...(webhook?.retryScheduleMs ? { retryScheduleMs: webhook.retryScheduleMs } : {}),
+  };
+}
