@@ -406,6 +406,30 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     expect(await submitter.notifications.list({ sessionId: 's' })).toHaveLength(1);
   });
 
+  it("tells a client process of a session's notifications as a worker process stores them", async () => {
+    const schema = `watch_${process.pid}_${schemas++}`;
+    await startWorker('w1', schema);
+    const submitter = client(schema);
+    const told: Array<{ callId: string; outcome: string }> = [];
+    const two = new Promise<void>((resolve) => {
+      submitter.notifications.watch({ sessionId: 'idle-chat' }).subscribe(({ callId, outcome }) => {
+        told.push({ callId, outcome });
+        if (told.length === 2) resolve();
+      });
+    });
+    const first = await submitter.call({ name: 'noted', args: { n: 1 }, sessionId: 'idle-chat' });
+    await submitter.call({ name: 'noted', args: { n: 2 }, sessionId: 'another-chat' });
+    const second = await submitter.call({ name: 'noted', args: { n: 3 }, sessionId: 'idle-chat' });
+    await within(two, 20_000, () => progressOf(schema, 'not told'));
+    const byCall = (a: { callId: string }, b: { callId: string }) => a.callId.localeCompare(b.callId);
+    expect(told.sort(byCall)).toEqual(
+      [
+        { callId: first.callId, outcome: 'succeeded' },
+        { callId: second.callId, outcome: 'succeeded' },
+      ].sort(byCall),
+    );
+  });
+
   it('delivers each notification to its webhook once through two worker processes, a retry after a 503 included', {
     timeout: 60_000,
   }, async () => {

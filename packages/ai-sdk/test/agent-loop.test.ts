@@ -112,8 +112,8 @@ describe('an AI SDK agent loop with Baton tools', () => {
         prepareStep: notifications.prepareStep,
         stopWhen: stepCountIs(5),
       });
-      history.push(...notifications.delivered.filter((message) => !history.includes(message)));
-      history.push(...result.response.messages);
+      const conversation = notifications.history([...history, ...result.response.messages]);
+      history.splice(0, history.length, ...conversation);
       return result;
     };
 
@@ -143,6 +143,24 @@ describe('an AI SDK agent loop with Baton tools', () => {
     const occurrences = (prompt: Prompt | undefined) => shown(prompt).split('tides: high at noon').length - 1;
     expect(occurrences(prompts[3])).toBe(1);
     expect(occurrences(prompts[4])).toBe(1);
+    // Before the user's new words, as every bridge places a result that came while the user was idle.
+    const firstStep = shown(prompts[3]);
+    expect(firstStep.indexOf('tides: high at noon')).toBeLessThan(firstStep.indexOf('Anything new?'));
+    // The history keeps it where the model saw it.
+    expect(JSON.stringify(history[6])).toContain('tides: high at noon');
+    expect(history.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
     expect(third.text).toBe('At 12:00 the research came back: tides: high at noon.');
     expect(await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).toEqual([]);
     expect(notifications.delivered).toHaveLength(1);

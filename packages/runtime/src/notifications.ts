@@ -1,4 +1,6 @@
-import type { Notification } from '@baton/contracts';
+import type { CallEvent, Notification } from '@baton/contracts';
+import type { NotificationFilter, Store } from '@baton/store';
+import { merge, Observable, filter as rxFilter } from 'rxjs';
 import type { Runtime } from './options.js';
 
 /** Seed 001: whether a queued notification is given now. */
@@ -18,4 +20,67 @@ export async function takeNotifications(
     if ((await notifications.ack(notification.id)) && due) taken.push(notification);
   }
   return taken;
+}
+
+/** Whose notifications to watch: one session's, or those of every session under a prefix (a tenant's). */
+export type NotificationTarget = { sessionId: string } | { sessionPrefix: string };
+
+export interface WatchDeps {
+  store: Pick<Store, 'listNotifications'>;
+  /** This process's stored events: a notification's says it is stored. */
+  events$: Observable<CallEvent>;
+  /** Other processes' commits that concern these sessions, and a poll under them (a shared store). */
+  storedElsewhere: (about: (sessionIds: readonly string[]) => boolean) => Observable<unknown>;
+}
+
+/**
+ * The target's notifications not yet acknowledged, as they come: those queued now first, then each
+ * new one once it is stored, by this process or another on a shared store. Each is given once; one
+ * acknowledged before it was read (another loop took it) is not given.
+ */
+export function watchNotifications(deps: WatchDeps, target: NotificationTarget): Observable<Notification> {
+  const concerns =
+    'sessionId' in target
+      ? (sessionId: string) => sessionId === target.sessionId
+      : (sessionId: string) => sessionId.startsWith(target.sessionPrefix);
+  const filter: NotificationFilter =
+    'sessionId' in target
+      ? { sessionId: target.sessionId, status: 'queued' }
+      : { sessionPrefix: target.sessionPrefix, status: 'queued' };
+  return new Observable<Notification>((subscriber) => {
+    /** The ids given, of those still queued at the last read. */
+    let given = new Set<string>();
+    let reading = false;
+    let readAgain = false;
+    const read = async (): Promise<void> => {
+      if (reading) {
+        readAgain = true;
+        return;
+      }
+      reading = true;
+      try {
+        do {
+          readAgain = false;
+          const queued = await deps.store.listNotifications(filter);
+          const still = new Set<string>();
+          for (const notification of queued) {
+            if (subscriber.closed) return;
+            still.add(notification.id);
+            if (!given.has(notification.id)) subscriber.next(notification);
+          }
+          given = still;
+        } while (readAgain && !subscriber.closed);
+      } catch (error) {
+        subscriber.error(error);
+      } finally {
+        reading = false;
+      }
+    };
+    const stored = merge(
+      deps.events$.pipe(rxFilter((event) => event.type === 'notification' && concerns(event.sessionId))),
+      deps.storedElsewhere((sessionIds) => sessionIds.some(concerns)),
+    ).subscribe(() => void read());
+    void read();
+    return () => stored.unsubscribe();
+  });
 }

@@ -350,6 +350,13 @@ export interface Runtime {
      * model finished its turn); `silent` ones are acknowledged and never given.
      */
     take(request: { sessionId: string; idle: boolean }): Promise<Notification[]>;
+    /**
+     * A session's notifications not yet acknowledged (or those of every session under a prefix: a
+     * tenant's), as they come: the queued ones first, then each new one once it is stored, by this
+     * process or by another on a shared store. The place to start a turn when a result arrives
+     * while the user is idle. Each is given once; one another loop took first is not given.
+     */
+    watch(target: { sessionId: string } | { sessionPrefix: string }): Observable<Notification>;
   };
   /** The schedules of `spawn_background` (seed 002): listed per session, cancelled by id. */
   readonly schedules: {

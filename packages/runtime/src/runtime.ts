@@ -9,7 +9,7 @@ import {
   ToolRegistry,
 } from '@baton/contracts';
 import type { CallControl, CallFilter, CallPage, SessionEvent } from '@baton/store';
-import { EMPTY, firstValueFrom, type Observable, Subject, toArray } from 'rxjs';
+import { EMPTY, firstValueFrom, merge, type Observable, Subject, toArray } from 'rxjs';
 import { assembleRuntime, type RuntimeParts } from './assembly.js';
 import { registerBackgroundControl } from './background-control.js';
 import { refusalHandledElsewhere } from './call/ending.js';
@@ -24,7 +24,7 @@ import {
   CLOSED_REASON,
   SESSION_CANCELLED_REASON,
 } from './messages.js';
-import { takeNotifications } from './notifications.js';
+import { takeNotifications, watchNotifications } from './notifications.js';
 import type {
   BatchOptions,
   BatchRequest,
@@ -108,6 +108,19 @@ class BatonRuntime implements Runtime {
       count: (filter) => store.countNotifications(filter),
       ack: (id) => store.acknowledgeNotification(id, clock.now()),
       take: (request) => takeNotifications(this.notifications, request),
+      watch: (target) =>
+        watchNotifications(
+          {
+            store,
+            events$: this.#bus.events$,
+            storedElsewhere: (about) =>
+              merge(
+                parts.following.storedElsewhere((notice) => about(notice.sessionIds)),
+                parts.following.ticks(),
+              ),
+          },
+          target,
+        ),
     };
     this.schedules = {
       list: (sessionId) => schedules.list(sessionId),

@@ -1,0 +1,56 @@
+import type { Notification } from '@baton/contracts';
+import { describe, expect, it } from 'vitest';
+import { gatedTool, settle, testRuntime } from './helpers.js';
+
+/** A runtime with a `background` tool `research` whose runs end when the test says. */
+function setUp() {
+  const research = gatedTool('research', { mode: 'background' });
+  return { ...testRuntime([research.tool]), runs: research.runs };
+}
+
+describe('notifications.watch: the results to start a turn with, as they come', () => {
+  it("gives a session's queued notifications first, then each new one once, and none of another session", async () => {
+    const { runtime, runs } = setUp();
+    await runtime.call({ name: 'research', args: { n: 1 }, sessionId: 'chat' });
+    await settle();
+    runs[0]?.resolve('first');
+    await settle();
+
+    const seen: Notification[] = [];
+    const watching = runtime.notifications.watch({ sessionId: 'chat' }).subscribe((n) => seen.push(n));
+    await settle();
+    expect(seen.map((n) => n.body.split('\n').at(-1))).toEqual(['first']);
+
+    await runtime.call({ name: 'research', args: { n: 2 }, sessionId: 'chat' });
+    await runtime.call({ name: 'research', args: { n: 3 }, sessionId: 'elsewhere' });
+    await settle();
+    runs[1]?.resolve('second');
+    runs[2]?.resolve('not mine');
+    await settle();
+    expect(seen.map((n) => n.body.split('\n').at(-1))).toEqual(['first', 'second']);
+    watching.unsubscribe();
+  });
+
+  it('gives nothing a loop took before it was read, and watches every session under a prefix', async () => {
+    const { runtime, runs } = setUp();
+    const seen: string[] = [];
+    const watching = runtime.notifications
+      .watch({ sessionPrefix: 'acme/' })
+      .subscribe((n) => seen.push(n.sessionId));
+    await runtime.call({ name: 'research', sessionId: 'acme/a' });
+    await runtime.call({ name: 'research', sessionId: 'acme/b' });
+    await runtime.call({ name: 'research', sessionId: 'bolt/a' });
+    await settle();
+    for (const run of runs) run.resolve('done');
+    await settle();
+    expect(seen.sort()).toEqual(['acme/a', 'acme/b']);
+    watching.unsubscribe();
+
+    // Taken by the agent loop already: a new watcher is not given it.
+    await runtime.notifications.take({ sessionId: 'acme/a', idle: true });
+    const later: string[] = [];
+    runtime.notifications.watch({ sessionPrefix: 'acme/' }).subscribe((n) => later.push(n.sessionId));
+    await settle();
+    expect(later).toEqual(['acme/b']);
+  });
+});

@@ -1,0 +1,26 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const examples = join(import.meta.dirname, '..', '..', 'examples');
+const run = promisify(execFile);
+
+/** What a conversation in which the result came back while the user was idle prints. */
+const IDLE_TURN = [
+  'user: When is high tide?',
+  'assistant: I am looking it up; I will tell you when it is back.',
+  '(a result came back while the user was idle: a turn of its own)',
+  'assistant: The research is back: high tide at 12:40.',
+  '',
+].join('\n');
+
+describe("the examples of the bridges, with each framework's own test double", () => {
+  it.each(['ai-sdk', 'openai-agents', 'anthropic'])(
+    '%s: a result that comes back while the user is idle starts a turn of its own',
+    async (bridge) => {
+      const { stdout } = await run(process.execPath, [join(examples, `${bridge}-idle-turn.mjs`)]);
+      expect(stdout).toBe(IDLE_TURN);
+    },
+  );
+});
