@@ -86,3 +86,11 @@ export const ratioAtLeast = (ratio: number): Target => ({
     return { met: actual >= ratio, gap: `${actual.toFixed(2)}x` };
   },
 });
+
+export const ratioAtMost = (ratio: number): Target => ({
+  text: `<= ${ratio}x the baseline`,
+  check: (median, baseline) => {
+    const actual = baseline ? median / baseline : Number.NaN;
+    return { met: actual <= ratio, gap: `${actual.toFixed(2)}x` };
+  },
+});

@@ -93,7 +93,7 @@ export async function callControlTool(
   const control = backgroundControl(scopedHost(serving.runtime, serving.scope));
   try {
     const output = await control.run(name, args, { sessionId: callSessionOf(serving), signal });
-    return toolResultOf({ status: 'succeeded', output } as CallRecord);
+    return toolResultOf({ status: 'succeeded', output });
   } catch (error) {
     if (!isToolError(error)) throw error;
     return { isError: true, content: [{ type: 'text', text: error.message }] };

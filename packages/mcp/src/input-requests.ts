@@ -32,7 +32,7 @@ export function forwardInputRequests(
   serving: Serving,
   callId: string,
   context: ServerContext,
-  meta?: Record<string, unknown>,
+  { meta, fresh = false }: { meta?: Record<string, unknown>; fresh?: boolean } = {},
 ) {
   const { runtime } = serving;
   const ask = async (event: InputRequested) => {
@@ -42,7 +42,7 @@ export function forwardInputRequests(
     return context.mcpReq.send({ method, params: meta ? { ...params, _meta: meta } : params } as never);
   };
   return runtime
-    .follow({ callId })
+    .follow({ callId }, { fresh })
     .pipe(filter((event): event is InputRequested => event.type === 'input_requested'))
     .subscribe((event) => {
       ask(event)

@@ -46,7 +46,8 @@ export function watchInputs(
     ask = resolve;
   });
   const subscription = runtime
-    .follow({ callId })
+    // A first round's call is made after this subscription: nothing of it to read first.
+    .follow({ callId }, { fresh: previous === undefined })
     .pipe(filter((event): event is InputRequested => event.type === 'input_requested'))
     .subscribe((event) => {
       seq = Math.max(seq, event.seq);

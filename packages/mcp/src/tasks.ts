@@ -103,7 +103,7 @@ export function serveLegacyTasks(server: Server, serving: Serving): void {
     const related = { [RELATED_TASK_META_KEY]: { taskId } };
     const inputs = isTerminalStatus(record.status)
       ? undefined
-      : forwardInputRequests(serving, record.callId, context, related);
+      : forwardInputRequests(serving, record.callId, context, { meta: related });
     try {
       if (record.approval === 'pending') void askApproval(serving, record, context, related);
       if (!isTerminalStatus(record.status)) await ended(runtime, record.callId, context.mcpReq.signal);

@@ -1,12 +1,18 @@
-import type { CallRecord } from '@baton/contracts';
+import type { CallRecord, CallReply } from '@baton/contracts';
 import { type CallToolResult, isCallToolResult } from '@modelcontextprotocol/server';
 
 function text(value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value ?? null);
 }
 
+/** An ended call as its record or its reply tells of it. */
+export type EndedCall = Pick<CallRecord, 'output' | 'images'> & {
+  status: CallRecord['status'] | CallReply['status'];
+  error?: { message: string } | undefined;
+};
+
 /** What the model sees of an ended call, as MCP content: a failure is a result with `isError`. */
-export function toolResultOf(record: CallRecord): CallToolResult {
+export function toolResultOf(record: EndedCall): CallToolResult {
   if (record.status !== 'succeeded') {
     const message = record.error?.message ?? `The tool call ended ${record.status}.`;
     return { isError: true, content: [{ type: 'text', text: message }] };

@@ -61,9 +61,10 @@ function forwardProgress(
   callId: string,
   progressToken: string | number,
   send: (params: Record<string, unknown>) => Promise<void>,
+  fresh: boolean,
 ) {
   return serving.runtime
-    .follow({ callId })
+    .follow({ callId }, { fresh })
     .pipe(filter((event) => event.type === 'progress'))
     .subscribe((event) => {
       const { current, total, label } = event.progress;
@@ -82,9 +83,9 @@ function forwardProgress(
  * Forwards what the tool logs (`ctx.log`) as `notifications/message`, at the level the client set
  * with `logging/setLevel` (2025-11-25; the 2026-07-28 revision deprecates it).
  */
-function forwardLogs(serving: Serving, callId: string, context: ServerContext) {
+function forwardLogs(serving: Serving, callId: string, context: ServerContext, fresh: boolean) {
   return serving.runtime
-    .follow({ callId })
+    .follow({ callId }, { fresh })
     .pipe(filter((event) => event.type === 'log'))
     .subscribe((event) => {
       context.mcpReq
@@ -140,16 +141,22 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
   // 2026-07-28: a round that answers input names its call in its sealed state.
   const resumed = legacy ? undefined : await resumedRound(serving, context, sessionId);
   const callId = resumed?.callId ?? scope.newCallId();
+  // A call made now: its followers have nothing stored to read first.
+  const fresh = resumed === undefined;
   const progressToken = request.params._meta?.progressToken;
 
   if (taskAsked) {
     // 2025-11-25: the client asked for a task. It exists once its first event is stored, so
     // `tasks/get` finds it as soon as the client has its id; its progress goes to the session.
-    const stored = firstValueFrom(runtime.follow({ callId }));
+    const stored = firstValueFrom(runtime.follow({ callId }, { fresh }));
     if (progressToken !== undefined) {
       serving.hold(
-        forwardProgress(serving, callId, progressToken, (params) =>
-          serving.notify('notifications/progress', params),
+        forwardProgress(
+          serving,
+          callId,
+          progressToken,
+          (params) => serving.notify('notifications/progress', params),
+          fresh,
         ),
       );
     }
@@ -164,12 +171,16 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
   const progress =
     progressToken === undefined
       ? undefined
-      : forwardProgress(serving, callId, progressToken, (params) =>
-          context.mcpReq.notify({ method: 'notifications/progress', params }),
+      : forwardProgress(
+          serving,
+          callId,
+          progressToken,
+          (params) => context.mcpReq.notify({ method: 'notifications/progress', params }),
+          fresh,
         );
-  const logs = legacy ? forwardLogs(serving, callId, context) : undefined;
+  const logs = legacy ? forwardLogs(serving, callId, context, fresh) : undefined;
   // What the tool asks for: asked of the client on its session (2025-11-25), or in input rounds.
-  const inputs = legacy ? forwardInputRequests(serving, callId, context) : undefined;
+  const inputs = legacy ? forwardInputRequests(serving, callId, context, { fresh }) : undefined;
   const rounds = legacy ? undefined : watchInputs(serving, callId, context, resumed);
   // The request's end cancels the call only while this request is its caller: not once an input
   // round has been answered, as the call then waits for the round that answers it.
@@ -198,7 +209,8 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
     const reply = first.reply;
     const asked = preparedInputsOf(reply);
     if (asked) return prepareRound(context, asked) as unknown as CallToolResult;
-    if (reply.status !== 'backgrounded') return toolResultOf(await recordOf(serving, callId));
+    // The reply is the record's end: no second read of the store.
+    if (reply.status !== 'backgrounded') return toolResultOf(reply);
     if (!tasks) return acknowledgementOf(serving, reply);
     const record = await recordOf(serving, callId);
     // A call that ended meanwhile is answered inline, but one that runs only as a task is a task.

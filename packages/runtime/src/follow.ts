@@ -15,6 +15,11 @@ export interface FollowOptions {
    * stored later, each once, in order.
    */
   live?: boolean;
+  /**
+   * The call (or session) is new: nothing of it can be stored before this subscription (its id was
+   * just made here). Its stored events are then not read first; what is stored later is.
+   */
+  fresh?: boolean;
 }
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -35,6 +40,12 @@ export function followStore<T>(
   /** False for a follower that subscribes before anything it follows can be stored. */
   readFirst = true,
   options: FollowOptions = {},
+  /**
+   * A signal that is itself the item after `position` (an event of this process, as its bus tells
+   * of it once it is stored): given as it is, with no read of the store. Only for a follower that
+   * sets no `ready`, which paces every item through a read.
+   */
+  itemOf?: (signal: unknown, position: number) => T | undefined,
 ): Observable<T> {
   const { ready, live = true } = options;
   return new Observable<T>((subscriber) => {
@@ -70,7 +81,18 @@ export function followStore<T>(
         reading = false;
       }
     };
-    const subscription = live ? stored$.subscribe(() => void read()) : undefined;
+    const direct = ready === undefined ? itemOf : undefined;
+    const subscription = live
+      ? stored$.subscribe((signal) => {
+          const item = reading ? undefined : direct?.(signal, position);
+          if (item === undefined) {
+            void read();
+            return;
+          }
+          position = positionOf(item);
+          subscriber.next(item);
+        })
+      : undefined;
     if (readFirst || !live) void read();
     return () => subscription?.unsubscribe();
   });

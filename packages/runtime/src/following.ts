@@ -5,6 +5,12 @@ import { EMPTY, filter, firstValueFrom, merge, Observable, repeat, Subject, shar
 import type { Timers } from './call/timers.js';
 import { type FollowOptions, followStore } from './follow.js';
 
+/** The bus's event when it is the one after `seq` (the bus tells of each call's events in order). */
+function nextEvent(signal: unknown, seq: number): CallEvent | undefined {
+  const event = signal as Partial<CallEvent> | undefined;
+  return event?.seq === seq + 1 && typeof event.type === 'string' ? (event as CallEvent) : undefined;
+}
+
 /** What to follow: one call's events (by `seq`), or a session's (by `position`); `after` resumes a stream. */
 export type FollowTarget = { callId: string; after?: number } | { sessionId: string; after?: number };
 
@@ -64,7 +70,8 @@ export class Following {
         this.ticks(),
       );
       const read = (seq: number, limit: number) => store.listEvents(callId, seq + 1, limit);
-      return followStore(stored$, read, (event) => event.seq, target.after ?? 0, true, options);
+      const readFirst = !options?.fresh;
+      return followStore(stored$, read, (event) => event.seq, target.after ?? 0, readFirst, options, nextEvent);
     }
     const { sessionId } = target;
     const stored$ = merge(
@@ -73,7 +80,7 @@ export class Following {
       this.ticks(),
     );
     const read = (position: number, limit: number) => store.listSessionEvents(sessionId, position, limit);
-    return followStore(stored$, read, (stored) => stored.position, target.after ?? 0, true, options);
+    return followStore(stored$, read, (stored) => stored.position, target.after ?? 0, !options?.fresh, options);
   }
 
   /**

@@ -69,6 +69,39 @@ describe('following stored events', () => {
     expect([...positions].sort((p, q) => p - q)).toEqual(positions);
   });
 
+  it("follows a call of this process from its bus, reading the store only to begin; a fresh call's not even then", async () => {
+    const { tool, runs } = gatedTool('work', { mode: 'background' });
+    const store = memoryStore();
+    let reads = 0;
+    const listEvents = store.listEvents.bind(store);
+    store.listEvents = (...args) => {
+      reads++;
+      return listEvents(...args);
+    };
+    const { runtime } = testRuntime([tool], { store });
+    const seen: CallEvent[] = [];
+    runtime.follow({ callId: 'c1' }, { fresh: true }).subscribe((event) => seen.push(event));
+    await runtime.call({ name: 'work', sessionId: 's', callId: 'c1' });
+    await settle();
+    runs[0]?.resolve('done');
+    await settle();
+    expect(seen.map((event) => event.type)).toEqual([
+      'queued',
+      'backgrounded',
+      'started',
+      'succeeded',
+      'notification',
+    ]);
+    expect(seen.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(reads).toBe(0);
+
+    const later: CallEvent[] = [];
+    runtime.follow({ callId: 'c1' }).subscribe((event) => later.push(event));
+    await settle();
+    expect(later).toEqual(seen);
+    expect(reads).toBe(1);
+  });
+
   it('replays a long history a page at a time, and reads the next page only when the consumer is ready', async () => {
     const store = memoryStore();
     const { runtime } = testRuntime([], { store });

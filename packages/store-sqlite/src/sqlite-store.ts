@@ -122,6 +122,8 @@ export class SqliteStore implements Store {
   readonly #thread: WriterThread | undefined;
   readonly writeConcurrency: number | undefined;
   readonly writeBatchCalls: number | undefined;
+  /** Each read's statement, prepared once: the SQL of a read is one of a few, by its filter's shape. */
+  readonly #statements = new Map<string, Database.Statement>();
 
   constructor(options: SqliteStoreOptions) {
     this.#db = openDatabase(options);
@@ -142,6 +144,15 @@ export class SqliteStore implements Store {
       this.writeConcurrency = undefined;
       this.writeBatchCalls = undefined;
     }
+  }
+
+  #statement(sql: string): Database.Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
   }
 
   /**
@@ -169,19 +180,17 @@ export class SqliteStore implements Store {
   }
 
   async getCall(callId: string): Promise<CallRecord | undefined> {
-    const row = this.#db
-      .prepare('SELECT position, record, owner_id FROM calls WHERE call_id = ?')
-      .get(callId) as CallRow | undefined;
+    const row = this.#statement('SELECT position, record, owner_id FROM calls WHERE call_id = ?').get(
+      callId,
+    ) as CallRow | undefined;
     return row && recordOf(row);
   }
 
   async getCalls(callIds: readonly string[]): Promise<CallRecord[]> {
     if (callIds.length === 0) return [];
-    const rows = this.#db
-      .prepare(
-        'SELECT position, record, owner_id FROM calls WHERE call_id IN (SELECT DISTINCT value FROM json_each(?))',
-      )
-      .all(JSON.stringify(callIds)) as CallRow[];
+    const rows = this.#statement(
+      'SELECT position, record, owner_id FROM calls WHERE call_id IN (SELECT DISTINCT value FROM json_each(?))',
+    ).all(JSON.stringify(callIds)) as CallRow[];
     return rows.map(recordOf);
   }
 
@@ -196,7 +205,7 @@ export class SqliteStore implements Store {
       statuses === undefined ? undefined : [`status IN (${statuses.map(() => '?').join(', ')})`, ...statuses],
     ]);
     const sql = `SELECT position, record, owner_id FROM calls ${where} ORDER BY position DESC LIMIT ?`;
-    const rows = this.#db.prepare(sql).all(...params, limit + 1) as CallRow[];
+    const rows = this.#statement(sql).all(...params, limit + 1) as CallRow[];
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {
@@ -207,9 +216,9 @@ export class SqliteStore implements Store {
 
   async listEvents(callId: string, fromSeq = 0, limit = -1): Promise<CallEvent[]> {
     // LIMIT -1 is SQLite's "no limit". Each row has one event from fromSeq on, at least.
-    const rows = this.#db
-      .prepare('SELECT seq, events FROM event_rows WHERE call_id = ? AND last_seq >= ? ORDER BY seq LIMIT ?')
-      .all(callId, fromSeq, limit) as Array<{ seq: number; events: string }>;
+    const rows = this.#statement(
+      'SELECT seq, events FROM event_rows WHERE call_id = ? AND last_seq >= ? ORDER BY seq LIMIT ?',
+    ).all(callId, fromSeq, limit) as Array<{ seq: number; events: string }>;
     const events: CallEvent[] = [];
     for (const row of rows) {
       for (const event of JSON.parse(row.events) as CallEvent[]) {
@@ -223,12 +232,15 @@ export class SqliteStore implements Store {
     // The row that holds the position may hold events after it (a page may end inside a row):
     // rows take positions ROW_EVENTS_MAX apart, so it starts less than that before. Then as many
     // rows as events asked for, each holding one at least.
-    const rows = this.#db
-      .prepare(`
+    const rows = this.#statement(`
         SELECT r.position, r.events FROM calls c JOIN event_rows r ON r.call_id = c.call_id
         WHERE c.session_id = ? AND r.position > ? AND r.position + (r.last_seq - r.seq) > ?
-        ORDER BY r.position LIMIT ?`)
-      .all(sessionId, afterPosition - ROW_EVENTS_MAX, afterPosition, limit) as Array<{
+        ORDER BY r.position LIMIT ?`).all(
+      sessionId,
+      afterPosition - ROW_EVENTS_MAX,
+      afterPosition,
+      limit,
+    ) as Array<{
       position: number;
       events: string;
     }>;
@@ -254,7 +266,7 @@ export class SqliteStore implements Store {
     ]);
     const limit = filter.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(filter.limit))}`;
     const sql = `SELECT notification, status, acknowledged_at FROM notifications ${where} ORDER BY created_at, rowid${limit}`;
-    return (this.#db.prepare(sql).all(...params) as NotificationRow[]).map(notificationOf);
+    return (this.#statement(sql).all(...params) as NotificationRow[]).map(notificationOf);
   }
 
   async countNotifications(filter: NotificationCountFilter = {}): Promise<number> {
@@ -263,7 +275,7 @@ export class SqliteStore implements Store {
       sessionPrefixOf(filter),
       filter.status === undefined ? undefined : ['status = ?', filter.status],
     ]);
-    const row = this.#db.prepare(`SELECT COUNT(*) AS count FROM notifications ${where}`).get(...params) as {
+    const row = this.#statement(`SELECT COUNT(*) AS count FROM notifications ${where}`).get(...params) as {
       count: number;
     };
     return row.count;
@@ -288,40 +300,41 @@ export class SqliteStore implements Store {
 
   async listDeliveries(filter: DeliveryFilter = {}): Promise<WebhookDelivery[]> {
     const { where, params } = deliveryConditions(filter);
-    const rows = this.#db
-      .prepare(`SELECT delivery FROM webhook_deliveries ${where} ORDER BY position DESC LIMIT ?`)
-      .all(...params, filter.limit ?? DEFAULT_PAGE_SIZE) as Array<{ delivery: string }>;
+    const rows = this.#statement(
+      `SELECT delivery FROM webhook_deliveries ${where} ORDER BY position DESC LIMIT ?`,
+    ).all(...params, filter.limit ?? DEFAULT_PAGE_SIZE) as Array<{ delivery: string }>;
     return rows.map((row) => JSON.parse(row.delivery) as WebhookDelivery);
   }
 
   async countDeliveries(filter: DeliveryCountFilter = {}): Promise<number> {
     const { where, params } = deliveryConditions(filter);
-    const row = this.#db
-      .prepare(`SELECT COUNT(*) AS count FROM webhook_deliveries ${where}`)
-      .get(...params) as {
+    const row = this.#statement(`SELECT COUNT(*) AS count FROM webhook_deliveries ${where}`).get(
+      ...params,
+    ) as {
       count: number;
     };
     return row.count;
   }
 
   async getArtifact(callId: string, name: string): Promise<string | undefined> {
-    const row = this.#db
-      .prepare('SELECT content FROM artifacts WHERE call_id = ? AND name = ?')
-      .get(callId, name) as { content: string } | undefined;
+    const row = this.#statement('SELECT content FROM artifacts WHERE call_id = ? AND name = ?').get(
+      callId,
+      name,
+    ) as { content: string } | undefined;
     return row?.content;
   }
 
   async listArtifacts(callId: string): Promise<string[]> {
-    const rows = this.#db
-      .prepare('SELECT name FROM artifacts WHERE call_id = ? ORDER BY name')
-      .all(callId) as Array<{
+    const rows = this.#statement('SELECT name FROM artifacts WHERE call_id = ? ORDER BY name').all(
+      callId,
+    ) as Array<{
       name: string;
     }>;
     return rows.map((row) => row.name);
   }
 
   async listSteps(callId: string): Promise<StepResult[]> {
-    const rows = this.#db.prepare('SELECT step_id, value FROM steps WHERE call_id = ?').all(callId) as Array<{
+    const rows = this.#statement('SELECT step_id, value FROM steps WHERE call_id = ?').all(callId) as Array<{
       step_id: string;
       value: string;
     }>;
@@ -329,9 +342,9 @@ export class SqliteStore implements Store {
   }
 
   async getResolution(key: string): Promise<EventResolution | undefined> {
-    const row = this.#db
-      .prepare('SELECT key, call_id, outcome, at FROM event_resolutions WHERE key = ?')
-      .get(key) as { key: string; call_id: string; outcome: string; at: number } | undefined;
+    const row = this.#statement('SELECT key, call_id, outcome, at FROM event_resolutions WHERE key = ?').get(
+      key,
+    ) as { key: string; call_id: string; outcome: string; at: number } | undefined;
     return (
       row && {
         key: row.key,
@@ -348,7 +361,7 @@ export class SqliteStore implements Store {
       filter.enabled === undefined ? undefined : ['enabled = ?', filter.enabled ? 1 : 0],
     ]);
     const sql = `SELECT schedule FROM schedules ${where} ORDER BY rowid`;
-    return (this.#db.prepare(sql).all(...params) as Array<{ schedule: string }>).map(
+    return (this.#statement(sql).all(...params) as Array<{ schedule: string }>).map(
       (row) => JSON.parse(row.schedule) as Schedule,
     );
   }
@@ -374,7 +387,7 @@ export class SqliteStore implements Store {
   }
 
   async listInstances(): Promise<RuntimeInstance[]> {
-    return (this.#db.prepare('SELECT * FROM instances').all() as InstanceRow[]).map(instanceOfRow);
+    return (this.#statement('SELECT * FROM instances').all() as InstanceRow[]).map(instanceOfRow);
   }
 
   async removeInstance(instanceId: string): Promise<void> {
