@@ -1,6 +1,6 @@
 import type { CallEvent, InputRequest } from '@baton/contracts';
 import type { ServerContext } from '@modelcontextprotocol/server';
-import { filter } from 'rxjs';
+import { filter, type Observable } from 'rxjs';
 import type { Serving } from './serving.js';
 
 /** An input request as the MCP request that asks a client for it. */
@@ -32,7 +32,14 @@ export function forwardInputRequests(
   serving: Serving,
   callId: string,
   context: ServerContext,
-  { meta, fresh = false }: { meta?: Record<string, unknown>; fresh?: boolean } = {},
+  {
+    meta,
+    events$,
+  }: {
+    meta?: Record<string, unknown>;
+    /** The call's events, when the caller follows them already (one follower for all it forwards). */
+    events$?: Observable<CallEvent>;
+  } = {},
 ) {
   const { runtime } = serving;
   const ask = async (event: InputRequested) => {
@@ -41,8 +48,7 @@ export function forwardInputRequests(
     const { method, params } = mcpRequestOf(event.request);
     return context.mcpReq.send({ method, params: meta ? { ...params, _meta: meta } : params } as never);
   };
-  return runtime
-    .follow({ callId }, { fresh })
+  return (events$ ?? runtime.follow({ callId }))
     .pipe(filter((event): event is InputRequested => event.type === 'input_requested'))
     .subscribe((event) => {
       ask(event)

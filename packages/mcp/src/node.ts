@@ -35,7 +35,7 @@ function webRequestOf(request: IncomingMessage, signal: AbortSignal): Request {
 }
 
 /** Writes a web `Response` to Node, streaming its body (SSE) with backpressure until either side ends. */
-async function send(response: Response, to: ServerResponse): Promise<void> {
+async function send(response: Response, to: ServerResponse, stream = false): Promise<void> {
   const headers: Record<string, string | string[]> = {};
   response.headers.forEach((value, name) => {
     headers[name] = value;
@@ -47,9 +47,9 @@ async function send(response: Response, to: ServerResponse): Promise<void> {
     to.end();
     return;
   }
-  // A stream (SSE) may send nothing for a long time: its headers go now, so that the client knows
-  // it is open, rather than with its first event.
-  to.flushHeaders();
+  // A GET stream (2025-11-25's standalone SSE) may send nothing for a long time: its headers go
+  // now, so that the client knows it is open. A POST's answer comes at once, headers with it.
+  if (stream) to.flushHeaders();
   const reader = response.body.getReader();
   const closed = new Promise<void>((resolve) => to.once('close', resolve));
   closed
@@ -80,7 +80,11 @@ export function toNodeHandler(
     });
     try {
       const given = parsedBody === undefined || typeof parsedBody === 'function' ? {} : { parsedBody };
-      await send(await handler.fetch(webRequestOf(request, aborted.signal), given), response);
+      await send(
+        await handler.fetch(webRequestOf(request, aborted.signal), given),
+        response,
+        request.method === 'GET',
+      );
     } catch (error) {
       options.onError?.(error instanceof Error ? error : new Error(String(error)));
       if (!response.headersSent) await send(jsonRpcErrorResponse(500, -32603, 'Internal error'), response);

@@ -1,4 +1,4 @@
-import { type CallRecord, isTerminalStatus, taskSupportOf } from '@baton/contracts';
+import { type CallEvent, type CallRecord, isTerminalStatus, taskSupportOf } from '@baton/contracts';
 import {
   type CallToolRequest,
   type CallToolResult,
@@ -8,7 +8,7 @@ import {
   ProtocolErrorCode,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { filter, firstValueFrom } from 'rxjs';
+import { filter, firstValueFrom, type Observable, share } from 'rxjs';
 import { acknowledgementOf, callControlTool, controlToolOf } from './background-control.js';
 import { forwardInputRequests } from './input-requests.js';
 import { watchInputs } from './input-rounds.js';
@@ -83,17 +83,14 @@ function forwardProgress(
  * Forwards what the tool logs (`ctx.log`) as `notifications/message`, at the level the client set
  * with `logging/setLevel` (2025-11-25; the 2026-07-28 revision deprecates it).
  */
-function forwardLogs(serving: Serving, callId: string, context: ServerContext, fresh: boolean) {
-  return serving.runtime
-    .follow({ callId }, { fresh })
-    .pipe(filter((event) => event.type === 'log'))
-    .subscribe((event) => {
-      context.mcpReq
-        .log(event.stream === 'stderr' ? 'warning' : 'info', event.chunk, event.toolName)
-        .catch(() => {
-          // The client went away; the record keeps the log's tail.
-        });
-    });
+function forwardLogs(events$: Observable<CallEvent>, context: ServerContext) {
+  return events$.pipe(filter((event) => event.type === 'log')).subscribe((event) => {
+    context.mcpReq
+      .log(event.stream === 'stderr' ? 'warning' : 'info', event.chunk, event.toolName)
+      .catch(() => {
+        // The client went away; the record keeps the log's tail.
+      });
+  });
 }
 
 /**
@@ -178,9 +175,11 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
           (params) => context.mcpReq.notify({ method: 'notifications/progress', params }),
           fresh,
         );
-  const logs = legacy ? forwardLogs(serving, callId, context, fresh) : undefined;
+  // 2025-11-25: what the tool logs, and what it asks for, forwarded on the session; one follower.
+  const events$ = legacy ? runtime.follow({ callId }, { fresh }).pipe(share()) : undefined;
+  const logs = events$ && forwardLogs(events$, context);
   // What the tool asks for: asked of the client on its session (2025-11-25), or in input rounds.
-  const inputs = legacy ? forwardInputRequests(serving, callId, context, { fresh }) : undefined;
+  const inputs = events$ && forwardInputRequests(serving, callId, context, { events$ });
   const rounds = legacy ? undefined : watchInputs(serving, callId, context, resumed);
   // The request's end cancels the call only while this request is its caller: not once an input
   // round has been answered, as the call then waits for the round that answers it.
