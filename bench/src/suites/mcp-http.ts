@@ -135,8 +135,8 @@ function bareSessions(): Pick<McpHandler, 'fetch'> {
           {
             sessionIdGenerator: randomUUID,
             onsessioninitialized: (session) => {
-            sessions.set(session, opened);
-          },
+              sessions.set(session, opened);
+            },
           },
         );
         const server = new McpServer({ name: 'bare', version: '1.0.0' });

@@ -71,7 +71,15 @@ export class Following {
       );
       const read = (seq: number, limit: number) => store.listEvents(callId, seq + 1, limit);
       const readFirst = !options?.fresh;
-      return followStore(stored$, read, (event) => event.seq, target.after ?? 0, readFirst, options, nextEvent);
+      return followStore(
+        stored$,
+        read,
+        (event) => event.seq,
+        target.after ?? 0,
+        readFirst,
+        options,
+        nextEvent,
+      );
     }
     const { sessionId } = target;
     const stored$ = merge(
@@ -80,7 +88,14 @@ export class Following {
       this.ticks(),
     );
     const read = (position: number, limit: number) => store.listSessionEvents(sessionId, position, limit);
-    return followStore(stored$, read, (stored) => stored.position, target.after ?? 0, !options?.fresh, options);
+    return followStore(
+      stored$,
+      read,
+      (stored) => stored.position,
+      target.after ?? 0,
+      !options?.fresh,
+      options,
+    );
   }
 
   /**
