@@ -26,7 +26,10 @@ export type CallMachineEvent =
   | { type: 'START' }
   /** The inline budget passed. */
   | { type: 'BUDGET' }
+  /** A person approved the call that waits for approval: it joins the queue. */
   | { type: 'APPROVE' }
+  /** A person rejected the call that waits for approval: it fails without running. */
+  | { type: 'REJECT' }
   /** The attempt failed and the retry policy runs it again after a backoff. */
   | { type: 'RETRY' }
   /** The backoff passed: the next attempt starts. */
@@ -62,6 +65,8 @@ export type CallAction =
   | { type: 'announceRetry' }
   /** The `queued` event of a call that is queued again. */
   | { type: 'announceQueued' }
+  /** Keep the decision on a call that waited for approval in its record. */
+  | { type: 'recordApproval'; params: { decision: 'approved' | 'rejected' } }
   /** Save the record as it is now. */
   | { type: 'write' }
   /** Abort the running execution's signal, with the error the record ends with. */
@@ -107,6 +112,7 @@ const callSetup = setup({
     runAttempt: named,
     announceRetry: named,
     announceQueued: named,
+    recordApproval: named,
     write: named,
     abort: named,
     recordOutcome: named,
@@ -226,7 +232,15 @@ export const callMachine = callSetup.createMachine({
               guard: not('isDetached'),
               actions: ['detach', { type: 'answerBackgrounded', params: { reason: 'approval' } }],
             },
-            APPROVE: { target: 'waiting', actions: ['write', 'enqueue'] },
+            APPROVE: {
+              target: 'waiting',
+              actions: [{ type: 'recordApproval', params: { decision: 'approved' } }, 'write', 'enqueue'],
+            },
+            // Before the ending's actions: the record ends with the decision in it.
+            REJECT: {
+              target: '#call.failed',
+              actions: [{ type: 'recordApproval', params: { decision: 'rejected' } }],
+            },
           },
         },
       },

@@ -95,12 +95,25 @@ describe('the call machine', () => {
     expect(run('auto', ['ADMIT', 'APPROVE'], from)).toEqual({
       path: 'queued.waiting',
       detached: true,
-      actions: [{ type: 'write' }, { type: 'enqueue' }],
+      actions: [
+        { type: 'recordApproval', params: { decision: 'approved' } },
+        { type: 'write' },
+        { type: 'enqueue' },
+      ],
     });
     expect(run('auto', ['ADMIT', 'APPROVE', 'START'], from).path).toBe('backgrounded.running');
   });
 
-  it('fails a rejected call through the ordinary FAIL, its end a notification', () => {
+  it('fails a rejected call, the decision in its record before its end; its end a notification', () => {
+    expect(run('auto', ['ADMIT', 'REJECT'], { path: 'queued.awaiting_approval' })).toEqual({
+      path: 'failed',
+      detached: true,
+      actions: [{ type: 'recordApproval', params: { decision: 'rejected' } }, ...ending('failed', true)],
+    });
+    // Only a call that waits for its approval can be rejected, or approved.
+    expect(run('auto', ['ADMIT', 'REJECT'])).toMatchObject({ path: 'queued.waiting', actions: [] });
+    expect(run('auto', ['ADMIT', 'START', 'APPROVE'])).toMatchObject({ path: 'inline.running', actions: [] });
+    // A call that waits for its approval may still fail otherwise (its store, its process).
     expect(run('auto', ['ADMIT', 'FAIL'], { path: 'queued.awaiting_approval' })).toEqual({
       path: 'failed',
       detached: true,
@@ -310,7 +323,10 @@ describe('machineGraph', () => {
       'cancelled',
       'backgrounded',
       'inline',
+      // A rejection, from the state that waits for approval.
+      'failed',
     ]);
-    expect(graph.transitions).toHaveLength(4 + 6 + 5);
+    expect(graph.transitions).toContainEqual({ from: 'queued', to: 'failed', event: 'REJECT' });
+    expect(graph.transitions).toHaveLength(5 + 6 + 5);
   });
 });

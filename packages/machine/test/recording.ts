@@ -19,6 +19,7 @@ export const EVENTS: CallMachineEventType[] = [
   'START',
   'BUDGET',
   'APPROVE',
+  'REJECT',
   'RETRY',
   'RUN',
   'REQUEUE',

@@ -250,7 +250,6 @@ class BatonRuntime implements Runtime {
     const call = registry.get(callId);
     if (!call) return worker.controlRemote({ type: 'control', callId, action: 'approve' });
     if (call.record.approval !== 'pending') return false;
-    call.record.approval = 'approved';
     driver.send(call, { type: 'APPROVE' });
     await writer.recordConfirmed(call.record).catch(refusalHandledElsewhere);
     return true;
@@ -261,10 +260,9 @@ class BatonRuntime implements Runtime {
     const call = registry.get(callId);
     if (!call) return worker.controlRemote({ type: 'control', callId, action: 'reject', reason });
     if (call.record.approval !== 'pending') return false;
-    call.record.approval = 'rejected';
     const message = approvalRejectedMessage(reason);
     const error = { code: 'approval_rejected' as const, message };
-    driver.send(call, { type: 'FAIL', outcome: { ok: false, error, output: { error: message } } });
+    driver.send(call, { type: 'REJECT', outcome: { ok: false, error, output: { error: message } } });
     await call.endWritten?.catch(refusalHandledElsewhere);
     return true;
   }

@@ -58,6 +58,9 @@ export function callEffects(modules: EffectModules): Effects {
       writes.emit(call, { type: 'queued', mode: call.record.mode, from: from.status, to: to.status });
       writes.save(call);
     },
+    recordApproval: (call, { params: { decision } }) => {
+      call.record.approval = decision;
+    },
     write: (call) => writes.save(call),
     abort: (call) => ending.abort(call),
     recordOutcome: (call, { params: { status } }, event, from) =>

@@ -81,7 +81,7 @@ export class CallEnding {
       writes.emit(call, { type: 'timed_out', timeoutMs, from: left, to: status });
       return;
     }
-    const failure = (event as Extract<DriverEvent, { type: 'FAIL' }>).outcome;
+    const failure = (event as Extract<DriverEvent, { type: 'FAIL' | 'REJECT' }>).outcome;
     record.error = failure.error;
     record.output = failure.output;
     writes.emit(call, { type: 'failed', error: modelVisible(failure.error), from: left, to: status });
