@@ -1,4 +1,4 @@
-import type { JsonSchema } from './schema.js';
+import type { JsonSchema } from './json-schema.js';
 
 /**
  * What a running tool may ask its caller for (`ctx.input`): a form the user fills

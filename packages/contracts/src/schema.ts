@@ -4,8 +4,9 @@ import type { Options as AjvOptions, ErrorObject, ValidateFunction } from 'ajv';
 import type { CallIssue } from './call.js';
 import { BatonError } from './errors.js';
 
-/** A JSON Schema object, as a tool's `input` or `output`. */
-export type JsonSchema = { [key: string]: unknown };
+import type { JsonSchema } from './json-schema.js';
+
+export type { JsonSchema };
 
 /** A zod schema, or any other Standard Schema library (valibot, arktype), or a plain JSON Schema. */
 export type ToolSchema = StandardSchemaV1 | JsonSchema;

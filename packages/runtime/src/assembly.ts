@@ -1,7 +1,10 @@
 import type { EventBus } from '@baton/bus';
-import type { CallReply, ToolRegistry } from '@baton/contracts';
+import type { ToolRegistry } from '@baton/contracts';
 import { type CallControl, memoryStore, type Store } from '@baton/store';
 import { Admission } from './admission.js';
+import { SPAWN_BACKGROUND } from './builtins/names.js';
+import { ScheduleRunner } from './builtins/schedules.js';
+import { type StartRun, spawnBackgroundTool, startRun } from './builtins/spawn-background.js';
 import { Answers } from './call/answers.js';
 import { Attempts } from './call/attempts.js';
 import { CallDriver } from './call/driver.js';
@@ -18,17 +21,15 @@ import { CallContextHost } from './context-host.js';
 import { Following } from './following.js';
 import { Housekeeping } from './housekeeping.js';
 import { Failures, quietLogger } from './log.js';
-import type { CallRequest, RuntimeOptions } from './options.js';
+import type { RuntimeOptions, StoreWriteTiming } from './options.js';
 import { thisInstance } from './recovery/instances.js';
 import { Recovery } from './recovery/recover.js';
-import { ScheduleRunner } from './schedules.js';
 import { resolveSettings, type Settings } from './settings.js';
 import { SharedClient } from './shared/client.js';
 import { SharedWorker } from './shared/worker.js';
-import { type RunRequest, SPAWN_BACKGROUND, spawnBackgroundTool, startRun } from './spawn-background.js';
 import { CallTracing } from './tracing.js';
 import { WebhookDeliveries } from './webhooks/deliveries.js';
-import { type StoreWriteTiming, WriteBatcher } from './write-batcher.js';
+import { WriteBatcher } from './write-batcher.js';
 
 /** The modules of one runtime, each given only what it uses of the others. */
 export interface RuntimeParts {
@@ -63,8 +64,6 @@ export interface RuntimeHooks {
   tools: ToolRegistry;
   bus: EventBus;
   closed: () => boolean;
-  /** The runtime's `call`: schedules and `spawn_background` start runs through it. */
-  call: (request: CallRequest) => Promise<CallReply>;
   /** Told how long each of the store's writes took (`storeWrites$`). */
   timed: (timing: StoreWriteTiming) => void;
   /** The runtime's cancel, approve and reject, for requests another process sends. */
@@ -102,7 +101,10 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     // Every call not yet answered, those whose end waits for its write too: a batch is a share of them.
     liveCalls: () => registry.inFlight,
   });
-  const schedules = schedulesOf(settings, { store, clock, writer, tools, failures, call: hooks.call });
+  // Runs come in through the intake's own entry for them (made below), not through the public `call`.
+  let intake: Intake | undefined;
+  const start: StartRun = (request, run) => (intake as Intake).call(request, run);
+  const schedules = schedulesOf(settings, { store, clock, writer, tools, failures, start });
   const tracing = CallTracing.load();
   const writes = new CallWrites(writer, clock, tracing);
   let worker: SharedWorker | undefined;
@@ -179,7 +181,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     failures,
     closed,
   };
-  const intake = new Intake({ ...common, submit, tracing });
+  intake = new Intake({ ...common, submit, tracing });
   const recovery = new Recovery({
     ...common,
     catchUp: (callIds) => worker?.catchUp(callIds) ?? Promise.resolve(),
@@ -214,7 +216,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     registry,
     slots,
     driver,
-    intake,
+    intake: intake as Intake,
     host,
     following,
     worker,
@@ -237,10 +239,10 @@ function schedulesOf(
     writer: WriteBatcher;
     tools: ToolRegistry;
     failures: Failures;
-    call: RuntimeHooks['call'];
+    start: StartRun;
   },
 ): ScheduleRunner {
-  const start = (request: RunRequest) => parts.call(request);
+  const { start } = parts;
   const runner = new ScheduleRunner({
     clock: parts.clock,
     store: parts.store,

@@ -3,17 +3,14 @@
 export type { RuntimeFailure } from '@baton/contracts';
 export { callAskingApproval, runApproved } from './approval-calls.js';
 export {
-  BACKGROUND_CONTROL,
   type BackgroundCaller,
   type BackgroundControl,
   type BackgroundControlHost,
-  type BackgroundControlTool,
-  BUILTIN_TOOLS,
   backgroundControl,
   DEFAULT_WAIT_MS,
   MAX_WAIT_MS,
-} from './background-control.js';
-export type { CallInspector } from './call/live-call.js';
+} from './builtins/background-control.js';
+export { BACKGROUND_CONTROL, type BackgroundControlTool, BUILTIN_TOOLS } from './builtins/names.js';
 export { type Clock, systemClock } from './clock.js';
 export {
   DEFAULT_BACKGROUND_PER_SESSION,
@@ -32,4 +29,3 @@ export { type Logger, quietLogger } from './log.js';
 export type * from './options.js';
 export { createRuntime } from './runtime.js';
 export { CALL_ENDED, webhookEndpointProblem } from './webhooks/deliveries.js';
-export type { StoreWriteTiming } from './write-batcher.js';

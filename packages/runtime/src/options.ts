@@ -29,14 +29,26 @@ import type {
   Store,
 } from '@baton/store';
 import type { Observable } from 'rxjs';
-import type { BUILTIN_TOOLS } from './background-control.js';
-import type { CallInspector } from './call/live-call.js';
+import type { InspectionEvent, Observer } from 'xstate';
+import type { BUILTIN_TOOLS } from './builtins/names.js';
 import type { Clock } from './clock.js';
 import type { FollowOptions } from './follow.js';
 import type { Logger } from './log.js';
-import type { StoreWriteTiming } from './write-batcher.js';
 
 /** The public shape of a runtime: what `createRuntime` takes, and what it gives. */
+
+/** An XState inspection observer (`@statelyai/inspect`'s `inspect`, or a function). */
+export type CallInspector = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+
+/** How long one batch took the store to write, for a latency metric. */
+export interface StoreWriteTiming {
+  /** Wall-clock milliseconds of the store's `write`. */
+  durationMs: number;
+  /** The rows of the batch: records, events, notifications and the rest. */
+  rows: number;
+  /** False when the store refused the batch (it is then written again in parts). */
+  ok: boolean;
+}
 
 export interface RuntimeOptions {
   /** The tools this runtime can call: a list, or a registry to share. */

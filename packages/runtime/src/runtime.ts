@@ -11,7 +11,7 @@ import {
 import type { CallControl, CallFilter, CallPage, SessionEvent } from '@baton/store';
 import { EMPTY, firstValueFrom, merge, type Observable, Subject, toArray } from 'rxjs';
 import { assembleRuntime, type RuntimeParts } from './assembly.js';
-import { registerBackgroundControl } from './background-control.js';
+import { registerBackgroundControl } from './builtins/background-control.js';
 import { refusalHandledElsewhere } from './call/ending.js';
 import { RETENTION_BATCH } from './defaults.js';
 import type { FollowOptions } from './follow.js';
@@ -38,12 +38,12 @@ import type {
   RuntimeInputs,
   RuntimeOptions,
   RuntimeStats,
+  StoreWriteTiming,
   TypedRuntime,
   WaitOptions,
 } from './options.js';
 import { pendingInputs } from './pending-inputs.js';
 import { waitForCall } from './waiting.js';
-import type { StoreWriteTiming } from './write-batcher.js';
 
 /**
  * The runtime's public face. A call's journey reads in order from `call()`, each step one module:
@@ -84,7 +84,6 @@ class BatonRuntime implements Runtime {
       tools: this.tools,
       bus: this.#bus,
       closed: () => this.#closed,
-      call: (request) => this.call(request),
       control: (control) => this.#control(control),
       timed: (timing) => this.#storeWrites.next(timing),
     });

@@ -13,13 +13,11 @@ import {
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import type { ArgumentLimits } from './arguments.js';
-import { BUILTIN_TOOLS } from './background-control.js';
-import type { CallInspector } from './call/live-call.js';
+import { BUILTIN_TOOLS } from './builtins/names.js';
 import * as defaults from './defaults.js';
 import { newId } from './ids.js';
 import { invalidOptionMessage, roleNeedsSharedStoreMessage, unknownBuiltinMessage } from './messages.js';
-import type { BuiltinTool, CallRequest, RuntimeLimits, RuntimeOptions, RuntimeRole } from './options.js';
-import type { RunRequest } from './spawn-background.js';
+import type { BuiltinTool, CallInspector, RuntimeLimits, RuntimeOptions, RuntimeRole } from './options.js';
 
 /** What a call of one tool runs with: the tool's own settings, else the runtime's. */
 export interface ToolSettings {
@@ -53,8 +51,8 @@ export interface Settings {
   readonly builtins: readonly BuiltinTool[];
   /** The settings of calls of this tool (the same object every time). */
   forTool(tool: AnyTool | undefined): ToolSettings;
-  /** A run started by `spawn_background` is a background call whatever its tool's own mode. */
-  modeOf(tool: AnyTool, request: CallRequest): ExecutionMode;
+  /** A run (`spawn_background`, a schedule) is a background call whatever its tool's own mode. */
+  modeOf(tool: AnyTool, run: boolean): ExecutionMode;
 }
 
 /** A number option must be a positive, finite number; unset stays unset. */
@@ -152,7 +150,6 @@ export function resolveSettings(options: RuntimeOptions, store: Store): Settings
     inspect: options.inspect,
     builtins: checkBuiltins(options.builtins),
     forTool,
-    modeOf: (tool, request) =>
-      (request as Partial<RunRequest>).background ? 'background' : (tool.execution.mode ?? defaultMode),
+    modeOf: (tool, run) => (run ? 'background' : (tool.execution.mode ?? defaultMode)),
   };
 }

@@ -1,21 +1,12 @@
 import type { CallEvent, CallRecord } from '@baton/contracts';
 import type { Store, StoreWrite } from '@baton/store';
 import { WRITE_BATCH_CALLS_MIN, WRITE_BATCH_MAX, WRITE_COHORTS } from './defaults.js';
+import type { StoreWriteTiming } from './options.js';
 
 /** What a batch lists besides the calls: events, notifications, deliveries, artifacts, steps, resolutions, schedules. */
 export type ListedWrite = Exclude<keyof StoreWrite, 'calls' | 'writer'>;
 
 type Listed = { [K in ListedWrite]: NonNullable<StoreWrite[K]>[number][] };
-
-/** How long one batch took the store to write, for a latency metric. */
-export interface StoreWriteTiming {
-  /** Wall-clock milliseconds of the store's `write`. */
-  durationMs: number;
-  /** The rows of the batch: records, events, notifications and the rest. */
-  rows: number;
-  /** False when the store refused the batch (it is then written again in parts). */
-  ok: boolean;
-}
 
 /** A part of a batch the store refused even when written on its own, and why. */
 export interface RefusedWrite {

@@ -29,7 +29,6 @@ import {
 import type { BatchOptions, BatchRequest, CallRequest } from '../options.js';
 import { invalidArgumentsMessage, thrownOutcome } from '../outcome.js';
 import type { Settings } from '../settings.js';
-import type { RunRequest } from '../spawn-background.js';
 import { storableValue } from '../storable.js';
 import type { CallTracing } from '../tracing.js';
 import type { WriteBatcher } from '../write-batcher.js';
@@ -59,10 +58,15 @@ export interface IntakeDeps {
   tracing?: Pick<CallTracing, 'carrier'> | undefined;
 }
 
+/** The label of a run the runtime starts for itself (`spawn_background`, a schedule). */
+type RunLabel = NonNullable<CallRecord['run']>;
+
 /** What `admit` needs of a request that passed every check. */
 interface Admitted {
   tool: AnyTool;
   request: CallRequest;
+  /** A run the runtime started for itself: its label. */
+  run: RunLabel | undefined;
   callId: string;
   createdAt: number;
   /**
@@ -85,14 +89,18 @@ export class Intake {
 
   constructor(private readonly deps: IntakeDeps) {}
 
-  call(request: CallRequest): Promise<CallReply> {
+  /**
+   * A call: a caller's, or with `run` one the runtime starts for itself (`spawn_background`, a
+   * schedule), in the background whatever its tool's mode, its label on its record.
+   */
+  call(request: CallRequest, run?: RunLabel): Promise<CallReply> {
     const refused = this.#checkRequest(request);
     if (refused) return refused;
     const createdAt = this.deps.clock.now();
-    if (request.callId === undefined) return this.#validate(request, newId(), createdAt, undefined);
+    if (request.callId === undefined) return this.#validate(request, newId(), createdAt, undefined, run);
     const callId = request.callId;
     return this.#existing(callId).then(
-      (existing) => existing ?? this.#validate(request, callId, createdAt, undefined),
+      (existing) => existing ?? this.#validate(request, callId, createdAt, undefined, run),
     );
   }
 
@@ -178,6 +186,7 @@ export class Intake {
     callId: string,
     createdAt: number,
     batch: CallBatch | undefined,
+    run?: RunLabel,
   ): Promise<CallReply> {
     // Another call with this id may have been admitted, or even ended, while its lookup was under way.
     const known = this.#known(callId);
@@ -201,7 +210,7 @@ export class Intake {
     }
     // The schema's parse fills in `args`. Methods from here on, not closures: this runs per call.
     const rawArgs = checked.args;
-    const admitted: Admitted = { tool, request, callId, createdAt, rawArgs, args: undefined, batch };
+    const admitted: Admitted = { tool, request, run, callId, createdAt, rawArgs, args: undefined, batch };
     const validated = tool.validateInput(checked.args);
     return validated instanceof Promise
       ? validated.then((result) => this.#validated(admitted, result))
@@ -210,12 +219,12 @@ export class Intake {
 
   /** The schema's verdict; then the limits, and `prepare`. */
   #validated(admitted: Admitted, result: ValidationResult): Promise<CallReply> {
-    const { tool, request } = admitted;
+    const { tool, request, run } = admitted;
     if (!result.ok) {
       const message = invalidArgumentsMessage(tool.name, result.issues);
       return this.#refuseAdmitted(admitted, { code: 'invalid_arguments', message, issues: result.issues });
     }
-    const refusal = this.#limitRefusal(this.deps.settings.modeOf(tool, request), request.sessionId);
+    const refusal = this.#limitRefusal(this.deps.settings.modeOf(tool, run !== undefined), request.sessionId);
     if (refusal) return this.#refuseAdmitted(admitted, { code: 'limit_exceeded', message: refusal });
     admitted.args = result.value;
     return this.#prepare(admitted);
@@ -286,12 +295,12 @@ export class Intake {
 
   /** The call is accepted: its record and its actor, then the machine admits it (a slot, the queue, or its approval). */
   #admit(
-    { tool, request, callId, createdAt, rawArgs, args, batch }: Admitted,
+    { tool, request, run, callId, createdAt, rawArgs, args, batch }: Admitted,
     prepared: unknown,
     awaitingApproval: boolean,
   ): Promise<CallReply> {
     const { settings, registry, writes, send } = this.deps;
-    const mode = settings.modeOf(tool, request);
+    const mode = settings.modeOf(tool, run !== undefined);
     const record: CallRecord = {
       callId,
       sessionId: request.sessionId,
@@ -310,7 +319,6 @@ export class Intake {
     if (awaitingApproval) record.approval = 'pending';
     const trace = this.deps.tracing?.carrier();
     if (trace) record.trace = trace;
-    const run = (request as Partial<RunRequest>).run;
     if (run) record.run = run;
     if (settings.role === 'client') return this.deps.submit(tool, record);
     const call = registry.create({ record, tool, args });

@@ -9,13 +9,11 @@ import {
   nextCallStep,
   snapshotOf,
 } from '@baton/machine';
-import { type Actor, createActor, type InspectionEvent, type Observer } from 'xstate';
+import { type Actor, createActor } from 'xstate';
 import { OUTPUT_LOG_MAX_CHARS, OUTPUT_TAIL_CHARS } from '../defaults.js';
 import { OUTPUT_LOG_TRUNCATED_LINE } from '../messages.js';
+import type { CallInspector } from '../options.js';
 import type { ToolSettings } from '../settings.js';
-
-/** An XState inspection observer (`@statelyai/inspect`'s `inspect`, or a function). */
-export type CallInspector = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 
 /** The calls of one `callBatch`: with `continueOnFailure: false`, the first failure cancels those not started. */
 export interface CallBatch {

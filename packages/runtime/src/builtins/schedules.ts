@@ -1,10 +1,10 @@
 import { type Schedule, ToolError } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import { Cron } from 'croner';
-import { type Clock, unref } from './clock.js';
-import { LONGEST_TIMER_MS } from './defaults.js';
-import { newId } from './ids.js';
-import { SCHEDULE_MESSAGES, schedulesPerSessionMessage } from './messages.js';
+import { type Clock, unref } from '../clock.js';
+import { LONGEST_TIMER_MS } from '../defaults.js';
+import { newId } from '../ids.js';
+import { SCHEDULE_MESSAGES, schedulesPerSessionMessage } from '../messages.js';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 

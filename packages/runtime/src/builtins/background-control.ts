@@ -7,21 +7,10 @@ import {
   ToolError,
   type ToolRegistry,
 } from '@baton/contracts';
-import { BACKGROUND_MESSAGES } from './messages.js';
-import type { Runtime } from './options.js';
-import { invalidArgumentsMessage } from './outcome.js';
-
-/** The tools a model follows its background calls with; each sees only its own session's calls. */
-export const BACKGROUND_CONTROL = [
-  'check_background',
-  'wait_background',
-  'cancel_background',
-  'list_background',
-] as const;
-export type BackgroundControlTool = (typeof BACKGROUND_CONTROL)[number];
-
-/** Every tool the runtime itself offers, when `builtins` names it. */
-export const BUILTIN_TOOLS = ['spawn_background', ...BACKGROUND_CONTROL] as const;
+import { BACKGROUND_MESSAGES } from '../messages.js';
+import type { Runtime } from '../options.js';
+import { invalidArgumentsMessage } from '../outcome.js';
+import { BACKGROUND_CONTROL, type BackgroundControlTool } from './names.js';
 
 /** `wait_background` waits this long unless told otherwise, and never longer than the maximum. */
 export const DEFAULT_WAIT_MS = 30_000;

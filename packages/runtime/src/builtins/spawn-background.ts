@@ -7,24 +7,23 @@ import {
   ToolError,
   type ToolRegistry,
 } from '@baton/contracts';
-import { newId } from './ids.js';
-import { runPaths } from './keys.js';
-import { SPAWN_MESSAGES } from './messages.js';
-import type { CallRequest } from './options.js';
+import { newId } from '../ids.js';
+import { runPaths } from '../keys.js';
+import { SPAWN_MESSAGES } from '../messages.js';
+import type { CallRequest } from '../options.js';
+import { SPAWN_BACKGROUND } from './names.js';
 import { parseScheduleTiming, type ScheduleRunner, scheduledReply } from './schedules.js';
 
-export const SPAWN_BACKGROUND = 'spawn_background';
-
-/** A call as the runtime starts it for itself: in the background, as a labelled run. */
-export interface RunRequest extends CallRequest {
-  background: true;
-  run: NonNullable<CallRecord['run']>;
-}
+/**
+ * The runtime's own entry for a run: a call made in the background whatever its tool's mode, with
+ * its label kept on its record. Not the public `call`: a caller cannot ask for this.
+ */
+export type StartRun = (request: CallRequest, run: NonNullable<CallRecord['run']>) => Promise<CallReply>;
 
 export interface SpawnHost {
   tools: ToolRegistry;
   defaultMode: ExecutionMode;
-  start(request: RunRequest): Promise<CallReply>;
+  start: StartRun;
   schedules: ScheduleRunner;
 }
 
@@ -33,14 +32,15 @@ export async function startRun(
   host: Pick<SpawnHost, 'start'>,
   run: { sessionId: string; toolName: string; args: unknown; title: string; signalOnCompletion: boolean },
 ): Promise<CallReply> {
-  return host.start({
-    name: run.toolName,
-    args: run.args,
-    sessionId: run.sessionId,
-    callId: `bg_${newId().replaceAll('-', '')}`,
-    background: true,
-    run: { title: run.title, signalOnCompletion: run.signalOnCompletion },
-  });
+  return host.start(
+    {
+      name: run.toolName,
+      args: run.args,
+      sessionId: run.sessionId,
+      callId: `bg_${newId().replaceAll('-', '')}`,
+    },
+    { title: run.title, signalOnCompletion: run.signalOnCompletion },
+  );
 }
 
 /** Seed 002's parameters, word for word. */
