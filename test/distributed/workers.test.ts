@@ -411,16 +411,20 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     await startWorker('w1', schema);
     const submitter = client(schema);
     const told: Array<{ callId: string; outcome: string }> = [];
+    let watching: { unsubscribe(): void } | undefined;
     const two = new Promise<void>((resolve) => {
-      submitter.notifications.watch({ sessionId: 'idle-chat' }).subscribe(({ callId, outcome }) => {
-        told.push({ callId, outcome });
-        if (told.length === 2) resolve();
-      });
+      watching = submitter.notifications
+        .watch({ sessionId: 'idle-chat' })
+        .subscribe(({ callId, outcome }) => {
+          told.push({ callId, outcome });
+          if (told.length === 2) resolve();
+        });
     });
     const first = await submitter.call({ name: 'noted', args: { n: 1 }, sessionId: 'idle-chat' });
     await submitter.call({ name: 'noted', args: { n: 2 }, sessionId: 'another-chat' });
     const second = await submitter.call({ name: 'noted', args: { n: 3 }, sessionId: 'idle-chat' });
     await within(two, 20_000, () => progressOf(schema, 'not told'));
+    watching?.unsubscribe();
     const byCall = (a: { callId: string }, b: { callId: string }) => a.callId.localeCompare(b.callId);
     expect(told.sort(byCall)).toEqual(
       [

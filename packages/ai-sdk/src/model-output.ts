@@ -12,8 +12,8 @@ function jsonOrText(value: unknown): ToolResultOutput {
 
 /**
  * What the model is shown of a Baton reply: the result; the runtime's acknowledgement when the call
- * went on in the background (seed 000's words); the error's message when it failed (a tool's own
- * error is shown as it said it, an internal error only as the runtime words it, seed 002).
+ * went on in the background (the background continuation's words); the error's message when it failed (a tool's own
+ * error is shown as it said it, an internal error only as the runtime words it, the background runs).
  */
 export function modelOutputOf(reply: CallReply): ToolResultOutput {
   switch (reply.status) {

@@ -6,7 +6,7 @@ export interface BatonNotificationsOptions {
   sessionId: string;
 }
 
-/** The message that brings a background result into the conversation (seed 000's notification). */
+/** The message that brings a background result into the conversation (the background continuation's notification). */
 export function notificationMessage(notification: Notification): ModelMessage {
   return { role: 'user', content: [{ type: 'text', text: `${notification.title}\n${notification.body}` }] };
 }
@@ -15,7 +15,7 @@ export interface BatonNotifications {
   /**
    * For `generateText` / `streamText`'s `prepareStep`: adds the session's pending notifications to
    * the step's messages, and keeps them in the steps after it, where they were first given.
-   * Seed 001's scheduling: `interrupt` at the next step; `when_idle` at the first step of the next
+   * The result scheduling: `interrupt` at the next step; `when_idle` at the first step of the next
    * turn (the model had finished the one before); `silent` never (it is acknowledged unread).
    * Each one is acknowledged once it is in a step's messages, so it is given exactly once.
    */

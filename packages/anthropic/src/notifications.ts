@@ -6,12 +6,12 @@ export interface NotificationBlocksOptions {
   sessionId: string;
   /**
    * The model finished its turn (`stop_reason` other than `tool_use`): `when_idle` notifications
-   * are due too. Otherwise only `interrupt` ones are (seed 001).
+   * are due too. Otherwise only `interrupt` ones are (the result scheduling).
    */
   idle: boolean;
 }
 
-/** The text block that brings a background result into the conversation (seed 000's notification). */
+/** The text block that brings a background result into the conversation (the background continuation's notification). */
 export function notificationBlock(notification: Notification): Anthropic.Messages.TextBlockParam {
   return { type: 'text', text: `${notification.title}\n${notification.body}` };
 }

@@ -23,7 +23,7 @@ export interface MessageWithToolUses {
  * Runs the `tool_use` blocks of an assistant message as Baton calls, all at once, and answers each
  * with its `tool_result` block, in the order of the blocks. The block's id is the call's id, so a
  * message handled twice is the same calls. A call past its inline budget is answered with the
- * runtime's acknowledgement (seed 000) and goes on; a failed one with its error, `is_error` set.
+ * runtime's acknowledgement (the background continuation) and goes on; a failed one with its error, `is_error` set.
  */
 export function handleToolUses(
   runtime: Runtime,

@@ -31,7 +31,7 @@ export function isTerminalStatus(status: CallStatus): status is TerminalStatus {
 /** `inline` waits for the result; `auto` moves to the background past the inline budget; `background` acknowledges at once. */
 export type ExecutionMode = 'inline' | 'auto' | 'background';
 export type Concurrency = 'parallel' | 'exclusive';
-/** How a model should take a background result (Gemini Live's function response scheduling, seed 001). */
+/** How a model should take a background result (Gemini Live's function response scheduling, the result scheduling). */
 export type Scheduling = 'interrupt' | 'when_idle' | 'silent';
 
 export interface CallIssue {
@@ -97,9 +97,9 @@ export interface CallRecord {
   approval?: 'pending' | 'approved' | 'rejected';
   /** The external event key the call waits for now (`ctx.waitFor`), if any. */
   waitingFor?: string;
-  /** A run started by `spawn_background` (seed 002): its label, and whether its session hears of its end. */
+  /** A run started by `spawn_background` (the background runs): its label, and whether its session hears of its end. */
   run?: { title: string; signalOnCompletion: boolean };
-  /** The runtime instance that runs it (seed 000's runtime owner); recovery moves it when that instance is gone. */
+  /** The runtime instance that runs it (the background continuation's runtime owner); recovery moves it when that instance is gone. */
   ownerId?: string;
   /**
    * The client instance that waits in a shared store for the call's reply: the store tells it, and
@@ -133,7 +133,7 @@ export interface CallRecord {
 
 export type NotificationStatus = 'queued' | 'acknowledged';
 
-/** Brings the end of a backgrounded call back to its session (seed 000). */
+/** Brings the end of a backgrounded call back to its session (the background continuation). */
 export interface Notification {
   id: string;
   callId: string;
@@ -191,14 +191,14 @@ export interface RuntimeInstance {
   leaseMs: number;
 }
 
-/** A file a background run leaves (seed 002): `output.log`, `result.json`. */
+/** A file a background run leaves (the background runs): `output.log`, `result.json`. */
 export interface Artifact {
   callId: string;
   name: string;
   content: string;
 }
 
-/** How a failed run is tried again (Temporal's retry policy, seed 003). */
+/** How a failed run is tried again (Temporal's retry policy, the durable context). */
 export interface RetryPolicy {
   /** Runs in all, the first included. */
   maxAttempts: number;
@@ -222,7 +222,7 @@ export interface StepResult {
   value: unknown;
 }
 
-/** How an external event ended (seed 003), as given to `runtime.resolveEvent`. */
+/** How an external event ended (the durable context), as given to `runtime.resolveEvent`. */
 export type EventOutcome = { value: unknown } | { error: string } | { cancelled: true };
 
 /** A resolved external event, kept until its call is removed. */
@@ -233,7 +233,7 @@ export interface EventResolution {
   at: number;
 }
 
-/** A background run started on a schedule (seed 002's scheduled monitor): recurring (cron) or one-shot. */
+/** A background run started on a schedule (the background runs' scheduled monitor): recurring (cron) or one-shot. */
 export interface Schedule {
   id: string;
   sessionId: string;

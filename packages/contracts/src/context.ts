@@ -28,7 +28,7 @@ export interface ToolContext<Prepared = unknown> {
   /** How many runs its retry policy allows (1 without a policy). */
   readonly maxAttempts: number;
   /**
-   * The same for every attempt of this call (`baton:{sessionId}:{callId}:{toolName}`, seed 003):
+   * The same for every attempt of this call (`baton:{sessionId}:{callId}:{toolName}`, the durable context):
    * pass it to the services the tool calls as an idempotency key.
    */
   readonly replayKey: string;
@@ -37,7 +37,7 @@ export interface ToolContext<Prepared = unknown> {
   /**
    * A durable step: `run` runs once per call and its result is stored; when the call runs again
    * (a retry, or after a crash) a finished step returns its stored result without running.
-   * An empty id, or one this attempt already used, is an error before `run` runs (seed 003).
+   * An empty id, or one this attempt already used, is an error before `run` runs (the durable context).
    */
   step<T>(stepId: string, run: () => T | Promise<T>): Promise<T>;
   /** A key for an external event of this call: the same every time for the same name (`runtime.eventKey` gives it too). */

@@ -24,15 +24,15 @@ export const ERROR_CODES = {
    * not begin and left no record. `error.inputs` names what to ask; call again with `inputs`.
    */
   input_required: 'input_required',
-  /** Seed 003: `ctx.waitFor()` ended with an error given from outside. */
+  /** The durable context: `ctx.waitFor()` ended with an error given from outside. */
   event_error: 'event_error',
-  /** Seed 003: `ctx.waitFor()` passed its `timeoutMs`. */
+  /** The durable context: `ctx.waitFor()` passed its `timeoutMs`. */
   event_timeout: 'event_timeout',
-  /** Seed 003: the wait was cancelled (the call, or the event, was). */
+  /** The durable context: the wait was cancelled (the call, or the event, was). */
   event_cancelled: 'event_cancelled',
-  /** Seed 003: `ctx.step()` with an empty id, refused before the step runs. */
+  /** The durable context: `ctx.step()` with an empty id, refused before the step runs. */
   durable_effect_empty_step_id: 'durable_effect_empty_step_id',
-  /** Seed 003: `ctx.step()` with an id this attempt already used, refused before the step runs. */
+  /** The durable context: `ctx.step()` with an id this attempt already used, refused before the step runs. */
   durable_effect_duplicate_step_id: 'durable_effect_duplicate_step_id',
 } as const;
 

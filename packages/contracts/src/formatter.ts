@@ -8,11 +8,11 @@ export interface FormattedCall {
 }
 
 /**
- * Shapes what the model is told about a background call at each step (seed 001): the immediate
+ * Shapes what the model is told about a background call at each step (the result scheduling): the immediate
  * "running" acknowledgement, the final result or error, and a cancellation.
  */
 export interface ResultFormatter {
-  /** `promotedAfterMs` is set when an `auto` call passed its inline budget (seed 000's message). */
+  /** `promotedAfterMs` is set when an `auto` call passed its inline budget (the background continuation's message). */
   running(call: FormattedCall, promotedAfterMs?: number): unknown;
   result(
     call: FormattedCall,
@@ -33,7 +33,7 @@ export function backgroundContinuationMessage(inlineBudgetMs: number): string {
 }
 
 /**
- * Seed 001's shapes: `{status: running|completed|error|cancelled, ...}`. The running one names the
+ * The result scheduling's shapes: `{status: running|completed|error|cancelled, ...}`. The running one names the
  * call, so that a model can follow it with the background-control tools (`wait_background`...).
  */
 export const defaultResultFormatter: ResultFormatter = {

@@ -6,10 +6,10 @@ export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 /** Arguments larger than this, serialised as JSON, are refused with `invalid_arguments`. */
 export const DEFAULT_MAX_ARGS_BYTES = 1024 * 1024;
 
-/** Seed 000: the inline budget after which an `auto` call continues in the background. */
+/** The background continuation: the inline budget after which an `auto` call continues in the background. */
 export const DEFAULT_INLINE_BUDGET_MS = 300;
 
-/** Seed 002: what the model is told when a tool fails in a way it should not see the details of. */
+/** The background runs: what the model is told when a tool fails in a way it should not see the details of. */
 export const INTERNAL_ERROR_MESSAGE = 'An internal error occurred while executing the tool';
 
 /** Arguments nested deeper than this (objects and arrays) are refused with `invalid_arguments`. */

@@ -9,8 +9,8 @@ export interface ReplyText {
 
 /**
  * What the model is told of a reply: the output (the runtime's acknowledgement when the call went
- * on in the background, seed 000), as it is when it is text and as JSON otherwise; or the error's
- * message, which for an internal error is already the runtime's generic one (seed 002).
+ * on in the background, the background continuation), as it is when it is text and as JSON otherwise; or the error's
+ * message, which for an internal error is already the runtime's generic one (the background runs).
  */
 export function replyText(reply: CallReply): ReplyText {
   if (reply.status === 'succeeded' || reply.status === 'backgrounded') {

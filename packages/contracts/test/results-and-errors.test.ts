@@ -42,7 +42,7 @@ describe('results, errors and their brands', () => {
     expect(wrapped).toMatchObject({ code: 'internal_error', message: 'boom', cause: 'boom' });
   });
 
-  it("formats replies in seed 001's shapes", () => {
+  it("formats replies in the result scheduling's shapes", () => {
     const call = { callId: 'fc_123', toolName: 'search', args: { query: 'test' } };
     expect(defaultResultFormatter.running(call)).toEqual({
       status: 'running',

@@ -52,7 +52,7 @@ export type CallTimer = 'budget' | 'timeout' | 'retry';
  * in this order, after each transition.
  */
 export type CallAction =
-  /** Tell the caller at once that the call continues in the background (seed 000/001). */
+  /** Tell the caller at once that the call continues in the background (the background continuation, the result scheduling). */
   | { type: 'answerBackgrounded'; params: { reason: 'budget' | 'mode' | 'approval' } }
   | { type: 'armTimer'; params: { timer: CallTimer } }
   | { type: 'clearTimer'; params: { timer: CallTimer } }
@@ -73,9 +73,9 @@ export type CallAction =
   | { type: 'abort' }
   /** Fill the record's end (result or error, output) and emit the terminal event. */
   | { type: 'recordOutcome'; params: { status: TerminalStatus } }
-  /** Seed 000: the end of a detached call goes to its session as a notification. */
+  /** The background continuation: the end of a detached call goes to its session as a notification. */
   | { type: 'notify'; params: { status: TerminalStatus } }
-  /** Seed 002: a background run leaves its `output.log` and `result.json`. */
+  /** The background runs: a background run leaves its `output.log` and `result.json`. */
   | { type: 'keepArtifacts'; params: { status: TerminalStatus } }
   /** Write the end, and stop holding the call as live. */
   | { type: 'writeEnd' }

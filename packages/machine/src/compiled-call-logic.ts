@@ -140,8 +140,8 @@ export function initialCallState(input: CallMachineInput): CallState {
 /**
  * The call machine compiled into lean actor logic: an XState actor per call whose transitions,
  * and the effects they name, are exactly the machine's, without running XState's general
- * interpreter on every event (which cost about 28 µs per call against under 1 µs for this; see the
- * benchmark's RESULTS.md). Its snapshot is the last step: where the call is, and what to do.
+ * interpreter on every event, many times dearer per call (`bench/RESULTS.md`). Its snapshot is the
+ * last step: where the call is, and what to do.
  */
 export const compiledCallLogic = fromTransition(
   (step: CallStep, event: CallMachineEvent) => nextCallStep(step.state, event),

@@ -146,7 +146,7 @@ export async function detailedTaskOf(record: CallRecord, serving: TaskViewing & 
 /** The key of the approval's elicitation among a task's input requests: one per call. */
 export const APPROVAL_INPUT_KEY = 'approval';
 
-/** Seed 000's approval, asked as an elicitation: accept approves, decline rejects with the reason. */
+/** The background continuation's approval, asked as an elicitation: accept approves, decline rejects with the reason. */
 export function approvalRequestOf(record: CallRecord) {
   return {
     [APPROVAL_INPUT_KEY]: {

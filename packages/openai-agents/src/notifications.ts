@@ -6,7 +6,7 @@ export interface BatonAgentNotificationsOptions {
   sessionId: string;
 }
 
-/** The input item that brings a background result into the conversation (seed 000's notification). */
+/** The input item that brings a background result into the conversation (the background continuation's notification). */
 export function notificationItem(notification: Notification): AgentInputItem {
   return { type: 'message', role: 'user', content: `${notification.title}\n${notification.body}` };
 }
@@ -14,7 +14,7 @@ export function notificationItem(notification: Notification): AgentInputItem {
 export interface BatonAgentNotifications {
   /**
    * Starts a turn: the notifications due now that the model has finished its last turn
-   * (`when_idle` and `interrupt`, seed 001), as input items to put before the user's words.
+   * (`when_idle` and `interrupt`, the result scheduling), as input items to put before the user's words.
    */
   turnInput(): Promise<AgentInputItem[]>;
   /**
@@ -28,7 +28,7 @@ export interface BatonAgentNotifications {
 
 /**
  * Background results for an Agents SDK loop, each given once (it is acknowledged when it goes
- * into the input) under seed 001's scheduling; `silent` ones are acknowledged and never given.
+ * into the input) under the result scheduling; `silent` ones are acknowledged and never given.
  */
 export function batonAgentNotifications(
   runtime: Runtime,

@@ -33,7 +33,7 @@ export interface BatonAgentToolsOptions {
  * Each call goes through `runtime.call` with the model's call id as its id and the run's signal as
  * its cancellation: validated (Baton checks the arguments against the same contract), admitted,
  * recorded, and moved to the background past its inline budget, when the model is told so at once
- * (seed 000). A failure is shown as its message.
+ * (the background continuation). A failure is shown as its message.
  *
  * A tool that needs approval becomes an Agents interruption: the Baton call is made when the model
  * asks for it and waits, recorded, for its approval. Resuming the run after `state.approve(item)`

@@ -1,5 +1,6 @@
 import type { CallReply } from '@baton/contracts';
-import type { CallRequest, Runtime } from './options.js';
+import type { CallRequest } from './options.js';
+import type { Runtime } from './runtime-api.js';
 
 /**
  * For agent loops with an approval step of their own (the AI SDK's, the Agents SDK's): the Baton

@@ -230,7 +230,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   };
 }
 
-/** Seed 002's schedules, and its `spawn_background` tool when asked for. */
+/** The background runs' schedules, and its `spawn_background` tool when asked for. */
 function schedulesOf(
   settings: Settings,
   parts: {

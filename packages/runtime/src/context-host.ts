@@ -40,7 +40,7 @@ export interface ContextHostDeps {
 
 /**
  * What a running tool reports through its `ctx`: progress, status and logs (events on its call),
- * durable steps, and waits for external events (seed 003), which `resolveEvent` answers.
+ * durable steps, and waits for external events (the durable context), which `resolveEvent` answers.
  */
 export class CallContextHost implements ContextHost {
   /** Calls waiting in `ctx.waitFor`, by event key: how to hand each its outcome. */
@@ -81,7 +81,7 @@ export class CallContextHost implements ContextHost {
     this.deps.writes.save(call);
   }
 
-  /** Seed 003: a step runs once per call; its result is stored before the tool goes on. */
+  /** The durable context: a step runs once per call; its result is stored before the tool goes on. */
   async step<T>(call: LiveCall, givenStepId: string, run: () => T | Promise<T>): Promise<T> {
     if (typeof givenStepId !== 'string' || givenStepId.trim() === '') {
       throw new BatonError('durable_effect_empty_step_id', EMPTY_STEP_ID_MESSAGE);
@@ -108,7 +108,7 @@ export class CallContextHost implements ContextHost {
   }
 
   /**
-   * Seed 003: waits for an external event. The waiter is in place before the store is read, so a
+   * The durable context: waits for an external event. The waiter is in place before the store is read, so a
    * resolution written meanwhile reaches it one way or the other; one kept from before (another
    * attempt, another process) answers at once.
    */

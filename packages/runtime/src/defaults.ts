@@ -1,10 +1,10 @@
 /** Every default and limit of the runtime, in one place (with the seed it comes from). */
 import type { ErrorCode } from '@baton/contracts';
 
-/** Seed 002: the resource record keeps the last 2048 characters of a run's output. */
+/** The background runs: the resource record keeps the last 2048 characters of a run's output. */
 export const OUTPUT_TAIL_CHARS = 2048;
 
-/** Seed 002: MAX_BACKGROUND_OUTPUT_LOG_CHARS, the cap of a background run's `output.log`. */
+/** The background runs: MAX_BACKGROUND_OUTPUT_LOG_CHARS, the cap of a background run's `output.log`. */
 export const OUTPUT_LOG_MAX_CHARS = 256 * 1024;
 
 /** How long an instance may go without a heartbeat before its calls are recovered. */
@@ -42,33 +42,31 @@ export function fairShareOf(concurrency: number): number {
 /** Calls waiting for a slot; past it a call is refused with `limit_exceeded`. */
 export const DEFAULT_MAX_QUEUED = 10_000;
 
-/** Seed 002: MAX_ACTIVE_BACKGROUND_RUNS_PER_SESSION. */
+/** The background runs: MAX_ACTIVE_BACKGROUND_RUNS_PER_SESSION. */
 export const DEFAULT_BACKGROUND_PER_SESSION = 5;
 
-/** Seed 002: MAX_ACTIVE_BACKGROUND_RUNS_PER_WORKER (a worker is one runtime). */
+/** The background runs: MAX_ACTIVE_BACKGROUND_RUNS_PER_WORKER (a worker is one runtime). */
 export const DEFAULT_BACKGROUND_PER_WORKER = 64;
 
-/** Seed 002: MAX_ACTIVE_SCHEDULES_PER_SESSION. */
+/** The background runs: MAX_ACTIVE_SCHEDULES_PER_SESSION. */
 export const DEFAULT_SCHEDULES_PER_SESSION = 10;
 
-/** Seed 004: outputs longer than this are cut for the model; the record keeps them whole. */
+/** The batch rules: outputs longer than this are cut for the model; the record keeps them whole. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 32_000;
 
 /**
  * A write batch is flushed at once when it holds this many changes, not only at the end of the
  * tick. Large on purpose: a call whose record went out in a batch cut mid-tick is written again
- * when it changes later in the same tick. At 512, a tick of 1,000 calls (about 4,000 changes: a
- * record and three events each) wrote 2.3 records per call, and SQLite did 15k calls/s; at 8,192
- * it writes one, and does 23k.
+ * when it changes later in the same tick: a small bound wrote a call's record two or three times
+ * in a busy tick, where this writes it once (`bench/RESULTS.md`, row 2).
  */
 export const WRITE_BATCH_MAX = 8_192;
 
 /**
  * Where the store asks for it (`writeBatchCalls`), a tick's writes are cut into batches of about
  * this share of the calls in flight, so that as many cohorts of calls take turns: one is written
- * while the next runs. Measured on PostgreSQL, one process: with 1,000 calls in flight, batches of
- * 250 did 13-16k calls/s where 100 did 12-13.5k; with 200 in flight, 100 did 11-15k where whole
- * ticks did 10-13k.
+ * while the next runs; on PostgreSQL, a quarter did more calls a second than smaller batches or
+ * whole ticks (`bench/RESULTS.md`, row 8).
  */
 export const WRITE_COHORTS = 4;
 
@@ -96,7 +94,7 @@ export const REPLY_READ_BATCH_MAX = 1_000;
 /** Node's timers hold at most 2^31 - 1 ms (about 24.8 days); a later firing is re-armed on the way. */
 export const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
-/** Seed 004: a notification's one-line summary of a run is cut here. */
+/** The batch rules: a notification's one-line summary of a run is cut here. */
 export const RUN_SUMMARY_CHARS = 300;
 
 /**

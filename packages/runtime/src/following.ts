@@ -3,7 +3,7 @@ import type { CallEvent } from '@baton/contracts';
 import type { SessionEvent, Store, StoreNotice } from '@baton/store';
 import { EMPTY, filter, firstValueFrom, merge, Observable, repeat, Subject, share } from 'rxjs';
 import type { Timers } from './call/timers.js';
-import { type FollowOptions, followStore } from './follow.js';
+import { type FollowOptions, followStore } from './follow-store.js';
 
 /** The bus's event when it is the one after `seq` (the bus tells of each call's events in order). */
 function nextEvent(signal: unknown, seq: number): CallEvent | undefined {

@@ -25,8 +25,8 @@ const HYPHEN_AT = new Set([8, 13, 18, 23]);
 /**
  * A new UUIDv7 (time-ordered, so records and notifications sort by creation), for calls and
  * notifications. Formatted here rather than by `toString()`, which builds the id one `+=` at a
- * time: V8 keeps such a string as a rope of 24 parts, 780 of the 3,100 bytes a call parked in
- * the background held. One decode of the 36 bytes makes one flat string.
+ * time: V8 keeps such a string as a rope of 24 parts, a large share of what a call parked in the
+ * background holds. One decode of the 36 bytes makes one flat string.
  */
 export function newId(): string {
   const { bytes } = generator.generate();

@@ -24,8 +24,9 @@ export {
   OUTPUT_LOG_MAX_CHARS,
   OUTPUT_TAIL_CHARS,
 } from './defaults.js';
-export type { FollowOptions } from './follow.js';
+export type { FollowOptions } from './follow-store.js';
 export { type Logger, quietLogger } from './log.js';
 export type * from './options.js';
 export { createRuntime } from './runtime.js';
+export type * from './runtime-api.js';
 export { CALL_ENDED, webhookEndpointProblem } from './webhooks/deliveries.js';

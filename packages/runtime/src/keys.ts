@@ -1,6 +1,6 @@
-/** The keys the runtime makes for others to keep: event keys, and the replay key of seed 003. */
+/** The keys the runtime makes for others to keep: event keys, and the replay key of the durable context. */
 
-/** Seed 003: one key for every attempt of a call, for the services a tool calls. */
+/** The durable context: one key for every attempt of a call, for the services a tool calls. */
 export function replayKey(sessionId: string, callId: string, toolName: string): string {
   return `baton:${sessionId}:${callId}:${toolName}`;
 }
@@ -26,7 +26,7 @@ export function callOfEventKey(key: string): string | undefined {
 /** The id `checkStore` looks up: no call has it (ids are never empty). */
 export const HEALTH_PROBE_CALL_ID = '';
 
-/** Seed 002: where a run's files are, by name. */
+/** The background runs: where a run's files are, by name. */
 export function runPaths(runId: string): { artifactDir: string; logPath: string; resultPath: string } {
   const artifactDir = `/.background/${runId}`;
   return { artifactDir, logPath: `${artifactDir}/output.log`, resultPath: `${artifactDir}/result.json` };

@@ -3,10 +3,10 @@ import { type CallRecord, LATER_NOTIFICATION, type TerminalStatus } from '@baton
 import { OUTPUT_LOG_MAX_CHARS, RUN_SUMMARY_CHARS } from './defaults.js';
 import { runPaths } from './keys.js';
 
-/** Seed 002's last line of a log that hit its cap. */
+/** The background runs' last line of a log that hit its cap. */
 export const OUTPUT_LOG_TRUNCATED_LINE = `\n[system] background output truncated at ${OUTPUT_LOG_MAX_CHARS} characters\n`;
 
-/** Seed 003's words for step ids that cannot be used. */
+/** The durable context's words for step ids that cannot be used. */
 export const EMPTY_STEP_ID_MESSAGE = 'durable effect step id must be non-empty';
 export function duplicateStepIdMessage(stepId: string): string {
   return `durable effect step id \`${stepId}\` was already used by this tool call`;
@@ -55,17 +55,17 @@ export function batchFailedReason(callId: string, toolName: string): string {
   return `call ${callId} (${toolName}) of the same batch failed`;
 }
 
-/** Seed 002's words. */
+/** The background runs' words. */
 export function backgroundPerSessionMessage(limit: number): string {
   return `Maximum ${limit} active background runs per session. Wait for an existing run to finish before starting another.`;
 }
 
-/** Seed 002's words. */
+/** The background runs' words. */
 export function backgroundPerWorkerMessage(limit: number): string {
   return `Worker is already running the maximum ${limit} active background runs. Try again after an existing run finishes.`;
 }
 
-/** Seed 002's words. */
+/** The background runs' words. */
 export function schedulesPerSessionMessage(limit: number): string {
   return `Maximum ${limit} active schedules per session. Cancel an existing schedule first.`;
 }
@@ -74,7 +74,7 @@ export function queueFullMessage(limit: number): string {
   return `Too many tool calls are waiting (the limit is ${limit}). Try again after some of them finish.`;
 }
 
-/** Seed 004: the model gets the start of a long output and a line that says how much is missing. */
+/** The batch rules: the model gets the start of a long output and a line that says how much is missing. */
 export function truncatedOutput(text: string, maxChars: number): string {
   const cut = text.length - maxChars;
   return `${text.slice(0, maxChars)}\n[output truncated: ${cut} of ${text.length} characters cut]`;
@@ -143,18 +143,18 @@ const OUTCOME_WORDS: Record<TerminalStatus, string> = {
   cancelled: 'cancelled',
 };
 
-/** Seed 000: "Task completed: Background tool: NAME" (or failed / cancelled). */
+/** The background continuation: "Task completed: Background tool: NAME" (or failed / cancelled). */
 export function notificationTitle(toolName: string, outcome: TerminalStatus): string {
   return `Task ${OUTCOME_WORDS[outcome]}: Background tool: ${toolName}`;
 }
 
-/** Seed 000's notification text: strings as they are, anything else as indented JSON. */
+/** The background continuation's notification text: strings as they are, anything else as indented JSON. */
 function formatValue(value: unknown): string {
   if (typeof value === 'string') return value;
   return JSON.stringify(value, null, 2) ?? String(value);
 }
 
-/** Seed 000: "Tool call:\nNAME(ARGS)\nReturn value:\nVALUE", or "...\nError:\nMESSAGE". */
+/** The background continuation: "Tool call:\nNAME(ARGS)\nReturn value:\nVALUE", or "...\nError:\nMESSAGE". */
 export function notificationBody(
   record: CallRecord,
   outcome: { value: unknown } | { error: string },
@@ -165,10 +165,10 @@ export function notificationBody(
     : `${call}\nError:\n${outcome.error}`;
 }
 
-/** Seed 000's words for a background call cancelled before it finished. */
+/** The background continuation's words for a background call cancelled before it finished. */
 export const CANCELLED_BEFORE_COMPLETION = 'tool execution was cancelled before completion';
 
-/** Seed 002: a run ends "completed" or "failed" (or "cancelled"). */
+/** The background runs: a run ends "completed" or "failed" (or "cancelled"). */
 export function runStatusWord(outcome: TerminalStatus): string {
   return outcome === 'succeeded' ? 'completed' : outcome === 'cancelled' ? 'cancelled' : 'failed';
 }
@@ -180,7 +180,7 @@ export function runSummary(text: { value: unknown } | { error: string }): string
   return summary.length > RUN_SUMMARY_CHARS ? `${summary.slice(0, RUN_SUMMARY_CHARS)}...` : summary;
 }
 
-/** Seed 002's words for `spawn_background`'s arguments. */
+/** The background runs' words for `spawn_background`'s arguments. */
 export const SPAWN_MESSAGES = {
   missingTool: 'Missing required parameter: tool',
   recursive: 'spawn_background cannot target itself recursively',
@@ -199,7 +199,7 @@ export const BACKGROUND_MESSAGES = {
   cancelReason: 'cancelled by the model (cancel_background)',
 } as const;
 
-/** Seed 002's words for a `schedule` (and ours for what it leaves unchecked). */
+/** The background runs' words for a `schedule` (and ours for what it leaves unchecked). */
 export const SCHEDULE_MESSAGES = {
   notObject: 'schedule must be an object',
   notRfc3339: 'scheduled_at must be RFC3339',
@@ -210,7 +210,7 @@ export const SCHEDULE_MESSAGES = {
   badCron: (cause: string) => `cron_expression is not valid: ${cause}`,
 } as const;
 
-/** Seed 002: the message a session gets when a run it started ends. */
+/** The background runs: the message a session gets when a run it started ends. */
 export function runEndedMessage(record: CallRecord, status: string, summary: string): string {
   const { logPath, resultPath } = runPaths(record.callId);
   return [

@@ -1,38 +1,17 @@
 import type {
   AnyTool,
-  CallEvent,
-  CallRecord,
-  CallReply,
   EventOutcome,
   ExecutionMode,
   InputRequest,
-  Notification,
-  ReplyStatus,
   ResultFormatter,
   RetryPolicy,
-  RuntimeFailure,
-  Schedule,
   Tool,
-  ToolArgs,
-  ToolOutput,
   ToolRegistry,
-  WebhookDelivery,
 } from '@baton/contracts';
-import type {
-  CallFilter,
-  CallPage,
-  DeliveryCountFilter,
-  DeliveryFilter,
-  NotificationCountFilter,
-  NotificationFilter,
-  SessionEvent,
-  Store,
-} from '@baton/store';
-import type { Observable } from 'rxjs';
+import type { Store } from '@baton/store';
 import type { InspectionEvent, Observer } from 'xstate';
 import type { BUILTIN_TOOLS } from './builtins/names.js';
 import type { Clock } from './clock.js';
-import type { FollowOptions } from './follow.js';
 import type { Logger } from './log.js';
 
 /** The public shape of a runtime: what `createRuntime` takes, and what it gives. */
@@ -55,7 +34,7 @@ export interface RuntimeOptions {
   tools?: Iterable<AnyTool> | ToolRegistry;
   /** Where calls, events and notifications are kept. Default: in memory. `close()` closes it. */
   store?: Store;
-  /** Seed 000: how long an `auto` call may keep its caller waiting. Default 300 ms. */
+  /** The background continuation: how long an `auto` call may keep its caller waiting. Default 300 ms. */
   inlineBudgetMs?: number;
   /** The mode of tools that declare none. Default `inline`. */
   defaultMode?: ExecutionMode;
@@ -75,9 +54,9 @@ export interface RuntimeOptions {
    * that keeps its callers' ids under a prefix of its own (the server's tenants) adds the prefix.
    */
   maxIdChars?: number;
-  /** Seed 004: a longer output is cut for the model (the record keeps it whole). Default 32,000. */
+  /** The batch rules: a longer output is cut for the model (the record keeps it whole). Default 32,000. */
   maxOutputChars?: number;
-  /** Shapes background replies; a tool's own formatter wins over it. Default: seed 001's shapes. */
+  /** Shapes background replies; a tool's own formatter wins over it. Default: the result scheduling's shapes. */
   formatter?: Partial<ResultFormatter>;
   clock?: Clock;
   /**
@@ -86,7 +65,7 @@ export interface RuntimeOptions {
    */
   inspect?: CallInspector;
   limits?: RuntimeLimits;
-  /** This runtime's id in the store (seed 000's runtime owner). Default: a new UUIDv7. */
+  /** This runtime's id in the store (the background continuation's runtime owner). Default: a new UUIDv7. */
   instanceId?: string;
   /** Past this long without a heartbeat, this runtime's calls may be recovered by another. Default 5 s. */
   leaseMs?: number;
@@ -98,7 +77,7 @@ export interface RuntimeOptions {
    */
   maxAttempts?: number;
   /**
-   * Built-in tools to register beside `tools`: `spawn_background` (seed 002), and the background
+   * Built-in tools to register beside `tools`: `spawn_background` (the background runs), and the background
    * control a model follows what it started with (`BACKGROUND_CONTROL`: check, wait, cancel, list;
    * each confined to the caller's session). Default: none.
    */
@@ -182,11 +161,11 @@ export interface RuntimeLimits {
   concurrency?: number;
   /** Calls waiting for a slot. Default 10,000. */
   maxQueued?: number;
-  /** Seed 002: background runs alive at once in one session. Default 5. */
+  /** The background runs: background runs alive at once in one session. Default 5. */
   backgroundPerSession?: number;
-  /** Seed 002: background runs alive at once in this runtime. Default 64. */
+  /** The background runs: background runs alive at once in this runtime. Default 64. */
   backgroundPerWorker?: number;
-  /** Seed 002: active schedules per session. Default 10. */
+  /** The background runs: active schedules per session. Default 10. */
   schedulesPerSession?: number;
   /**
    * Calls of one session running at once, of every mode; past it they wait their turn. Default:
@@ -246,7 +225,7 @@ export type BuiltinTool = (typeof BUILTIN_TOOLS)[number];
 /** A built-in tool as a typed `call` sees it: by its name, its arguments checked when called. */
 export type BuiltinToolOf<B extends BuiltinTool> = Tool<Record<string, unknown>, unknown, unknown, B>;
 
-/** What a call waits for from outside: its approval (seed 003's `needsApproval`), or an external event (`ctx.waitFor`). */
+/** What a call waits for from outside: its approval (the durable context's `needsApproval`), or an external event (`ctx.waitFor`). */
 export interface RuntimeInputs {
   /** Lets a call that waits for approval run; false when it does not wait for one. */
   approve(callId: string): Promise<boolean>;
@@ -281,153 +260,4 @@ export interface FollowSession {
   sessionId: string;
   /** Resume a stream by passing the last `position` it had. */
   after?: number;
-}
-
-/**
- * A call request for one of a runtime's tools: by a name it has, with that tool's arguments. A
- * runtime made from a registry (or from tools whose names are plain strings) takes any request.
- */
-export type ToolCallRequest<T extends AnyTool> = string extends T['name']
-  ? CallRequest
-  : {
-      [N in T['name']]: Omit<CallRequest, 'name' | 'args'> & {
-        name: N;
-        args?: ToolArgs<Extract<T, { name: N }>>;
-      };
-    }[T['name']];
-
-/** The reply to a call of tool `N`: a success has that tool's output. */
-export type ToolCallReply<T extends AnyTool, N extends string> = string extends T['name']
-  ? CallReply
-  :
-      | (Omit<CallReply, 'status' | 'output'> & {
-          status: 'succeeded';
-          output: ToolOutput<Extract<T, { name: N }>>;
-        })
-      | (Omit<CallReply, 'status'> & { status: Exclude<ReplyStatus, 'succeeded'> });
-
-export interface Runtime {
-  readonly tools: ToolRegistry;
-  readonly instanceId: string;
-  /**
-   * Settles once this runtime is registered in its store and has recovered the calls of instances
-   * that are gone (calls can be made before: their replies wait for the registration).
-   */
-  readonly ready: Promise<void>;
-  /**
-   * Runs a tool call. A failure of any kind, a closed runtime included, is a reply, never a rejection.
-   * `signal` cancels the call when it aborts before the reply (the agent's run was stopped); once
-   * the caller has its reply, a backgrounded call is the session's, and the signal no longer reaches it.
-   */
-  call(request: CallRequest, options?: CallOptions): Promise<CallReply>;
-  /** Seed 004: runs the calls of one model turn; the replies come in the order of the requests. */
-  callBatch(requests: readonly BatchRequest[], options: BatchOptions): Promise<CallReply[]>;
-  /** True when the call was running or queued and is now `cancelled`. */
-  cancel(callId: string, reason?: string): Promise<boolean>;
-  /** Cancels every live call of a session; resolves with how many. */
-  cancelSession(sessionId: string, reason?: string): Promise<number>;
-  get(callId: string): Promise<CallRecord | undefined>;
-  /**
-   * Waits for a call to end, at most `timeoutMs` (its tool's inline budget by default), on the
-   * runtime's clock. Resolves with its reply: its end, or `backgrounded` when it goes on; undefined
-   * when there is no such call. The waiter has the result then: the call's notification is
-   * acknowledged, so its session is not told twice.
-   */
-  wait(callId: string, options?: WaitOptions): Promise<CallReply | undefined>;
-  list(filter?: CallFilter): Promise<CallPage>;
-  /**
-   * The stored events of a call (or of every call of a session, in the order they were stored)
-   * after `after`, then its later events as they are stored: each once, in order. With
-   * `{ live: false }` it completes once what is stored now has been read.
-   */
-  follow(target: FollowCall, options?: FollowOptions): Observable<CallEvent>;
-  follow(target: FollowSession, options?: FollowOptions): Observable<SessionEvent>;
-  /** Every event of every call of this runtime, as it is stored (no replay). */
-  readonly events$: Observable<CallEvent>;
-  /** Every failure the runtime caught and handled, to count or alert on (they are logged too). */
-  readonly failures$: Observable<RuntimeFailure>;
-  /** Approvals and external events: what calls wait for from outside. */
-  readonly inputs: RuntimeInputs;
-  /** How long each of the store's writes took: one per batch (group commit), for a latency metric. */
-  readonly storeWrites$: Observable<StoreWriteTiming>;
-  readonly notifications: {
-    list(filter?: NotificationFilter): Promise<Notification[]>;
-    /** How many match: `{ status: 'queued' }` counts those not yet acknowledged. */
-    count(filter?: NotificationCountFilter): Promise<number>;
-    /** False when there is no such notification or it was already acknowledged. */
-    ack(notificationId: string): Promise<boolean>;
-    /**
-     * The session's notifications that are due now, each acknowledged, so that it is given once
-     * (seed 001's scheduling): `interrupt` ones at any step; `when_idle` ones only when `idle` (the
-     * model finished its turn); `silent` ones are acknowledged and never given.
-     */
-    take(request: { sessionId: string; idle: boolean }): Promise<Notification[]>;
-    /**
-     * A session's notifications not yet acknowledged (or those of every session under a prefix: a
-     * tenant's), as they come: the queued ones first, then each new one once it is stored, by this
-     * process or by another on a shared store. The place to start a turn when a result arrives
-     * while the user is idle. Each is given once; one another loop took first is not given.
-     */
-    watch(target: { sessionId: string } | { sessionPrefix: string }): Observable<Notification>;
-  };
-  /** The schedules of `spawn_background` (seed 002): listed per session, cancelled by id. */
-  readonly schedules: {
-    list(sessionId: string): Promise<Schedule[]>;
-    /** False when there is no such active schedule. */
-    cancel(scheduleId: string): Promise<boolean>;
-  };
-  /** Webhook deliveries (see `webhooks`): what they are, and what each attempt made of one. */
-  readonly webhooks: {
-    /** Newest first. */
-    list(filter?: DeliveryFilter): Promise<WebhookDelivery[]>;
-    count(filter?: DeliveryCountFilter): Promise<number>;
-    /**
-     * Attempts the deliveries due now, here (those no other process holds); resolves with how
-     * many it attempted. The runtime does this by itself; a test or a scheduled job may ask.
-     */
-    deliverDue(): Promise<number>;
-    /** Each delivery as an attempt of this runtime left it. */
-    readonly attempts$: Observable<WebhookDelivery>;
-  };
-  /** A file of a background run: `output.log` or `result.json`. */
-  artifact(callId: string, name: string): Promise<string | undefined>;
-  stats(): RuntimeStats;
-  /**
-   * A write and a read on the store (this runtime's heartbeat, then a lookup): resolves when both
-   * worked, rejects with the store's error otherwise. For health checks.
-   */
-  checkStore(): Promise<void>;
-  /** Cancels every live call, writes what is pending, and closes the store. */
-  close(): Promise<void>;
-
-  /** @deprecated Use `follow({ callId })`, which replays what is stored first. Removed in 0.3. */
-  callEvents$(callId: string): Observable<CallEvent>;
-  /** @deprecated Use `follow({ sessionId })`, which replays what is stored first. Removed in 0.3. */
-  sessionEvents$(sessionId: string): Observable<CallEvent>;
-  /** @deprecated Use `follow({ callId, after })`. Removed in 0.3. */
-  followCall(callId: string, afterSeq?: number, options?: FollowOptions): Observable<CallEvent>;
-  /** @deprecated Use `follow({ sessionId, after })`. Removed in 0.3. */
-  followSession(sessionId: string, afterPosition?: number, options?: FollowOptions): Observable<SessionEvent>;
-  /** @deprecated Use `follow({ callId, after: fromSeq - 1 }, { live: false })`. Removed in 0.3. */
-  replay(callId: string, fromSeq?: number): Promise<CallEvent[]>;
-  /** @deprecated Use `inputs.approve`. Removed in 0.3. */
-  approve(callId: string): Promise<boolean>;
-  /** @deprecated Use `inputs.reject`. Removed in 0.3. */
-  reject(callId: string, reason: string): Promise<boolean>;
-  /** @deprecated Use `inputs.key`. Removed in 0.3. */
-  eventKey(callId: string, name: string): string;
-  /** @deprecated Use `inputs.resolve`. Removed in 0.3. */
-  resolveEvent(key: string, outcome: EventOutcome): Promise<void>;
-}
-
-/**
- * A runtime made from a list of tools (`createRuntime({ tools: [search, fetchPage] })`): its
- * `call` is typed by their names. A wrong name or wrong arguments do not compile, and a successful
- * reply's `output` is the tool's output. It is a `Runtime` wherever one is taken.
- */
-export interface TypedRuntime<T extends AnyTool> extends Runtime {
-  call<const R extends ToolCallRequest<T>>(
-    request: R,
-    options?: CallOptions,
-  ): Promise<ToolCallReply<T, R['name']>>;
 }

@@ -14,7 +14,7 @@ import { assembleRuntime, type RuntimeParts } from './assembly.js';
 import { registerBackgroundControl } from './builtins/background-control.js';
 import { refusalHandledElsewhere } from './call/ending.js';
 import { RETENTION_BATCH } from './defaults.js';
-import type { FollowOptions } from './follow.js';
+import type { FollowOptions } from './follow-store.js';
 import { newId } from './ids.js';
 import { eventKey, HEALTH_PROBE_CALL_ID } from './keys.js';
 import {
@@ -24,7 +24,7 @@ import {
   CLOSED_REASON,
   SESSION_CANCELLED_REASON,
 } from './messages.js';
-import { takeNotifications, watchNotifications } from './notifications.js';
+import { takeNotifications, watchNotifications } from './notification-readers.js';
 import type {
   BatchOptions,
   BatchRequest,
@@ -34,32 +34,20 @@ import type {
   CallRequest,
   FollowCall,
   FollowSession,
-  Runtime,
   RuntimeInputs,
   RuntimeOptions,
   RuntimeStats,
   StoreWriteTiming,
-  TypedRuntime,
   WaitOptions,
 } from './options.js';
 import { pendingInputs } from './pending-inputs.js';
+import type { Runtime, TypedRuntime } from './runtime-api.js';
 import { waitForCall } from './waiting.js';
 
 /**
- * The runtime's public face. A call's journey reads in order from `call()`, each step one module:
- *
- * 1. `call/intake`: ids, tool, arguments, limits, `prepare`, approval; the record and its actor.
- * 2. `call/driver`: the only sender of events to a call's machine; it carries out the actions
- *    the machine names, through `call/effects`.
- * 3. `call/slots`: the queue, then a slot (START). `call/timers`: the budget (BUDGET), the
- *    timeout (TIMEOUT), the backoff between attempts (RUN).
- * 4. `call/attempts`: runs the tool, with `context-host` behind its `ctx`; DONE, FAIL or RETRY.
- * 5. `call/answers`: the caller hears `backgrounded` at once, or the end.
- * 6. `call/ending`: the record's end and its write; `call/notifications`: a detached call's
- *    session hears of its end.
- *
- * Beside the journey: `shared/` (client and worker roles on a shared store), `recovery/` (leases,
- * orphans), `following` (events, replayed then live), `housekeeping` (the runtime's own timers).
+ * The runtime's public face. Each method hands its work to the module that owns it; the journey
+ * of a call through them, file by file, is told once, in `docs/DESIGN.md` ("The journey of a
+ * call"), and starts at `call()`.
  */
 class BatonRuntime implements Runtime {
   readonly tools: ToolRegistry;
@@ -117,6 +105,7 @@ class BatonRuntime implements Runtime {
                 parts.following.storedElsewhere((notice) => about(notice.sessionIds)),
                 parts.following.ticks(),
               ),
+            failed: parts.failures.on('watch notifications'),
           },
           target,
         ),

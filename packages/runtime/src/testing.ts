@@ -5,7 +5,7 @@
  */
 import type { CallEvent } from '@baton/contracts';
 import { firstValueFrom, toArray } from 'rxjs';
-import type { Runtime } from './options.js';
+import type { Runtime } from './runtime-api.js';
 
 export { memoryStore } from '@baton/store';
 export { SimulatedClock } from 'xstate';

@@ -2,7 +2,8 @@ import { type CallRecord, type CallReply, endOf, isTerminalStatus } from '@baton
 import { filter, firstValueFrom, fromEvent, takeUntil } from 'rxjs';
 import { formattedCall, replyOf } from './call/replies.js';
 import type { Clock } from './clock.js';
-import type { Runtime, WaitOptions } from './options.js';
+import type { WaitOptions } from './options.js';
+import type { Runtime } from './runtime-api.js';
 import type { Settings } from './settings.js';
 
 export interface WaitDeps {
@@ -62,7 +63,7 @@ export async function waitForCall(
     stop.abort();
   }
   const now = (await runtime.get(callId)) ?? record;
-  // Still going: the caller is told so in seed 000's words, for as long as it waited.
+  // Still going: the caller is told so in the background continuation's words, for as long as it waited.
   if (!isTerminalStatus(now.status)) {
     return {
       callId,

@@ -11,7 +11,7 @@ import { gatedTool, reportingTool, settle, storedEvents, testRuntime, typesOf } 
 /** No process has this pid (above Linux's largest pid_max), so an instance that claims it is gone. */
 const DEAD_PID = 4_194_305;
 
-describe('artifacts of a background run (seed 002)', () => {
+describe('artifacts of a background run (the background runs)', () => {
   it('keeps output.log ([stream]-prefixed) and a pretty result.json', async () => {
     const { tool: worker, step } = reportingTool(
       (ctx) => {

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { deferred } from '../src/testing.js';
 import { settle, storedEvents, testRuntime, typesOf } from './helpers.js';
 
-describe('the context a tool gets (seed 003)', () => {
+describe('the context a tool gets (the durable context)', () => {
   it('has the call, session, tool, attempt, max attempts, a replay key and what prepare returned', async () => {
     const seen = deferred<Record<string, unknown>>();
     const probe = defineTool({
@@ -215,7 +215,7 @@ describe('prepare', () => {
   });
 });
 
-describe('durable steps (seed 003)', () => {
+describe('durable steps (the durable context)', () => {
   it('refuses an empty or repeated step id before the step runs', async () => {
     const ran: string[] = [];
     const errors = deferred<string[]>();

@@ -24,7 +24,7 @@ function confirmTool(options: { timeoutMs?: number } = {}) {
   return { tool, waiting: waiting.promise };
 }
 
-describe('external events (seed 003)', () => {
+describe('external events (the durable context)', () => {
   it('resolves a wait with the value given from outside; the record shows the key while it waits', async () => {
     const { tool, waiting } = confirmTool();
     const { runtime } = testRuntime([tool]);

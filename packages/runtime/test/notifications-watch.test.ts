@@ -1,4 +1,5 @@
-import type { Notification } from '@baton/contracts';
+import type { Notification, RuntimeFailure } from '@baton/contracts';
+import { memoryStore } from '@baton/store';
 import { describe, expect, it } from 'vitest';
 import { gatedTool, settle, testRuntime } from './helpers.js';
 
@@ -52,5 +53,39 @@ describe('notifications.watch: the results to start a turn with, as they come', 
     runtime.notifications.watch({ sessionPrefix: 'acme/' }).subscribe((n) => later.push(n.sessionId));
     await settle();
     expect(later).toEqual(['acme/b']);
+  });
+
+  it('reports a read the store refused and goes on; completes when the runtime closes', async () => {
+    const research = gatedTool('research', { mode: 'background' });
+    const store = memoryStore();
+    const listNotifications = store.listNotifications.bind(store);
+    let refuse = true;
+    store.listNotifications = (...args) => {
+      if (refuse) {
+        refuse = false;
+        return Promise.reject(new Error('the store is away'));
+      }
+      return listNotifications(...args);
+    };
+    const { runtime } = testRuntime([research.tool], { store });
+    const failures: RuntimeFailure[] = [];
+    runtime.failures$.subscribe((failure) => failures.push(failure));
+    const seen: string[] = [];
+    let completed = false;
+    runtime.notifications
+      .watch({ sessionId: 'chat' })
+      .subscribe({ next: (n) => seen.push(n.callId), complete: () => (completed = true) });
+    await settle();
+    expect(failures.map(({ op, error }) => [op, (error as Error).message])).toEqual([
+      ['watch notifications', 'the store is away'],
+    ]);
+    await runtime.call({ name: 'research', sessionId: 'chat', callId: 'after' });
+    await settle();
+    research.runs[0]?.resolve('done');
+    await settle();
+    expect(seen).toEqual(['after']);
+    expect(completed).toBe(false);
+    await runtime.close();
+    expect(completed).toBe(true);
   });
 });

@@ -24,7 +24,7 @@ function pinger(runs: number[], clock: { now(): number }) {
 
 const schedule = (schedule: object) => ({ tool: 'ping', args: { host: 'db' }, schedule });
 
-describe('schedules of spawn_background (seed 002)', () => {
+describe('schedules of spawn_background (the background runs)', () => {
   it('fires a cron schedule on time, three times over simulated time, each firing a background run', async () => {
     const runs: number[] = [];
     const clock = new SimulatedClock();

@@ -47,7 +47,7 @@ async function drain(gates: Array<() => void>, pending: Promise<unknown>, seed =
   }
 }
 
-describe('batches (seed 004)', () => {
+describe('batches (the batch rules)', () => {
   it('returns the replies in request order when the calls end in reverse order', async () => {
     const { tool, runs } = gatedTool('step');
     const { runtime } = testRuntime([tool]);
@@ -239,7 +239,7 @@ describe('admission limits', () => {
     expect((await waiting[1])?.output).toBe('third');
   });
 
-  it("refuses a sixth background run in a session with seed 002's words", async () => {
+  it("refuses a sixth background run in a session with the background runs' words", async () => {
     const { tool, runs } = gatedTool('crawl', { mode: 'background' });
     const { runtime } = testRuntime([tool]);
     for (let i = 0; i < 5; i++)
@@ -258,7 +258,7 @@ describe('admission limits', () => {
     expect((await runtime.call({ name: 'crawl', sessionId: 's1' })).status).toBe('backgrounded');
   });
 
-  it("refuses a background run past the runtime's backgroundPerWorker with seed 002's words", async () => {
+  it("refuses a background run past the runtime's backgroundPerWorker with the background runs' words", async () => {
     const { tool } = gatedTool('crawl', { mode: 'background' });
     const { runtime } = testRuntime([tool], { limits: { backgroundPerWorker: 3 } });
     for (let i = 0; i < 3; i++) await runtime.call({ name: 'crawl', sessionId: `s${i}` });
@@ -329,7 +329,7 @@ describe('the inline budget counts queue time', () => {
   });
 });
 
-describe('what the model sees of a long output (seed 004)', () => {
+describe('what the model sees of a long output (the batch rules)', () => {
   it('cuts it at maxOutputChars with a marker; the record keeps the whole', async () => {
     const long = defineTool({
       name: 'long',

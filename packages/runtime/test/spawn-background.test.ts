@@ -10,7 +10,7 @@ function crawler() {
 
 const inlineOnly = defineTool({ name: 'quick', description: 'q', input: z.object({}), execute: () => 1 });
 
-describe('spawn_background (seed 002)', () => {
+describe('spawn_background (the background runs)', () => {
   it('is there only when asked for', () => {
     expect(testRuntime([inlineOnly]).runtime.tools.has('spawn_background')).toBe(false);
     expect(

@@ -50,14 +50,14 @@ export interface PostgresStoreOptions {
    *
    * Taken by a runtime in the role `both` (it runs the calls it writes). A client or a worker alone
    * writes one batch at a time, each tick whole: measured with a client and a worker process,
-   * pipelining cost the client 10 µs more CPU per call for no more calls per second.
+   * pipelining cost the client more CPU per call for no more calls per second.
    */
   writeConcurrency?: number;
   /**
    * At most this many calls' rows in one write batch (see `Store.writeBatchCalls`), with the same
    * proviso; the runtime cuts a tick into about four batches of its calls in flight, of at least
    * 100 calls. Default 250: with 1,000 calls in flight in one process, four batches take turns,
-   * and the process did 16-17k calls/s where whole ticks did 12.5k (`bench/RESULTS.md`, row 8).
+   * and did more calls a second than whole ticks (`bench/RESULTS.md`, row 8).
    */
   writeBatchCalls?: number;
 }

@@ -34,7 +34,7 @@ const OTHER_ESCAPE = /\\[^"\\]/;
  * A PostgreSQL array literal of these values, made by `JSON.stringify` in one pass: `["a",null,1]`
  * is `{"a",null,1}` in brackets, since an array literal escapes `"` and `\` inside quotes as JSON
  * does, and reads an unquoted `null` as NULL. `pg` makes the literal by adding to a string element
- * by element: 2.2 KB of garbage a call in a client. Where JSON escaped anything else (a control
+ * by element, leaving much garbage per call in a client. Where JSON escaped anything else (a control
  * character, which no id the runtime takes has), `pg` makes it, and the array goes as it is.
  */
 function arrayLiteral(

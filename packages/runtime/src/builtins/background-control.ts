@@ -8,8 +8,8 @@ import {
   type ToolRegistry,
 } from '@baton/contracts';
 import { BACKGROUND_MESSAGES } from '../messages.js';
-import type { Runtime } from '../options.js';
 import { invalidArgumentsMessage } from '../outcome.js';
+import type { Runtime } from '../runtime-api.js';
 import { BACKGROUND_CONTROL, type BackgroundControlTool } from './names.js';
 
 /** `wait_background` waits this long unless told otherwise, and never longer than the maximum. */

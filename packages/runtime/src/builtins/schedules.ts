@@ -8,14 +8,14 @@ import { SCHEDULE_MESSAGES, schedulesPerSessionMessage } from '../messages.js';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 
-/** When a schedule fires, as seed 002's `schedule` parameter gives it. */
+/** When a schedule fires, as the background runs' `schedule` parameter gives it. */
 export type ScheduleTiming = Pick<Schedule, 'cronExpression' | 'scheduledAt' | 'timezone'>;
 
 function text(value: unknown): string | undefined {
   return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 }
 
-/** Seed 002's `schedule` parameter, checked with its words (and ours for what it leaves unchecked). */
+/** The background runs' `schedule` parameter, checked with its words (and ours for what it leaves unchecked). */
 export function parseScheduleTiming(raw: unknown): ScheduleTiming {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
     throw new ToolError(SCHEDULE_MESSAGES.notObject);
@@ -60,7 +60,7 @@ export function nextFiring(timing: ScheduleTiming, after: number): number | unde
   return next?.getTime();
 }
 
-/** Seed 002's reply to a scheduled `spawn_background`. */
+/** The background runs' reply to a scheduled `spawn_background`. */
 export function scheduledReply(schedule: Schedule) {
   const iso = (time: number | undefined) => (time === undefined ? null : new Date(time).toISOString());
   return {

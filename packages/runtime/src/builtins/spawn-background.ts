@@ -43,7 +43,7 @@ export async function startRun(
   );
 }
 
-/** Seed 002's parameters, word for word. */
+/** The background runs' parameters, word for word. */
 const PARAMETERS = {
   type: 'object',
   properties: {
@@ -86,7 +86,7 @@ interface SpawnArgs {
   signal_on_completion?: boolean;
 }
 
-/** Seed 002's `spawn_background`: runs a background-capable tool as a labelled run of the session. */
+/** The background runs' `spawn_background`: runs a background-capable tool as a labelled run of the session. */
 export function spawnBackgroundTool(host: SpawnHost): AnyTool {
   return defineTool({
     name: SPAWN_BACKGROUND,

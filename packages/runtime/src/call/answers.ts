@@ -18,7 +18,7 @@ export class Answers {
   constructor(private readonly deps: AnswersDeps) {}
 
   /**
-   * The `answerBackgrounded` action (seed 000 / 001): the caller hears at once that the call
+   * The `answerBackgrounded` action (the background continuation, the result scheduling): the caller hears at once that the call
    * continues, with its id as the handle, once the record that says so is written.
    */
   backgrounded(call: LiveCall, reason: BackgroundReason, from: CallState, to: CallState): void {

@@ -4,7 +4,7 @@ import type { Send } from './driver.js';
 import type { CallBatch } from './live-call.js';
 
 /**
- * Seed 004: a batch that stops at its first failure cancels its calls that have not started. A
+ * The batch rules: a batch that stops at its first failure cancels its calls that have not started. A
  * call that failed (or was refused) calls this before its slot can go to one of them.
  */
 export function failBatch(

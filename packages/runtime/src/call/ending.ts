@@ -21,7 +21,7 @@ import type { CallWrites } from './writes.js';
 export interface EndingDeps {
   writes: CallWrites;
   writer: Pick<WriteBatcher, 'recordConfirmed' | 'rewrite'>;
-  registry: Pick<CallRegistry, 'ended' | 'written' | 'get' | 'ending'>;
+  registry: Pick<CallRegistry, 'holdEnded' | 'releaseEnded' | 'get' | 'heldEnded'>;
   notifications: Pick<CallNotifications, 'notify' | 'keepArtifacts'>;
   send: Send;
   clock: Clock;
@@ -96,11 +96,11 @@ export class CallEnding {
   /** The `writeEnd` action: the end is written; until then `get()` still finds the call here. */
   writeEnd(call: LiveCall): void {
     const { writer, registry } = this.deps;
-    registry.ended(call);
+    registry.holdEnded(call);
     const written = writer.recordConfirmed(call.record);
     call.endWritten = written;
     // A refused end stays held: `refused` writes it again, and the caller hears persistence_failed.
-    written.then(() => registry.written(call), refusalHandledElsewhere);
+    written.then(() => registry.releaseEnded(call), refusalHandledElsewhere);
   }
 
   /** The `failBatch` action: the batch's waiting calls are cancelled before this call's slot goes to one of them. */
@@ -109,7 +109,7 @@ export class CallEnding {
   }
 
   /**
-   * Seed 000: when the state of a call cannot be saved, its execution is aborted and it ends
+   * The background continuation: when the state of a call cannot be saved, its execution is aborted and it ends
    * `persistence_failed`. Only the calls whose own rows the store refused are touched (the writer
    * keeps the others of their batch).
    */
@@ -125,7 +125,7 @@ export class CallEnding {
         send(call, { type: 'FAIL', outcome: { ok: false, error: failure, output: { error: message } } });
         continue;
       }
-      const ended = registry.ending(callId);
+      const ended = registry.heldEnded(callId);
       if (ended) this.#storeEndAgain(ended, error, rows);
     }
   }
@@ -142,7 +142,7 @@ export class CallEnding {
     const { writer, registry, writes, notifications, later } = this.deps;
     const refusals = (this.#refusedEnds.get(call) ?? 0) + 1;
     this.#refusedEnds.set(call, refusals);
-    const forget = () => registry.written(call);
+    const forget = () => registry.releaseEnded(call);
     if (refusals > 1) {
       // The reduced end was refused too: the same rows, again, later.
       const delayMs = Math.min(END_REWRITE_INITIAL_MS * 2 ** (refusals - 2), END_REWRITE_MAX_MS);

@@ -1,15 +1,10 @@
-import {
-  type AnyTool,
-  BatonError,
-  type CallError,
-  type CallRecord,
-  type CallReply,
-  type InputRequest,
-  type InputResponse,
-  type PrepareContext,
-  type RecordedError,
-  type ToolRegistry,
-  type ValidationResult,
+import type {
+  AnyTool,
+  CallRecord,
+  CallReply,
+  RecordedError,
+  ToolRegistry,
+  ValidationResult,
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import { checkArguments, requestIdIssues } from '../arguments.js';
@@ -19,7 +14,6 @@ import {
   backgroundPerSessionMessage,
   backgroundPerWorkerMessage,
   CLOSED_MESSAGE,
-  inputRequiredMessage,
   invalidRequestMessage,
   notJsonMessage,
   persistenceFailedMessage,
@@ -36,6 +30,7 @@ import { isPromiseLike } from './attempts.js';
 import { failBatch } from './batches.js';
 import type { Send } from './driver.js';
 import type { CallBatch } from './live-call.js';
+import { failedReply, PrepareInputs } from './prepare-inputs.js';
 import type { CallRegistry } from './registry.js';
 import { modelVisible, notSavedReply, replyOf } from './replies.js';
 import type { Slots } from './slots.js';
@@ -153,7 +148,7 @@ export class Intake {
     const { registry, settings, tools } = this.deps;
     const live = registry.get(callId);
     if (live) return live.reply;
-    const ended = registry.ending(callId);
+    const ended = registry.heldEnded(callId);
     return (
       ended && Promise.resolve(replyOf(ended.record, settings.forTool(tools.get(ended.record.toolName))))
     );
@@ -231,7 +226,7 @@ export class Intake {
   }
 
   /**
-   * Seed 003: `prepare` runs before the call is queued, then `needsApproval` decides whether it
+   * The durable context: `prepare` runs before the call is queued, then `needsApproval` decides whether it
    * waits for an approval; if either fails, the call ends without running.
    */
   #prepare(admitted: Admitted): Promise<CallReply> {
@@ -239,7 +234,7 @@ export class Intake {
     if (!tool.prepare) return this.#admitPrepared(admitted, undefined);
     const prepare = tool.prepare;
     const context = new PrepareInputs(request, callId, tool.name);
-    return attempt(
+    return runHook(
       () => prepare(args as never, context),
       (given) => this.#admitPrepared(admitted, given),
       // What prepare asked for and did not get ends the request, whatever prepare made of it.
@@ -266,7 +261,7 @@ export class Intake {
     }
     const needs = admitted.tool.execution.needsApproval;
     if (typeof needs !== 'function') return this.#admit(admitted, prepared, needs === true);
-    return attempt(
+    return runHook(
       () => needs(admitted.args as never),
       (awaitingApproval) => this.#admit(admitted, prepared, awaitingApproval),
       (thrown) => this.#refuseAdmitted(admitted, thrownOutcome(thrown).error),
@@ -374,50 +369,8 @@ export class Intake {
   }
 }
 
-/** The context `prepare` gets: its input requests are answered from the request's `inputs`. */
-class PrepareInputs implements PrepareContext {
-  readonly callId: string;
-  readonly sessionId: string;
-  readonly toolName: string;
-  /** The first request the request's `inputs` did not answer. */
-  asked: { name: string; request: InputRequest } | undefined;
-  readonly #answers: Readonly<Record<string, unknown>>;
-  #count = 0;
-
-  constructor(request: CallRequest, callId: string, toolName: string) {
-    this.callId = callId;
-    this.sessionId = request.sessionId;
-    this.toolName = toolName;
-    this.#answers = request.inputs ?? {};
-  }
-
-  input<R extends InputRequest>(request: R, options?: { name?: string }): Promise<InputResponse<R>> {
-    this.#count++;
-    const name = options?.name ?? `input-${this.#count}`;
-    const answer = Object.hasOwn(this.#answers, name) ? this.#answers[name] : undefined;
-    if (typeof answer === 'object' && answer !== null && !Array.isArray(answer)) {
-      return Promise.resolve(answer as InputResponse<R>);
-    }
-    this.asked ??= { name, request };
-    return Promise.reject(new BatonError('input_required', inputRequiredMessage(this.toolName, [name])));
-  }
-
-  inputRequired(callId: string): CallReply {
-    const { name, request } = this.asked as { name: string; request: InputRequest };
-    return failedReply(callId, {
-      code: 'input_required',
-      message: inputRequiredMessage(this.toolName, [name]),
-      inputs: { [name]: request },
-    });
-  }
-}
-
-function failedReply(callId: string, error: CallError): CallReply {
-  return { callId, status: 'failed', output: { error: error.message }, error };
-}
-
 /** Runs a hook that may answer now or later, or throw: `then` gets its value, `failed` what it threw. */
-function attempt<T>(
+function runHook<T>(
   hook: () => T | PromiseLike<T>,
   then: (value: T) => Promise<CallReply>,
   failed: (thrown: unknown) => Promise<CallReply>,

@@ -80,7 +80,7 @@ export class LiveCall {
   progressTimer: unknown;
   /** Finished durable steps by id: kept across attempts, loaded from the store once for a recovered call. */
   finishedSteps: Promise<Map<string, unknown>> | undefined;
-  /** The step ids this attempt has used (seed 003: an id is used once per attempt); made on the first step. */
+  /** The step ids this attempt has used (the durable context: an id is used once per attempt); made on the first step. */
   stepsOfAttempt: Set<string> | undefined;
   /** How many input requests (`ctx.input`) this attempt made: their keys are numbered by it. */
   inputsOfAttempt = 0;
@@ -194,7 +194,7 @@ export class LiveCall {
     answer?.(reply);
   }
 
-  /** Seed 002: the tail keeps the last characters, the log its first 256 KiB; both prefix each chunk with its stream. */
+  /** The background runs: the tail keeps the last characters, the log its first 256 KiB; both prefix each chunk with its stream. */
   appendLog(stream: LogStream, chunk: string): void {
     const line = `[${stream}] ${chunk}`;
     this.record.outputTail = (this.record.outputTail + line).slice(-OUTPUT_TAIL_CHARS);

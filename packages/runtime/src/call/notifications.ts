@@ -27,7 +27,7 @@ export interface NotificationsDeps {
 export class CallNotifications {
   constructor(private readonly deps: NotificationsDeps) {}
 
-  /** The `notify` action (seed 000): the end of a call whose caller was answered `backgrounded` goes to its session. */
+  /** The `notify` action (the background continuation): the end of a call whose caller was answered `backgrounded` goes to its session. */
   notify(call: LiveCall, status: TerminalStatus): void {
     const { writes, writer, clock } = this.deps;
     const record = call.record;
@@ -67,7 +67,7 @@ export class CallNotifications {
     writes.emit(call, { type: 'notification', notificationId: notification.id, title: notification.title });
   }
 
-  /** The `keepArtifacts` action (seed 002): a background run leaves its `output.log` and its `result.json`. */
+  /** The `keepArtifacts` action (the background runs): a background run leaves its `output.log` and its `result.json`. */
   keepArtifacts(call: LiveCall, status: TerminalStatus): void {
     const { callId, result, rawOutput, error } = call.record;
     const log = status === 'succeeded' && rawOutput !== undefined ? rawOutput : call.outputLog();

@@ -16,7 +16,7 @@ export interface NewCall {
  * The calls this runtime holds: live (admitted, not ended), and ended but not yet written (so that
  * `get()` never goes back in time). It is the only place a `LiveCall` is made, so that every call,
  * fresh, claimed or recovered, runs with its tool's settings and starts where its record says.
- * It also counts the live calls whose caller was answered `backgrounded` (seed 002's limits).
+ * It also counts the live calls whose caller was answered `backgrounded` (the background runs' limits).
  */
 export class CallRegistry {
   readonly #live = new Map<string, LiveCall>();
@@ -55,8 +55,8 @@ export class CallRegistry {
     return this.#live.has(callId);
   }
 
-  /** A call ended here whose end is not written yet. */
-  ending(callId: string): LiveCall | undefined {
+  /** A call that ended here and is held until its end is written. */
+  heldEnded(callId: string): LiveCall | undefined {
     return this.#ending.get(callId);
   }
 
@@ -92,13 +92,14 @@ export class CallRegistry {
     if (detached) this.#countBackground(sessionId, -1);
   }
 
-  /** The call ended: it is held until its end is written (`written`). */
-  ended(call: LiveCall): void {
+  /** The call ended: it is held until its end is written (`releaseEnded`). */
+  holdEnded(call: LiveCall): void {
     this.release(call);
     this.#ending.set(call.record.callId, call);
   }
 
-  written(call: LiveCall): void {
+  /** Its end is written: the call is no longer held. */
+  releaseEnded(call: LiveCall): void {
     if (this.#ending.get(call.record.callId) === call) this.#ending.delete(call.record.callId);
   }
 

@@ -27,7 +27,7 @@ export function modelVisible(error: RecordedError): CallError {
   return visible;
 }
 
-/** Seed 000 / 001: the reply that tells the caller the call continues, with its id as the handle. */
+/** The background continuation and the result scheduling: the reply that tells the caller the call continues, with its id as the handle. */
 export function backgroundedReply(
   record: CallRecord,
   settings: ToolSettings,
@@ -68,7 +68,7 @@ export function notSavedReply(callId: string): (cause: unknown) => CallReply {
   });
 }
 
-/** Seed 004: what the model is shown of a long value is cut; the record keeps the whole. */
+/** The batch rules: what the model is shown of a long value is cut; the record keeps the whole. */
 export function forModel(value: unknown, maxChars: number): unknown {
   if (typeof value === 'string') {
     return value.length > maxChars ? truncatedOutput(value, maxChars) : value;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { gatedTool, settle, testRuntime, typesOf } from './helpers.js';
 
-describe('seed 001: background mode, the result formatter and scheduling', () => {
+describe('the result scheduling: background mode, the result formatter and scheduling', () => {
   it('acknowledges a background call at once with a running reply, and delivers the result later', async () => {
     const { tool, runs } = gatedTool('search_kb', { mode: 'background' });
     const { runtime, events } = testRuntime([tool]);

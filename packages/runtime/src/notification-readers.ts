@@ -1,9 +1,9 @@
 import type { CallEvent, Notification } from '@baton/contracts';
 import type { NotificationFilter, Store } from '@baton/store';
 import { merge, Observable, filter as rxFilter } from 'rxjs';
-import type { Runtime } from './options.js';
+import type { Runtime } from './runtime-api.js';
 
-/** Seed 001: whether a queued notification is given now. */
+/** The result scheduling: whether a queued notification is given now. */
 function isDue(notification: Notification, idle: boolean): boolean {
   return notification.scheduling === 'interrupt' || (notification.scheduling === 'when_idle' && idle);
 }
@@ -31,12 +31,15 @@ export interface WatchDeps {
   events$: Observable<CallEvent>;
   /** Other processes' commits that concern these sessions, and a poll under them (a shared store). */
   storedElsewhere: (about: (sessionIds: readonly string[]) => boolean) => Observable<unknown>;
+  /** A read that failed: reported, and made again at the next sign (a store may be away for a while). */
+  failed: (error: unknown) => void;
 }
 
 /**
  * The target's notifications not yet acknowledged, as they come: those queued now first, then each
  * new one once it is stored, by this process or another on a shared store. Each is given once; one
- * acknowledged before it was read (another loop took it) is not given.
+ * acknowledged before it was read (another loop took it) is not given. It completes when the
+ * runtime closes (its `events$` does).
  */
 export function watchNotifications(deps: WatchDeps, target: NotificationTarget): Observable<Notification> {
   const concerns =
@@ -71,7 +74,7 @@ export function watchNotifications(deps: WatchDeps, target: NotificationTarget):
           given = still;
         } while (readAgain && !subscriber.closed);
       } catch (error) {
-        subscriber.error(error);
+        if (!subscriber.closed) deps.failed(error);
       } finally {
         reading = false;
       }
@@ -80,7 +83,11 @@ export function watchNotifications(deps: WatchDeps, target: NotificationTarget):
       deps.events$.pipe(rxFilter((event) => event.type === 'notification' && concerns(event.sessionId))),
       deps.storedElsewhere((sessionIds) => sessionIds.some(concerns)),
     ).subscribe(() => void read());
+    const closing = deps.events$.subscribe({ complete: () => subscriber.complete() });
     void read();
-    return () => stored.unsubscribe();
+    return () => {
+      stored.unsubscribe();
+      closing.unsubscribe();
+    };
   });
 }

@@ -6,7 +6,7 @@ import { gatedTool, settle, testRuntime, typesOf } from './helpers.js';
 const CONTINUING =
   'This tool is taking longer than 300 ms, so it is continuing in the background. Continue the conversation; a later notification will report the result.';
 
-describe('seed 000: the inline budget and promotion to the background', () => {
+describe('the background continuation: the inline budget and promotion to the background', () => {
   it('replies inline to a fast auto call and creates no notification', async () => {
     const fast = defineTool({
       name: 'sleep_tool',
