@@ -1,9 +1,9 @@
 import { request } from 'node:http';
 import { type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
+import { type ServerProcess, startServer } from '@baton/test-support';
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningServer, startServer } from './server-process.js';
 
 /**
  * Arbitrary input against the real server: bodies, ids, query parameters and headers on every
@@ -35,7 +35,7 @@ async function freshDatabase(): Promise<string> {
   return url.toString();
 }
 
-let server: RunningServer;
+let server: ServerProcess;
 let port: number;
 
 interface Answer {
@@ -193,7 +193,7 @@ describe.each([
   ['PostgreSQL', async () => ({ BATON_STORE: await freshDatabase() })],
 ])('fuzzing the server on %s', (_store, environment) => {
   beforeAll(async () => {
-    server = await startServer(await environment());
+    server = await startServer({ env: await environment() });
     port = Number(new URL(server.address).port);
   }, 60_000);
   afterAll(() => server.stop());

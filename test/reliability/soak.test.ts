@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { type ServerProcess, startServer } from '@baton/test-support';
 import autocannon from 'autocannon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningServer, startServer } from './server-process.js';
 
 /**
  * Honest traffic for a minute while 20 readers hold event streams open and read nothing: half
@@ -32,9 +32,9 @@ const RSS_GROWTH_BOUND_MB = 250;
 const P99_BOUND_MS = 1_000;
 const OLD_SPACE_MB = 192;
 
-let server: RunningServer;
+let server: ServerProcess;
 beforeAll(async () => {
-  server = await startServer({}, undefined, [`--max-old-space-size=${OLD_SPACE_MB}`]);
+  server = await startServer({ nodeFlags: [`--max-old-space-size=${OLD_SPACE_MB}`] });
 });
 afterAll(() => server.stop());
 

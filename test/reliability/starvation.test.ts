@@ -1,12 +1,12 @@
+import { type ServerProcess, startServer } from '@baton/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningServer, startServer } from './server-process.js';
 
 const A = 'token-of-tenant-a-0001';
 const B = 'token-of-tenant-b-0001';
-let server: RunningServer;
+let server: ServerProcess;
 
 beforeAll(async () => {
-  server = await startServer({ BATON_TOKENS: `a:${A},b:${B}` });
+  server = await startServer({ env: { BATON_TOKENS: `a:${A},b:${B}` } });
 });
 afterAll(() => server.stop());
 

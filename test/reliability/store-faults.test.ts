@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { isTerminalStatus } from '@baton/contracts';
 import { throwawayPostgres } from '@baton/store-postgres/testing';
 import { sqliteStore } from '@baton/store-sqlite';
+import { MAIN, type ServerProcess, startServer } from '@baton/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAIN, type RunningServer, startServer } from './server-process.js';
 
 /**
  * The store fails under a running server: its disk fills up. Calls made during the fault fail with
@@ -19,14 +19,14 @@ import { MAIN, type RunningServer, startServer } from './server-process.js';
  * test reaches into that namespace with nsenter to make and clear the fault.
  */
 
-let server: (RunningServer & { dir: string }) | undefined;
+let server: ServerProcess | undefined;
 afterEach(async () => {
   await server?.stop();
   server = undefined;
 });
 
 /** Runs a shell command in the server's mount namespace (`$DIR` is its data directory). */
-function inServerNamespace(running: RunningServer & { dir: string }, script: string): void {
+function inServerNamespace(running: ServerProcess, script: string): void {
   execFileSync('nsenter', ['--target', String(running.child.pid), '--mount', '--', 'sh', '-c', script], {
     env: { ...process.env, DIR: running.dir },
     stdio: 'ignore',
@@ -87,7 +87,7 @@ describe.each(FAULTS)('when $name under a running server', ({ make, clear, says 
   it('fails the calls it must with persistence_failed, hangs nothing, and ends every accepted call once the fault clears', {
     timeout: 120_000,
   }, async () => {
-    server = await startServer({}, 'mount -t tmpfs -o size=24m tmpfs "$DIR"');
+    server = await startServer({ shell: 'mount -t tmpfs -o size=24m tmpfs "$DIR"' });
     const { address } = server;
     // Calls that run through the fault: two seconds each, in the background.
     const running = await Promise.all(
@@ -167,7 +167,7 @@ describe('a PostgreSQL restart under load', () => {
   }, async () => {
     const postgres = await throwawayPostgres({ own: true });
     try {
-      const running = await startServer({ BATON_STORE: postgres.url });
+      const running = await startServer({ env: { BATON_STORE: postgres.url } });
       server = running;
       const { address } = running;
       const background = await Promise.all(

@@ -4,9 +4,9 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type ServerProcess, startServer } from '@baton/test-support';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ServerProcess, startServer } from './server-process.js';
 
 const TOKEN = 'inspector-test-token-0001';
 const SCREENSHOTS = join(import.meta.dirname, '..', 'test-results');
@@ -25,16 +25,16 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   // A budget long enough for the page to see a call inline before it is backgrounded; a webhook
   // tried once, so that a delivery fails at its first answer.
-  server = await startServer(
-    {
+  server = await startServer({
+    dir,
+    env: {
       BATON_INLINE_BUDGET_MS: '1500',
       BATON_TOKENS: `acme:${TOKEN}`,
       BATON_WEBHOOK_URL: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
       BATON_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString('base64')}`,
       BATON_WEBHOOK_RETRY_SCHEDULE_MS: '',
     },
-    dir,
-  );
+  });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,

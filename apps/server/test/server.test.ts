@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CallEvent } from '@baton/contracts';
+import { type ServerProcess, startServer } from '@baton/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ServerProcess, startServer } from './server-process.js';
 import { readSse, type SseMessage } from './sse-client.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-server-'));
@@ -11,7 +11,7 @@ let server: ServerProcess;
 
 beforeAll(async () => {
   // A short budget: the slow tool's first progress comes a second after the call is backgrounded.
-  server = await startServer({ BATON_INLINE_BUDGET_MS: '50' }, dir);
+  server = await startServer({ env: { BATON_INLINE_BUDGET_MS: '50' }, dir });
 });
 
 afterAll(async () => {

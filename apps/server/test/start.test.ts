@@ -4,12 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { throwawayPostgres } from '@baton/store-postgres/testing';
+import { MAIN as main, startServer } from '@baton/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startServer } from './server-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-server-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-const main = join(import.meta.dirname, '..', 'dist', 'main.js');
 
 describe('the built server, as `npm start` runs it', () => {
   it('starts on the SQLite store, says where it listens, and answers /healthz', async () => {
@@ -43,7 +42,7 @@ describe('the built server, as `npm start` runs it', () => {
     const postgres = await throwawayPostgres();
     try {
       const url = postgres.url.replace('postgres://baton@', 'postgres://baton:secret@');
-      const server = await startServer({ BATON_STORE: url }, dir);
+      const server = await startServer({ env: { BATON_STORE: url }, dir });
       const call = await fetch(`${server.address}/v1/calls`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -103,7 +102,7 @@ describe('the built server, as `npm start` runs it', () => {
     );
 
     const store = join(dir, 'emptied.db');
-    const server = await startServer({ BATON_STORE: store });
+    const server = await startServer({ env: { BATON_STORE: store } });
     expect(await server.stop()).toBe(0);
     expect((await exitOf(['doctor'], store)).stdout).toBe(
       `${store}: ok (integrity_check found no problem)\n`,
@@ -114,7 +113,7 @@ describe('the built server, as `npm start` runs it', () => {
     expect(emptied.code).toBe(1);
     expect(emptied.stderr).toContain('held a Baton store and is now empty (0 bytes)');
     expect(emptied.stderr).toContain('--init');
-    const afresh = await startServer({ BATON_STORE: store }, undefined, ['--init']);
+    const afresh = await startServer({ env: { BATON_STORE: store }, args: ['--init'] });
     expect(await afresh.stop()).toBe(0);
   });
 

@@ -1,0 +1,1 @@
+export { MAIN, type ServerProcess, type ServerStart, startServer } from './server-process.js';
