@@ -1,3 +1,6 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CallEvent } from '@baton/contracts';
 import { makeCallRecord } from '@baton/store/testing';
 import pg from 'pg';
@@ -55,6 +58,84 @@ async function schemaAtStep(schema: string, steps: number, { rows = true } = {})
     await client.end();
   }
 }
+
+/** PostgreSQL's own `pg_dump`, of the newest installed version (Debian's layout), or the one on the PATH. */
+function pgDump(): string {
+  const root = '/usr/lib/postgresql';
+  const version = existsSync(root) ? readdirSync(root).sort().at(-1) : undefined;
+  return version ? join(root, version, 'bin', 'pg_dump') : 'pg_dump';
+}
+
+/** A schema as `pg_dump` writes it, without what changes from run to run, and named `baton`. */
+function schemaOf(schema: string): string {
+  const dump = execFileSync(
+    pgDump(),
+    ['--schema-only', '--no-owner', '--no-privileges', `--schema=${schema}`, server.url],
+    { encoding: 'utf8' },
+  );
+  return `${dump
+    .split('\n')
+    .filter((line) => !/^(--|SET |SELECT pg_catalog\.set_config|\\(un)?restrict )/.test(line))
+    .join('\n')
+    .replaceAll(`${schema}.`, 'baton.')
+    .replaceAll(`SCHEMA ${schema}`, 'SCHEMA baton')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim()}\n`;
+}
+
+/** Two schemas compared by what they do: a function's body may differ in its spaces and newlines. */
+function comparable(schema: string): string {
+  return schema.replaceAll("E'\n'", "E'\\n'").replace(/\s+/g, ' ');
+}
+
+/** Opens a store on a schema (which runs the steps it lacks), and closes it. */
+async function openOn(schema: string): Promise<void> {
+  const store = postgresStore({ connectionString: server.url, schema });
+  try {
+    await store.listCalls({ limit: 1 });
+  } finally {
+    await store.close();
+  }
+}
+
+const SNAPSHOT = join(import.meta.dirname, '..', 'sql', 'schema.sql');
+
+describe('the PostgreSQL schema', () => {
+  it('is, freshly made by the numbered SQL steps, the checked-in sql/schema.sql (BATON_UPDATE_SCHEMA=1 writes it)', async () => {
+    const schema = `fresh_${process.pid}`;
+    await openOn(schema);
+    const made = schemaOf(schema);
+    if (process.env.BATON_UPDATE_SCHEMA === '1') writeFileSync(SNAPSHOT, made);
+    expect(made).toBe(readFileSync(SNAPSHOT, 'utf8'));
+  });
+
+  it('is the same for a database left at any earlier step, once a store opens it', async () => {
+    const expected = readFileSync(SNAPSHOT, 'utf8');
+    for (let steps = 1; steps < MIGRATIONS.length; steps++) {
+      const schema = `at_step_${steps}_${process.pid}`;
+      await schemaAtStep(schema, steps, { rows: false });
+      await openOn(schema);
+      expect(schemaOf(schema), `from step ${steps}`).toBe(expected);
+    }
+  });
+
+  it('is the same for a database the TypeScript migrations made, before the steps were SQL files', async () => {
+    const schema = `before_sql_files_${process.pid}`;
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    try {
+      const fixture = readFileSync(
+        join(import.meta.dirname, 'fixtures', 'schema-before-sql-files.sql'),
+        'utf8',
+      );
+      await client.query(fixture.replaceAll('__SCHEMA__', schema));
+    } finally {
+      await client.end();
+    }
+    await openOn(schema);
+    expect(comparable(schemaOf(schema))).toBe(comparable(readFileSync(SNAPSHOT, 'utf8')));
+  });
+});
 
 describe('PostgreSQL migrations on a database of an earlier version', () => {
   it('keeps the events of an earlier version: read, numbered and followed as before, a repeat refused', async () => {

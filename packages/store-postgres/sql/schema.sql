@@ -1,0 +1,510 @@
+CREATE SCHEMA baton;
+
+CREATE FUNCTION baton.baton_delete_event() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  DELETE FROM event_rows WHERE call_id = OLD.call_id AND seq <= OLD.seq AND last_seq >= OLD.seq;
+  RETURN OLD;
+END;
+$$;
+
+CREATE FUNCTION baton.baton_unheld(p_call text, p_writer text) RETURNS boolean
+    LANGUAGE sql STABLE
+    AS $$
+  SELECT NOT EXISTS (
+    SELECT 1 FROM calls owner WHERE owner.call_id = p_call
+      AND (owner.owner_id <> p_writer OR (p_writer IS NOT NULL AND owner.ended_at IS NOT NULL)))
+$$;
+
+CREATE FUNCTION baton.baton_write(p_calls json, p_events json, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_channel text, p_notices text[], p_sessions text[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  PERFORM baton_write_rows(
+    p_calls,
+    (SELECT json_agg(json_build_object(
+              'callId', e->>'callId', 'sessionId', e->>'sessionId', 'seq', (e->>'seq')::int,
+              'lastSeq', (e->>'seq')::int, 'events', json_build_array(e)) ORDER BY n)
+     FROM json_array_elements(p_events) WITH ORDINALITY AS t(e, n)),
+    p_notifications, p_artifacts, p_steps, p_schedules, p_resolutions, p_writer, p_sessions, '[]');
+  IF p_notices IS NOT NULL THEN
+    PERFORM pg_notify(p_channel, notice) FROM unnest(p_notices) AS notice;
+  END IF;
+END;
+$$;
+
+CREATE FUNCTION baton.baton_write_lines(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  accepted text[] := '{}';
+  refused text[] := '{}';
+  later_calls text[];
+  later_seqs int[];
+  later_last_seqs int[];
+  clash_call text;
+  clash_seq int;
+  entry json;
+BEGIN
+  IF p_call_ids IS NOT NULL THEN
+    WITH input AS MATERIALIZED (
+      SELECT * FROM unnest(p_call_ids, p_call_sessions, p_call_tools, p_call_statuses, p_call_owners,
+                           p_call_ended, string_to_array(p_call_records, E'\n')::json[])
+        AS r(call_id, session_id, tool_name, status, owner_id, ended_at, record)),
+    written AS (
+      INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, record)
+      SELECT * FROM input
+      ON CONFLICT (call_id) DO UPDATE SET
+        status = excluded.status, owner_id = excluded.owner_id, ended_at = excluded.ended_at,
+        record = excluded.record
+      WHERE (p_writer IS NULL OR ((calls.owner_id IS NULL OR calls.owner_id = p_writer)
+                                  AND calls.ended_at IS NULL))
+        AND (calls.record->>'attempt')::int <= (excluded.record->>'attempt')::int
+      RETURNING call_id)
+    SELECT coalesce(array_agg(i.call_id) FILTER (WHERE w.call_id IS NOT NULL), '{}'),
+           coalesce(array_agg(i.call_id) FILTER (WHERE w.call_id IS NULL), '{}')
+      INTO accepted, refused
+      FROM input AS i LEFT JOIN written AS w ON w.call_id = i.call_id;
+  END IF;
+  IF p_row_calls IS NOT NULL THEN
+    PERFORM pg_advisory_xact_lock(key) FROM (
+      SELECT DISTINCT hashtext('baton-session:' || session) AS key
+      FROM unnest(p_sessions) AS session ORDER BY key) AS keys;
+    WITH inserted AS (
+      INSERT INTO event_rows (call_id, seq, last_seq, session_id, events)
+      SELECT r.call_id, r.seq, r.last_seq, r.session_id, r.events
+      FROM unnest(p_row_calls, p_row_seqs, p_row_last_seqs, p_row_sessions,
+                  string_to_array(p_row_events, E'\n')::json[]) WITH ORDINALITY
+        AS r(call_id, seq, last_seq, session_id, events, n)
+      WHERE r.call_id IN (SELECT unnest(accepted))
+         OR (r.call_id NOT IN (SELECT unnest(refused)) AND baton_unheld(r.call_id, p_writer))
+      ORDER BY n
+      RETURNING call_id, seq, last_seq)
+    SELECT array_agg(call_id), array_agg(seq), array_agg(last_seq)
+      INTO later_calls, later_seqs, later_last_seqs FROM inserted WHERE seq > 1;
+    IF later_calls IS NOT NULL THEN
+      SELECT n.call_id, n.seq INTO clash_call, clash_seq
+        FROM unnest(later_calls, later_seqs, later_last_seqs) AS n(call_id, seq, last_seq)
+        CROSS JOIN LATERAL (
+          SELECT 1 FROM event_rows AS p
+          WHERE p.call_id = n.call_id AND p.seq <= n.last_seq AND p.last_seq >= n.seq
+            AND p.seq <> n.seq
+          LIMIT 1) AS clash
+        LIMIT 1;
+      IF FOUND THEN
+        RAISE EXCEPTION 'call % already has an event among those from %', clash_call, clash_seq
+          USING ERRCODE = 'unique_violation';
+      END IF;
+    END IF;
+  END IF;
+  IF p_notifications IS NOT NULL THEN
+    INSERT INTO notifications (id, call_id, session_id, status, created_at, acknowledged_at, notification)
+    SELECT x->>'id', x->>'callId', x->>'sessionId', x->>'status', (x->>'createdAt')::bigint,
+           (x->>'acknowledgedAt')::bigint, x
+    FROM jsonb_array_elements(p_notifications) AS x
+    WHERE (x->>'callId') IN (SELECT unnest(accepted))
+       OR ((x->>'callId') NOT IN (SELECT unnest(refused)) AND baton_unheld(x->>'callId', p_writer));
+  END IF;
+  IF p_artifacts IS NOT NULL THEN
+    INSERT INTO artifacts (call_id, name, content)
+    SELECT x->>'callId', x->>'name', x->>'content' FROM jsonb_array_elements(p_artifacts) AS x
+    WHERE (x->>'callId') IN (SELECT unnest(accepted))
+       OR ((x->>'callId') NOT IN (SELECT unnest(refused)) AND baton_unheld(x->>'callId', p_writer))
+    ON CONFLICT (call_id, name) DO UPDATE SET content = excluded.content;
+  END IF;
+  IF p_steps IS NOT NULL THEN
+    INSERT INTO steps (call_id, step_id, value)
+    SELECT x->>'callId', x->>'stepId', coalesce(x->'value', 'null'::jsonb)
+    FROM jsonb_array_elements(p_steps) AS x
+    WHERE (x->>'callId') IN (SELECT unnest(accepted))
+       OR ((x->>'callId') NOT IN (SELECT unnest(refused)) AND baton_unheld(x->>'callId', p_writer))
+    ON CONFLICT (call_id, step_id) DO UPDATE SET value = excluded.value;
+  END IF;
+  IF p_schedules IS NOT NULL THEN
+    INSERT INTO schedules (id, session_id, enabled, next_at, schedule)
+    SELECT x->>'id', x->>'sessionId', (x->>'enabled')::boolean, (x->>'nextAt')::bigint, x
+    FROM jsonb_array_elements(p_schedules) AS x
+    ON CONFLICT (id) DO UPDATE SET
+      enabled = excluded.enabled, next_at = excluded.next_at, schedule = excluded.schedule;
+  END IF;
+  IF p_resolutions IS NOT NULL THEN
+    INSERT INTO event_resolutions (key, call_id, outcome, at)
+    SELECT x->>'key', x->>'callId', x->'outcome', (x->>'at')::bigint
+    FROM jsonb_array_elements(p_resolutions) AS x
+    ON CONFLICT (key) DO NOTHING;
+  END IF;
+  FOR entry IN SELECT e FROM json_array_elements(p_notices) AS e LOOP
+    PERFORM pg_notify(entry->>0, (entry->1)::text);
+  END LOOP;
+END;
+$$;
+
+CREATE FUNCTION baton.baton_write_notifying(p_calls json, p_events json, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  entry json;
+BEGIN
+  PERFORM baton_write(p_calls, p_events, p_notifications, p_artifacts, p_steps, p_schedules,
+                      p_resolutions, p_writer, NULL, NULL, p_sessions);
+  -- Delivered when the transaction commits, and only then: a listener can read what it hears of.
+  FOR entry IN SELECT e FROM json_array_elements(p_notices) AS e LOOP
+    PERFORM pg_notify(entry->>0, (entry->1)::text);
+  END LOOP;
+END;
+$$;
+
+CREATE FUNCTION baton.baton_write_rows(p_calls json, p_event_rows json, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  accepted text[] := '{}';
+  refused text[] := '{}';
+  later_calls text[];
+  later_seqs int[];
+  later_last_seqs int[];
+  clash_call text;
+  clash_seq int;
+  entry json;
+BEGIN
+  IF p_calls IS NOT NULL THEN
+    -- The records read once: which were accepted and which refused come from the same rows.
+    WITH input AS MATERIALIZED (
+      SELECT r."callId", r."sessionId", r."toolName", r.status, r."ownerId", r."endedAt", c
+      FROM json_array_elements(p_calls) AS c,
+           json_to_record(c) AS r("callId" text, "sessionId" text, "toolName" text, status text,
+                                  "ownerId" text, "endedAt" bigint)),
+    written AS (
+      INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, record)
+      SELECT * FROM input
+      ON CONFLICT (call_id) DO UPDATE SET
+        status = excluded.status, owner_id = excluded.owner_id, ended_at = excluded.ended_at,
+        record = excluded.record
+      WHERE (p_writer IS NULL OR ((calls.owner_id IS NULL OR calls.owner_id = p_writer)
+                                  AND calls.ended_at IS NULL))
+        AND (calls.record->>'attempt')::int <= (excluded.record->>'attempt')::int
+      RETURNING call_id)
+    SELECT coalesce(array_agg(i."callId") FILTER (WHERE w.call_id IS NOT NULL), '{}'),
+           coalesce(array_agg(i."callId") FILTER (WHERE w.call_id IS NULL), '{}')
+      INTO accepted, refused
+      FROM input AS i LEFT JOIN written AS w ON w.call_id = i."callId";
+  END IF;
+  IF p_event_rows IS NOT NULL THEN
+    -- Writers of one session take turns (an advisory lock per session, taken in one order), so
+    -- the positions of a session's rows grow in the order they commit.
+    PERFORM pg_advisory_xact_lock(key) FROM (
+      SELECT DISTINCT hashtext('baton-session:' || session) AS key
+      FROM unnest(p_sessions) AS session ORDER BY key) AS keys;
+    WITH inserted AS (
+      INSERT INTO event_rows (call_id, seq, last_seq, session_id, events)
+      SELECT r."callId", r.seq, r."lastSeq", r."sessionId", r.events
+      FROM json_array_elements(p_event_rows) WITH ORDINALITY AS t(x, n),
+           json_to_record(x) AS r("callId" text, "sessionId" text, seq int, "lastSeq" int, events json)
+      WHERE r."callId" IN (SELECT unnest(accepted))
+         OR (r."callId" NOT IN (SELECT unnest(refused)) AND baton_unheld(r."callId", p_writer))
+      ORDER BY n
+      RETURNING call_id, seq, last_seq)
+    SELECT array_agg(call_id), array_agg(seq), array_agg(last_seq)
+      INTO later_calls, later_seqs, later_last_seqs FROM inserted WHERE seq > 1;
+    -- (call_id, seq) refuses a row that repeats another's first event; a row that does not start
+    -- its call's numbering must not overlap another row at all. (Numbering starts at 1.)
+    IF later_calls IS NOT NULL THEN
+      -- LATERAL ... LIMIT 1: one probe of (call_id, seq) per row, never a scan of the table.
+      SELECT n.call_id, n.seq INTO clash_call, clash_seq
+        FROM unnest(later_calls, later_seqs, later_last_seqs) AS n(call_id, seq, last_seq)
+        CROSS JOIN LATERAL (
+          SELECT 1 FROM event_rows AS p
+          WHERE p.call_id = n.call_id AND p.seq <= n.last_seq AND p.last_seq >= n.seq
+            AND p.seq <> n.seq
+          LIMIT 1) AS clash
+        LIMIT 1;
+      IF FOUND THEN
+        RAISE EXCEPTION 'call % already has an event among those from %', clash_call, clash_seq
+          USING ERRCODE = 'unique_violation';
+      END IF;
+    END IF;
+  END IF;
+  IF p_notifications IS NOT NULL THEN
+    INSERT INTO notifications (id, call_id, session_id, status, created_at, acknowledged_at, notification)
+    SELECT x->>'id', x->>'callId', x->>'sessionId', x->>'status', (x->>'createdAt')::bigint,
+           (x->>'acknowledgedAt')::bigint, x
+    FROM jsonb_array_elements(p_notifications) AS x
+    WHERE (x->>'callId') IN (SELECT unnest(accepted))
+       OR ((x->>'callId') NOT IN (SELECT unnest(refused)) AND baton_unheld(x->>'callId', p_writer));
+  END IF;
+  IF p_artifacts IS NOT NULL THEN
+    INSERT INTO artifacts (call_id, name, content)
+    SELECT x->>'callId', x->>'name', x->>'content' FROM jsonb_array_elements(p_artifacts) AS x
+    WHERE (x->>'callId') IN (SELECT unnest(accepted))
+       OR ((x->>'callId') NOT IN (SELECT unnest(refused)) AND baton_unheld(x->>'callId', p_writer))
+    ON CONFLICT (call_id, name) DO UPDATE SET content = excluded.content;
+  END IF;
+  IF p_steps IS NOT NULL THEN
+    INSERT INTO steps (call_id, step_id, value)
+    SELECT x->>'callId', x->>'stepId', coalesce(x->'value', 'null'::jsonb)
+    FROM jsonb_array_elements(p_steps) AS x
+    WHERE (x->>'callId') IN (SELECT unnest(accepted))
+       OR ((x->>'callId') NOT IN (SELECT unnest(refused)) AND baton_unheld(x->>'callId', p_writer))
+    ON CONFLICT (call_id, step_id) DO UPDATE SET value = excluded.value;
+  END IF;
+  IF p_schedules IS NOT NULL THEN
+    INSERT INTO schedules (id, session_id, enabled, next_at, schedule)
+    SELECT x->>'id', x->>'sessionId', (x->>'enabled')::boolean, (x->>'nextAt')::bigint, x
+    FROM jsonb_array_elements(p_schedules) AS x
+    ON CONFLICT (id) DO UPDATE SET
+      enabled = excluded.enabled, next_at = excluded.next_at, schedule = excluded.schedule;
+  END IF;
+  IF p_resolutions IS NOT NULL THEN
+    INSERT INTO event_resolutions (key, call_id, outcome, at)
+    SELECT x->>'key', x->>'callId', x->'outcome', (x->>'at')::bigint
+    FROM jsonb_array_elements(p_resolutions) AS x
+    ON CONFLICT (key) DO NOTHING;
+  END IF;
+  -- Delivered when the transaction commits, and only then: a listener can read what it hears of.
+  FOR entry IN SELECT e FROM json_array_elements(p_notices) AS e LOOP
+    PERFORM pg_notify(entry->>0, (entry->1)::text);
+  END LOOP;
+END;
+$$;
+
+CREATE TABLE baton.artifacts (
+    call_id text NOT NULL,
+    name text NOT NULL,
+    content text NOT NULL
+);
+
+CREATE TABLE baton.baton_schema (
+    version integer NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+CREATE TABLE baton.calls (
+    "position" bigint NOT NULL,
+    call_id text NOT NULL,
+    session_id text NOT NULL,
+    tool_name text NOT NULL,
+    status text NOT NULL,
+    owner_id text,
+    ended_at bigint,
+    record json NOT NULL
+);
+
+CREATE SEQUENCE baton.calls_position_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE baton.calls_position_seq OWNED BY baton.calls."position";
+
+CREATE TABLE baton.event_resolutions (
+    key text NOT NULL,
+    call_id text NOT NULL,
+    outcome jsonb NOT NULL,
+    at bigint NOT NULL
+);
+
+CREATE SEQUENCE baton.event_rows_position
+    START WITH 1
+    INCREMENT BY 256
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+CREATE TABLE baton.event_rows (
+    "position" bigint DEFAULT nextval('baton.event_rows_position'::regclass) NOT NULL,
+    call_id text NOT NULL,
+    seq integer NOT NULL,
+    last_seq integer NOT NULL,
+    session_id text NOT NULL,
+    events json NOT NULL,
+    CONSTRAINT event_rows_check CHECK (((last_seq >= seq) AND ((last_seq - seq) < 256)))
+);
+
+CREATE VIEW baton.events AS
+ SELECT ((r."position" + e.n) - 1) AS "position",
+    r.call_id,
+    ((r.seq + (e.n)::integer) - 1) AS seq,
+    r.session_id,
+    e.event
+   FROM baton.event_rows r,
+    LATERAL json_array_elements(r.events) WITH ORDINALITY e(event, n);
+
+CREATE TABLE baton.instances (
+    id text NOT NULL,
+    host text NOT NULL,
+    pid integer NOT NULL,
+    started_at bigint NOT NULL,
+    heartbeat_at bigint NOT NULL,
+    lease_ms bigint NOT NULL,
+    boot text DEFAULT ''::text NOT NULL
+);
+
+CREATE TABLE baton.notifications (
+    "position" bigint NOT NULL,
+    id text NOT NULL,
+    call_id text NOT NULL,
+    session_id text NOT NULL,
+    status text NOT NULL,
+    created_at bigint NOT NULL,
+    acknowledged_at bigint,
+    notification jsonb NOT NULL
+);
+
+CREATE SEQUENCE baton.notifications_position_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE baton.notifications_position_seq OWNED BY baton.notifications."position";
+
+CREATE TABLE baton.requests (
+    "position" bigint NOT NULL,
+    call_id text NOT NULL,
+    request jsonb NOT NULL
+);
+
+CREATE SEQUENCE baton.requests_position_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE baton.requests_position_seq OWNED BY baton.requests."position";
+
+CREATE TABLE baton.schedules (
+    "position" bigint NOT NULL,
+    id text NOT NULL,
+    session_id text NOT NULL,
+    enabled boolean NOT NULL,
+    next_at bigint,
+    schedule jsonb NOT NULL
+);
+
+CREATE SEQUENCE baton.schedules_position_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE baton.schedules_position_seq OWNED BY baton.schedules."position";
+
+CREATE TABLE baton.steps (
+    call_id text NOT NULL,
+    step_id text NOT NULL,
+    value jsonb NOT NULL
+);
+
+CREATE TABLE baton.webhook_deliveries (
+    "position" bigint NOT NULL,
+    id text NOT NULL,
+    call_id text NOT NULL,
+    session_id text NOT NULL,
+    status text NOT NULL,
+    next_at bigint NOT NULL,
+    owner_id text,
+    lease_until bigint,
+    delivery jsonb NOT NULL
+);
+
+CREATE SEQUENCE baton.webhook_deliveries_position_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+ALTER SEQUENCE baton.webhook_deliveries_position_seq OWNED BY baton.webhook_deliveries."position";
+
+ALTER TABLE ONLY baton.calls ALTER COLUMN "position" SET DEFAULT nextval('baton.calls_position_seq'::regclass);
+
+ALTER TABLE ONLY baton.notifications ALTER COLUMN "position" SET DEFAULT nextval('baton.notifications_position_seq'::regclass);
+
+ALTER TABLE ONLY baton.requests ALTER COLUMN "position" SET DEFAULT nextval('baton.requests_position_seq'::regclass);
+
+ALTER TABLE ONLY baton.schedules ALTER COLUMN "position" SET DEFAULT nextval('baton.schedules_position_seq'::regclass);
+
+ALTER TABLE ONLY baton.webhook_deliveries ALTER COLUMN "position" SET DEFAULT nextval('baton.webhook_deliveries_position_seq'::regclass);
+
+ALTER TABLE ONLY baton.artifacts
+    ADD CONSTRAINT artifacts_pkey PRIMARY KEY (call_id, name);
+
+ALTER TABLE ONLY baton.baton_schema
+    ADD CONSTRAINT baton_schema_pkey PRIMARY KEY (version);
+
+ALTER TABLE ONLY baton.calls
+    ADD CONSTRAINT calls_call_id_key UNIQUE (call_id);
+
+ALTER TABLE ONLY baton.calls
+    ADD CONSTRAINT calls_pkey PRIMARY KEY ("position");
+
+ALTER TABLE ONLY baton.event_resolutions
+    ADD CONSTRAINT event_resolutions_pkey PRIMARY KEY (key);
+
+ALTER TABLE ONLY baton.event_rows
+    ADD CONSTRAINT event_rows_call_id_seq_key UNIQUE (call_id, seq);
+
+ALTER TABLE ONLY baton.event_rows REPLICA IDENTITY USING INDEX event_rows_call_id_seq_key;
+
+ALTER TABLE ONLY baton.instances
+    ADD CONSTRAINT instances_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY baton.notifications
+    ADD CONSTRAINT notifications_id_key UNIQUE (id);
+
+ALTER TABLE ONLY baton.notifications
+    ADD CONSTRAINT notifications_pkey PRIMARY KEY ("position");
+
+ALTER TABLE ONLY baton.requests
+    ADD CONSTRAINT requests_pkey PRIMARY KEY ("position");
+
+ALTER TABLE ONLY baton.schedules
+    ADD CONSTRAINT schedules_id_key UNIQUE (id);
+
+ALTER TABLE ONLY baton.schedules
+    ADD CONSTRAINT schedules_pkey PRIMARY KEY ("position");
+
+ALTER TABLE ONLY baton.steps
+    ADD CONSTRAINT steps_pkey PRIMARY KEY (call_id, step_id);
+
+ALTER TABLE ONLY baton.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_id_key UNIQUE (id);
+
+ALTER TABLE ONLY baton.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY ("position");
+
+CREATE INDEX calls_by_end ON baton.calls USING btree (ended_at) WHERE (ended_at IS NOT NULL);
+
+CREATE INDEX calls_by_session ON baton.calls USING btree (session_id, "position");
+
+CREATE INDEX calls_by_status ON baton.calls USING btree (status, "position");
+
+CREATE INDEX calls_by_tool ON baton.calls USING btree (tool_name, "position");
+
+CREATE INDEX calls_unclaimed ON baton.calls USING btree ("position") WHERE ((owner_id IS NULL) AND (status = 'queued'::text));
+
+CREATE INDEX calls_unfinished_by_owner ON baton.calls USING btree (owner_id) WHERE (ended_at IS NULL);
+
+CREATE INDEX event_resolutions_by_call ON baton.event_resolutions USING btree (call_id);
+
+CREATE INDEX event_rows_by_session ON baton.event_rows USING btree (session_id, "position");
+
+CREATE INDEX notifications_by_session ON baton.notifications USING btree (session_id, status, created_at);
+
+CREATE INDEX requests_by_call ON baton.requests USING btree (call_id, "position");
+
+CREATE INDEX schedules_by_session ON baton.schedules USING btree (session_id);
+
+CREATE INDEX webhook_deliveries_by_call ON baton.webhook_deliveries USING btree (call_id);
+
+CREATE INDEX webhook_deliveries_by_session ON baton.webhook_deliveries USING btree (session_id, "position");
+
+CREATE INDEX webhook_deliveries_due ON baton.webhook_deliveries USING btree (next_at) WHERE (status = 'pending'::text);
+
+CREATE TRIGGER events_delete INSTEAD OF DELETE ON baton.events FOR EACH ROW EXECUTE FUNCTION baton.baton_delete_event();
