@@ -35,6 +35,7 @@ Options of serve (each also an environment variable, or a key of baton.config.js
   --store <location>  BATON_STORE         a SQLite file (default ./.baton/baton.db) or postgres://...
   --init              BATON_STORE_INIT=1  start afresh where a store used to be
   --log-level <level> BATON_LOG_LEVEL     ${LOG_LEVELS.join(', ')} (default info)
+  --drain-ms <n>      BATON_DRAIN_MS      on SIGTERM, how long live calls may run on (default 30000)
   --webhook-url <url> BATON_WEBHOOK_URL   POST each background call's end there (Standard Webhooks)
   --webhook-secret <whsec_…>  BATON_WEBHOOK_SECRET   the secret its deliveries are signed with
 Also: BATON_TOKENS (tenant:token,...), BATON_INLINE_BUDGET_MS, BATON_ALLOWED_HOSTS,
@@ -161,9 +162,12 @@ async function serve(module: string | undefined, config: ServerConfig, init: boo
   const address = await app.listen({ host: config.host, port: config.port });
   // Before the banner: whoever reads it may stop the server at once (stdout to a pipe is synchronous).
   const stop = async (signal: NodeJS.Signals) => {
-    log.info({ signal }, 'stopping: no new requests; live calls are cancelled, what is pending is written');
+    log.info(
+      { signal, drainMs: config.drainMs },
+      'stopping: no new calls (503); live calls may end for the drain, then are handed over',
+    );
+    await runtime.close({ drainMs: config.drainMs });
     await app.close();
-    await runtime.close();
     log.info('stopped');
     log.flush();
     process.exit(0);
@@ -214,6 +218,7 @@ export async function runBaton(argv: readonly string[]): Promise<number | undefi
         store: { type: 'string' },
         init: { type: 'boolean' },
         'log-level': { type: 'string' },
+        'drain-ms': { type: 'string' },
         'webhook-url': { type: 'string' },
         'webhook-secret': { type: 'string' },
       },
@@ -230,6 +235,7 @@ export async function runBaton(argv: readonly string[]): Promise<number | undefi
       ...(values.port !== undefined ? { BATON_PORT: values.port } : {}),
       ...(values.host !== undefined ? { BATON_HOST: values.host } : {}),
       ...(values.store !== undefined ? { BATON_STORE: values.store } : {}),
+      ...(values['drain-ms'] !== undefined ? { BATON_DRAIN_MS: values['drain-ms'] } : {}),
       ...(values['webhook-url'] !== undefined ? { BATON_WEBHOOK_URL: values['webhook-url'] } : {}),
       ...(values['webhook-secret'] !== undefined ? { BATON_WEBHOOK_SECRET: values['webhook-secret'] } : {}),
     };

@@ -3,6 +3,9 @@ import { isIP } from 'node:net';
 import { BUILTIN_TOOLS, type BuiltinTool } from '@baton/runtime';
 import { z } from 'zod';
 
+/** How long a server that is told to stop lets its live calls run on, by default. */
+export const DEFAULT_DRAIN_MS = 30_000;
+
 /** A tenant's name: the first part of every id the server keeps for it. */
 export const TENANT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -41,6 +44,8 @@ const FileConfig = z.strictObject({
     .partial(),
   /** Ended calls are removed this many days after they end (0: kept). Default 7. */
   retentionDays: z.number().min(0),
+  /** On SIGTERM or SIGINT, how long the live calls may run on before they are handed over. Default 30 s. */
+  drainMs: z.number().int().min(0),
   /**
    * Built-in tools to serve beside the module's: `spawn_background`, and the background control
    * (`check_background`, `wait_background`, `cancel_background`, `list_background`) with which a
@@ -88,6 +93,7 @@ const EnvConfig = z.object({
   BATON_INLINE_BUDGET_MS: z.coerce.number().int().positive().optional(),
   BATON_ALLOWED_HOSTS: commaList.optional(),
   BATON_RETENTION_DAYS: z.coerce.number().min(0).optional(),
+  BATON_DRAIN_MS: z.coerce.number().int().min(0).optional(),
   BATON_BUILTINS: commaList.pipe(z.array(z.enum(BUILTIN_TOOLS))).optional(),
   BATON_MCP_BACKGROUND_CONTROL: z.stringbool().optional(),
   BATON_WEBHOOK_URL: WebhookEndpoint.shape.url.optional(),
@@ -123,6 +129,8 @@ export interface ServerConfig {
   port: number;
   storePath: string;
   inlineBudgetMs: number;
+  /** On SIGTERM or SIGINT: how long the live calls may run on before they are handed over. */
+  drainMs: number;
   limits: Partial<z.infer<typeof Limits>>;
   /** Bearer token -> tenant; empty when the server has one anonymous tenant. */
   tokens: Record<string, string>;
@@ -219,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
     port: fromEnv.BATON_PORT ?? file.port ?? 8787,
     storePath: fromEnv.BATON_STORE ?? file.store ?? './.baton/baton.db',
     inlineBudgetMs: fromEnv.BATON_INLINE_BUDGET_MS ?? file.inlineBudgetMs ?? 300,
+    drainMs: fromEnv.BATON_DRAIN_MS ?? file.drainMs ?? DEFAULT_DRAIN_MS,
     limits: file.limits ?? {},
     tokens: fromEnv.BATON_TOKENS ?? file.tokens ?? {},
   };

@@ -49,6 +49,10 @@ function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promi
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** A request that comes while the server shuts down is told to come back after this long. */
+export const RETRY_AFTER_SECONDS = 5;
+const SHUTTING_DOWN = 'the server is shutting down and takes no new requests: try again shortly';
+
 export const DEFAULT_STREAMS_PER_TENANT = 64;
 export const DEFAULT_STREAMS = 1_024;
 
@@ -121,6 +125,16 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     'onRequest',
     webSafetyHook({ ...webSafety, authenticated: tenancy.authenticated, jsonRpc: [SELF_AUTHENTICATED] }),
   );
+  // A runtime that drains (a deploy) takes no new calls: nor does its server, which says when to
+  // come back; a load balancer's probe hears it too, and sends the next requests elsewhere.
+  app.addHook('onRequest', async (request, reply) => {
+    if (!runtime.closing) return;
+    reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS));
+    if (request.routeOptions.url === SELF_AUTHENTICATED) {
+      return reply.send({ jsonrpc: '2.0', error: { code: -32000, message: SHUTTING_DOWN }, id: null });
+    }
+    return reply.send({ error: { code: 'shutting_down', message: SHUTTING_DOWN } });
+  });
   app.addHook('onRequest', async (request, reply) => {
     const url = request.routeOptions.url ?? '';
     if (isPublic(url) || url === SELF_AUTHENTICATED) return;

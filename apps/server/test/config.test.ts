@@ -20,6 +20,7 @@ describe('the server configuration', () => {
       port: 8787,
       storePath: './.baton/baton.db',
       inlineBudgetMs: 300,
+      drainMs: 30_000,
       limits: {},
       tokens: {},
     });

@@ -30,7 +30,11 @@ export type CallEvent =
   | (CallEventBase &
       CallTransition & { type: 'retrying'; attempt: number; delayMs: number; error: CallError })
   | (CallEventBase &
-      CallTransition & { type: 'backgrounded'; reason: 'budget' | 'mode' | 'approval'; afterMs: number })
+      CallTransition & {
+        type: 'backgrounded';
+        reason: 'budget' | 'mode' | 'approval' | 'handover';
+        afterMs: number;
+      })
   | (CallEventBase & CallTransition & { type: 'succeeded'; output: unknown })
   | (CallEventBase & CallTransition & { type: 'failed'; error: CallError })
   | (CallEventBase & CallTransition & { type: 'cancelled'; reason: string })

@@ -40,7 +40,12 @@ export type CallMachineEvent =
   /** The call failed: its tool, its approval, its store, or the process that ran it. */
   | { type: 'FAIL' }
   | { type: 'CANCEL' }
-  | { type: 'TIMEOUT' };
+  | { type: 'TIMEOUT' }
+  /**
+   * The runtime hands the call over (it shuts down, and another process, or its next start, takes
+   * the call up): a caller still waiting hears at once that the call goes on in the background.
+   */
+  | { type: 'HANDOVER' };
 
 export type CallMachineEventType = CallMachineEvent['type'];
 
@@ -53,7 +58,7 @@ export type CallTimer = 'budget' | 'timeout' | 'retry';
  */
 export type CallAction =
   /** Tell the caller at once that the call continues in the background (the background continuation, the result scheduling). */
-  | { type: 'answerBackgrounded'; params: { reason: 'budget' | 'mode' | 'approval' } }
+  | { type: 'answerBackgrounded'; params: { reason: 'budget' | 'mode' | 'approval' | 'handover' } }
   | { type: 'armTimer'; params: { timer: CallTimer } }
   | { type: 'clearTimer'; params: { timer: CallTimer } }
   | { type: 'clearTimers' }
@@ -144,12 +149,20 @@ function ending(status: TerminalStatus) {
 }
 
 const promote = ['detach', { type: 'answerBackgrounded', params: { reason: 'budget' } }] as const;
+/**
+ * Whatever its mode: the caller cannot wait for a process that stops. Its record says it is
+ * detached (the acknowledgement writes it), so whoever takes it up sends its end to a notification.
+ */
+const handOver = ['detach', { type: 'answerBackgrounded', params: { reason: 'handover' } }] as const;
 
 /** The states a running call has, the same whether its caller waits (`inline`) or not (`backgrounded`). */
 function attemptStates(status: 'inline' | 'backgrounded') {
   const budget = (target: string) =>
     status === 'inline'
-      ? { BUDGET: { guard: 'canPromote' as const, target: `#call.backgrounded.${target}`, actions: promote } }
+      ? {
+          BUDGET: { guard: 'canPromote' as const, target: `#call.backgrounded.${target}`, actions: promote },
+          HANDOVER: { target: `#call.backgrounded.${target}`, actions: handOver },
+        }
       : {};
   return {
     initial: 'running' as const,
@@ -223,6 +236,7 @@ export const callMachine = callSetup.createMachine({
             ],
             // A recovered call that never started is queued again, here.
             REQUEUE: { actions: ['announceQueued'] },
+            HANDOVER: { guard: not('isDetached'), actions: handOver },
           },
         },
         awaiting_approval: {

@@ -121,6 +121,26 @@ describe('the call machine', () => {
     });
   });
 
+  it('hands over a call its runtime stops running: a caller still waiting hears at once that it goes on', () => {
+    const handOver = [{ type: 'answerBackgrounded', params: { reason: 'handover' } }];
+    for (const mode of ['inline', 'auto'] as const) {
+      expect(run(mode, ['ADMIT', 'START', 'HANDOVER'])).toEqual({
+        path: 'backgrounded.running',
+        detached: true,
+        actions: handOver,
+      });
+      expect(run(mode, ['ADMIT', 'HANDOVER'])).toEqual({
+        path: 'queued.waiting',
+        detached: true,
+        actions: handOver,
+      });
+    }
+    expect(run('auto', ['ADMIT', 'START', 'RETRY', 'HANDOVER']).path).toBe('backgrounded.retry_wait');
+    // A caller that has heard already hears nothing more.
+    expect(run('background', ['ADMIT', 'START', 'HANDOVER'])).toMatchObject({ actions: [] });
+    expect(run('auto', ['ADMIT', 'HANDOVER'], { path: 'queued.awaiting_approval' }).actions).toEqual([]);
+  });
+
   it('starts an inline or auto call inline, a detached one in the background, each with its first attempt', () => {
     expect(run('inline', ['ADMIT', 'START'])).toEqual({
       path: 'inline.running',
@@ -327,6 +347,7 @@ describe('machineGraph', () => {
       'failed',
     ]);
     expect(graph.transitions).toContainEqual({ from: 'queued', to: 'failed', event: 'REJECT' });
-    expect(graph.transitions).toHaveLength(5 + 6 + 5);
+    expect(graph.transitions).toContainEqual({ from: 'inline', to: 'backgrounded', event: 'HANDOVER' });
+    expect(graph.transitions).toHaveLength(5 + 7 + 5);
   });
 });

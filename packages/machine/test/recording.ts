@@ -27,6 +27,7 @@ export const EVENTS: CallMachineEventType[] = [
   'FAIL',
   'CANCEL',
   'TIMEOUT',
+  'HANDOVER',
 ];
 
 export const PATHS: CallPath[] = [

@@ -64,6 +64,8 @@ export interface RuntimeHooks {
   tools: ToolRegistry;
   bus: EventBus;
   closed: () => boolean;
+  /** The drain is over: what still runs is being handed over, and no attempt is retried. */
+  stopping: () => boolean;
   /** Told how long each of the store's writes took (`storeWrites$`). */
   timed: (timing: StoreWriteTiming) => void;
   /** The runtime's cancel, approve and reject, for requests another process sends. */
@@ -154,7 +156,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   driver.use(
     callEffects({
       answers: new Answers({ writes, writer, registry, clock }),
-      attempts: new Attempts({ writes, send, host, closed, tracing }),
+      attempts: new Attempts({ writes, send, host, closed: hooks.stopping, tracing }),
       ending,
       notifications,
       slots,

@@ -14,6 +14,9 @@ export function duplicateStepIdMessage(stepId: string): string {
 
 export const APPROVAL_PENDING_MESSAGE = `This tool call needs approval before it runs. ${LATER_NOTIFICATION}`;
 
+/** What a caller still waiting hears when its runtime stops (a deploy) and hands the call over. */
+export const HANDOVER_MESSAGE = `The service running this tool is restarting, so the call is continuing in the background. ${LATER_NOTIFICATION}`;
+
 export function approvalRejectedMessage(reason: string): string {
   return `The tool call was rejected: ${reason}`;
 }

@@ -213,6 +213,16 @@ export interface RuntimeStats {
   routes: number;
 }
 
+export interface CloseOptions {
+  /**
+   * How long the live calls may go on to their end, in ms. Those still live then are handed over:
+   * on a store that outlives the process, to another process or to the next start (a caller still
+   * waiting hears that its call goes on in the background); in memory they end `interrupted`.
+   * Default 0. Nothing is cancelled by a close.
+   */
+  drainMs?: number;
+}
+
 export interface WaitOptions {
   timeoutMs?: number;
   /** Stops the waiting (not the call): the reply is then the call's state at that moment. */

@@ -29,6 +29,7 @@ import type {
   BatchRequest,
   CallOptions,
   CallRequest,
+  CloseOptions,
   FollowCall,
   FollowSession,
   RuntimeInputs,
@@ -153,8 +154,13 @@ export interface Runtime {
    * worked, rejects with the store's error otherwise. For health checks.
    */
   checkStore(): Promise<void>;
-  /** Cancels every live call, writes what is pending, and closes the store. */
-  close(): Promise<void>;
+  /**
+   * Takes no new call, lets the live ones run to their end for `drainMs`, hands over the rest (see
+   * `CloseOptions`), writes what is pending, and closes the store.
+   */
+  close(options?: CloseOptions): Promise<void>;
+  /** `close()` has begun: no new call is taken (the live ones may still be draining). */
+  readonly closing: boolean;
 
   /** @deprecated Use `follow({ callId })`, which replays what is stored first. Removed in 0.3. */
   callEvents$(callId: string): Observable<CallEvent>;

@@ -21,7 +21,6 @@ import {
   APPROVAL_REJECTED_REASON,
   approvalRejectedMessage,
   CANCELLED_BY_SIGNAL,
-  CLOSED_REASON,
   SESSION_CANCELLED_REASON,
 } from './messages.js';
 import { takeNotifications, watchNotifications } from './notification-readers.js';
@@ -32,6 +31,7 @@ import type {
   BuiltinToolOf,
   CallOptions,
   CallRequest,
+  CloseOptions,
   FollowCall,
   FollowSession,
   RuntimeInputs,
@@ -42,6 +42,7 @@ import type {
 } from './options.js';
 import { pendingInputs } from './pending-inputs.js';
 import type { Runtime, TypedRuntime } from './runtime-api.js';
+import { drained, handOver } from './shutdown.js';
 import { waitForCall } from './waiting.js';
 
 /**
@@ -64,6 +65,9 @@ class BatonRuntime implements Runtime {
   readonly #bus = new EventBus();
   readonly #parts: RuntimeParts;
   #closed = false;
+  /** Past the drain: no attempt is retried here any more. */
+  #stopping = false;
+  #closing: Promise<void> | undefined;
 
   constructor(options: RuntimeOptions) {
     this.tools =
@@ -72,6 +76,7 @@ class BatonRuntime implements Runtime {
       tools: this.tools,
       bus: this.#bus,
       closed: () => this.#closed,
+      stopping: () => this.#stopping,
       control: (control) => this.#control(control),
       timed: (timing) => this.#storeWrites.next(timing),
     });
@@ -278,25 +283,44 @@ class BatonRuntime implements Runtime {
     };
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  get closing(): boolean {
+    return this.#closed;
+  }
+
+  close({ drainMs = 0 }: CloseOptions = {}): Promise<void> {
+    this.#closing ??= this.#close(drainMs);
+    return this.#closing;
+  }
+
+  /**
+   * No new call is taken; the live ones have `drainMs` to end (the heartbeat goes on meanwhile);
+   * those still live then are handed over (see shutdown.ts); what is pending is written.
+   */
+  async #close(drainMs: number): Promise<void> {
     this.#closed = true;
-    const { housekeeping, schedules, worker, registry, intake, writer, store, following, failures } =
+    const { housekeeping, schedules, worker, registry, intake, writer, store, following, failures, clock } =
       this.#parts;
-    housekeeping.close();
+    // The drain counts from the call to close().
+    const drainUntil = clock.now() + drainMs;
     schedules.close();
     // A start that failed was reported (see #start); closing goes on without it.
     await this.ready.catch(() => undefined);
     worker.releaseWaiting();
-    await Promise.all(registry.all().map((call) => this.cancel(call.record.callId, CLOSED_REASON)));
+    const shutdown = { ...this.#parts, send: this.#parts.driver.send, events$: this.#bus.events$ };
+    await drained(shutdown, drainUntil - clock.now());
+    housekeeping.close();
+    this.#stopping = true;
+    const handedOver = handOver(shutdown, store.outlivesProcess === true);
     await intake.pending();
     await worker.claiming;
     await writer.drain();
     await this.#parts.webhooks?.close();
     this.#parts.stopListening();
     following.complete();
-    // A clean close leaves nothing to recover.
-    await store.removeInstance(this.instanceId).catch(failures.on('unregister'));
+    // What was handed over is another's to take up at once: this instance's lease lapses now. A
+    // close that hands over nothing leaves nothing to recover.
+    if (handedOver > 0) await store.heartbeat(this.instanceId, 0).catch(failures.on('hand over'));
+    else await store.removeInstance(this.instanceId).catch(failures.on('unregister'));
     this.#bus.complete();
     this.#storeWrites.complete();
     await store.close();

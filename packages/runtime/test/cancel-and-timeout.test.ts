@@ -101,13 +101,13 @@ describe('cancellation', () => {
     expect(runs.map((run) => run.signal.aborted)).toEqual([true, true, false]);
   });
 
-  it('close() cancels everything still running and answers later calls `closed`, as a reply', async () => {
+  it('close() ends what still runs in memory `interrupted` (nobody cancelled it) and answers later calls `closed`, as a reply', async () => {
     const { tool, runs } = gatedTool('work');
     const { runtime } = testRuntime([tool]);
     const pending = runtime.call({ name: 'work', sessionId: 's', callId: 'c1' });
     await settle();
     await runtime.close();
-    expect(await pending).toMatchObject({ status: 'cancelled' });
+    expect(await pending).toMatchObject({ status: 'failed', error: { code: 'interrupted' } });
     expect(runs[0]?.signal.aborted).toBe(true);
     expect(runtime.stats()).toMatchObject({ active: 0, running: 0, timers: 0 });
     // `call()` never rejects: a closed runtime is a failure like any other, with its own code.

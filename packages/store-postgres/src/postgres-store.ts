@@ -134,6 +134,7 @@ export class PostgresStore implements Store {
   readonly #listenConnection: ListenConnection;
   readonly writeConcurrency: number;
   readonly writeBatchCalls: number;
+  readonly outlivesProcess = true;
 
   constructor(options: PostgresStoreOptions) {
     const schema = options.schema ?? 'baton';

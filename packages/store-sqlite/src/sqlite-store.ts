@@ -122,6 +122,7 @@ export class SqliteStore implements Store {
   readonly #thread: WriterThread | undefined;
   readonly writeConcurrency: number | undefined;
   readonly writeBatchCalls: number | undefined;
+  readonly outlivesProcess: boolean;
   /** Each read's statement, prepared once: the SQL of a read is one of a few, by its filter's shape. */
   readonly #statements = new Map<string, Database.Statement>();
 
@@ -129,6 +130,7 @@ export class SqliteStore implements Store {
     this.#db = openDatabase(options);
     this.#here = new SqliteWriter(this.#db);
     const onDisk = options.path !== ':memory:' && options.path !== '';
+    this.outlivesProcess = onDisk;
     if (onDisk && (options.writerThread ?? true) && writerThreadAvailable()) {
       this.#thread = new WriterThread({
         path: options.path,

@@ -158,6 +158,12 @@ export interface Store {
    * while the runtime runs the calls of the next. No cut when absent.
    */
   readonly writeBatchCalls?: number;
+  /**
+   * What the store keeps outlives this process (a file, a database server): a runtime that closes
+   * leaves the calls it still runs to its next start or to another process, rather than ending
+   * them. Absent: kept in memory only.
+   */
+  readonly outlivesProcess?: boolean;
   getCall(callId: string): Promise<CallRecord | undefined>;
   /** The records of these calls that exist, in any order: one read for many (a client's replies). */
   getCalls(callIds: readonly string[]): Promise<CallRecord[]>;

@@ -5,7 +5,7 @@ import type { LiveCall } from './live-call.js';
 
 /** An event for a call's machine, with what the effects of its transition need to know. */
 export type DriverEvent =
-  | { type: 'ADMIT' | 'START' | 'BUDGET' | 'APPROVE' | 'RUN' | 'REQUEUE' | 'TIMEOUT' }
+  | { type: 'ADMIT' | 'START' | 'BUDGET' | 'APPROVE' | 'RUN' | 'REQUEUE' | 'TIMEOUT' | 'HANDOVER' }
   | { type: 'DONE'; outcome: Extract<Outcome, { ok: true }> }
   | { type: 'FAIL' | 'REJECT'; outcome: Extract<Outcome, { ok: false }> }
   | { type: 'RETRY'; error: RecordedError }
@@ -44,6 +44,7 @@ const MACHINE_EVENTS: { readonly [T in CallMachineEvent['type']]: Readonly<{ typ
   FAIL: { type: 'FAIL' },
   CANCEL: { type: 'CANCEL' },
   TIMEOUT: { type: 'TIMEOUT' },
+  HANDOVER: { type: 'HANDOVER' },
 };
 
 /**

@@ -8,13 +8,14 @@ import {
 } from '@baton/contracts';
 import {
   APPROVAL_PENDING_MESSAGE,
+  HANDOVER_MESSAGE,
   NOT_SAVED_OUTPUT,
   persistenceFailedMessage,
   truncatedOutput,
 } from '../messages.js';
 import type { ToolSettings } from '../settings.js';
 
-export type BackgroundReason = 'budget' | 'mode' | 'approval';
+export type BackgroundReason = 'budget' | 'mode' | 'approval' | 'handover';
 
 /** What a formatter is given of a call. */
 export function formattedCall(record: CallRecord): FormattedCall {
@@ -36,10 +37,12 @@ export function backgroundedReply(
   const output =
     reason === 'approval'
       ? { status: 'awaiting_approval', tool: record.toolName, message: APPROVAL_PENDING_MESSAGE }
-      : settings.formatter.running(
-          formattedCall(record),
-          reason === 'budget' ? settings.inlineBudgetMs : undefined,
-        );
+      : reason === 'handover'
+        ? { status: 'running', tool: record.toolName, call_id: record.callId, message: HANDOVER_MESSAGE }
+        : settings.formatter.running(
+            formattedCall(record),
+            reason === 'budget' ? settings.inlineBudgetMs : undefined,
+          );
   return { callId: record.callId, status: 'backgrounded', output };
 }
 

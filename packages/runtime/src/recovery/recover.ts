@@ -31,7 +31,8 @@ export interface RecoveryDeps {
   catchUp: (callIds: readonly string[]) => Promise<void>;
 }
 
-const INTERRUPTED = {
+/** How a call ends that a process stopped running and nothing can take up. */
+export const INTERRUPTED = {
   ok: false,
   error: { code: 'interrupted', message: INTERRUPTED_MESSAGE },
   output: { error: INTERRUPTED_MESSAGE },
