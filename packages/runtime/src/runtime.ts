@@ -298,7 +298,7 @@ class BatonRuntime implements Runtime {
    */
   async #close(drainMs: number): Promise<void> {
     this.#closed = true;
-    const { housekeeping, schedules, worker, registry, intake, writer, store, following, failures, clock } =
+    const { housekeeping, schedules, worker, intake, writer, store, following, failures, clock } =
       this.#parts;
     // The drain counts from the call to close().
     const drainUntil = clock.now() + drainMs;
