@@ -7,11 +7,15 @@ export async function addOne({ i }: { i: number }): Promise<number> {
   return i + 1;
 }
 
-/** The bench's tool, `add_one`. */
+/**
+ * The bench's tool, `add_one`: idempotent, as adding one is, so it runs at once (a tool that is not
+ * runs only once its start is stored, on a store that outlives the process).
+ */
 export const addOneTool = defineTool({
   name: 'add_one',
   description: 'adds one',
   input: z.object({ i: z.number() }),
+  execution: { idempotent: true },
   execute: addOne,
 });
 
@@ -19,3 +23,11 @@ export const addOneTool = defineTool({
 export function callAddOne(runtime: Runtime, i: number) {
   return runtime.call({ name: 'add_one', args: { i }, sessionId: `s${i % 16}` });
 }
+
+/** `add_one` as a tool that is not idempotent: on a store that outlives the process it runs once its start is stored. */
+export const addOnceTool = defineTool({
+  name: 'add_once',
+  description: 'adds one, and must not run twice',
+  input: z.object({ i: z.number() }),
+  execute: addOne,
+});

@@ -16,6 +16,8 @@ const runtime = createRuntime({
       name: 'add_one',
       description: 'adds one',
       input: z.object({ i: z.number() }),
+      // Idempotent, as adding one is: it runs at once (see add-one.ts).
+      execution: { idempotent: true },
       execute: async ({ i }) => i + 1,
     }),
   ],

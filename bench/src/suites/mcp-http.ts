@@ -162,6 +162,8 @@ export async function mcpOverHttp(config: BenchConfig): Promise<Row[]> {
     name: 'add_one',
     description: 'adds one',
     input: z.object({ i: z.number() }),
+    // Idempotent, as the bare server's is: it runs at once (see add-one.ts).
+    execution: { idempotent: true },
     execute: async ({ i }) => answer(i),
   });
   const runtime = createRuntime({

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createRuntime } from '@baton/runtime';
 import type { Store } from '@baton/store';
 import { sqliteStore } from '@baton/store-sqlite';
-import { addOneTool, callAddOne } from '../add-one.js';
+import { addOnceTool, addOneTool, callAddOne } from '../add-one.js';
 import type { BenchConfig } from '../config.js';
 import { captureWrites, sqliteLimit, storeLimit } from '../limit.js';
 import { atLeast, atMost, latencies, percentile, type Row, type Target, throughput } from '../measure.js';
@@ -50,9 +50,10 @@ export async function throughStores(config: BenchConfig, stores = SQLITE_STORES)
   const rows: Row[] = [];
   for (const subject of stores) {
     const dir = mkdtempSync(join(tmpdir(), 'baton-bench-'));
-    const runtime = createRuntime({ tools: [addOneTool], store: subject.open(dir) });
+    const runtime = createRuntime({ tools: [addOneTool, addOnceTool], store: subject.open(dir) });
     await runtime.ready;
     const call = (i: number) => callAddOne(runtime, i);
+    const callOnce = (i: number) => runtime.call({ name: 'add_once', args: { i }, sessionId: `s${i % 16}` });
     // What Baton writes for these calls, captured once on a store of its own, for the limit.
     mkdirSync(join(dir, 'capture'));
     const captured = await captureWrites(subject.open(join(dir, 'capture')), config.calls, config.inFlight);
@@ -60,9 +61,13 @@ export async function throughStores(config: BenchConfig, stores = SQLITE_STORES)
     const loneP50: number[] = [];
     const limit: number[] = [];
     const ofStore: number[] = [];
+    const oncePerSecond: number[] = [];
+    const onceLoneP50: number[] = [];
     for (let round = 0; round < config.rounds; round++) {
       perSecond.push(await throughput(config.calls, config.inFlight, call));
       loneP50.push(percentile(await latencies(Math.min(config.sequential, 2_000), call), 50));
+      oncePerSecond.push(await throughput(config.calls, config.inFlight, callOnce));
+      onceLoneP50.push(percentile(await latencies(Math.min(config.sequential, 2_000), callOnce), 50));
       limit.push(sqliteLimit(captured, join(dir, `limit-${round}.db`), subject.synchronous));
       mkdirSync(join(dir, `store-${round}`));
       ofStore.push(await storeLimit(captured, subject.open(join(dir, `store-${round}`))));
@@ -112,6 +117,15 @@ export async function throughStores(config: BenchConfig, stores = SQLITE_STORES)
         values: loneP50,
         ...(subject.loneCallerTarget ? { target: subject.loneCallerTarget } : {}),
       },
+      // A tool that is not idempotent runs once its start is stored: a commit more on its way.
+      {
+        measure,
+        subject: `not idempotent: Baton (${config.inFlight} in flight)`,
+        unit: 'calls/s',
+        values: oncePerSecond,
+        comparedWith: `Baton (${config.inFlight} in flight)`,
+      },
+      { measure, subject: 'not idempotent: lone sequential caller p50', unit: 'µs', values: onceLoneP50 },
     );
   }
   return rows;

@@ -156,7 +156,14 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   driver.use(
     callEffects({
       answers: new Answers({ writes, writer, registry, clock }),
-      attempts: new Attempts({ writes, send, host, closed: hooks.stopping, tracing }),
+      attempts: new Attempts({
+        writes,
+        send,
+        host,
+        closed: hooks.stopping,
+        tracing,
+        startWritten: store.outlivesProcess ? writer : undefined,
+      }),
       ending,
       notifications,
       slots,

@@ -7,14 +7,22 @@ import {
 } from '../defaults.js';
 import { type Outcome, returnedOutcome, thrownOutcome } from '../outcome.js';
 import type { CallTracing } from '../tracing.js';
+import type { WriteBatcher } from '../write-batcher.js';
 import { CallContext, type ContextHost } from './call-context.js';
 import type { DriverEvent, Send } from './driver.js';
+import { refusalHandledElsewhere } from './ending.js';
 import type { LiveCall } from './live-call.js';
 import { modelVisible } from './replies.js';
 import type { CallWrites } from './writes.js';
 
 export interface AttemptsDeps {
   writes: CallWrites;
+  /**
+   * Set when the store outlives the process: a tool that is not idempotent runs only once its
+   * start is stored, so that a crash at any moment leaves a record that says it began, and
+   * recovery ends it `interrupted` rather than running it a second time.
+   */
+  startWritten?: Pick<WriteBatcher, 'recordConfirmed'> | undefined;
   send: Send;
   /** What a running tool reports to through its `ctx`. */
   host: ContextHost;
@@ -50,6 +58,24 @@ export class Attempts {
     const args = call.args;
     // Parked calls hold as little as they can; a call that may run again keeps its arguments.
     if (call.record.attempt >= call.maxAttempts) call.args = undefined;
+    const { startWritten } = this.deps;
+    if (startWritten && !call.tool.execution.idempotent) {
+      const attempt = call.record.attempt;
+      // A start the store refused fails the call there (see CallEnding.refused): the tool never runs.
+      startWritten.recordConfirmed(call.record).then(() => {
+        // Cancelled or timed out meanwhile, or taken by another instance: it does not begin.
+        if (call.dropped || isTerminalStatus(call.record.status) || call.record.attempt !== attempt) {
+          call.executing = false;
+          return;
+        }
+        this.#execute(call, args);
+      }, refusalHandledElsewhere);
+      return;
+    }
+    this.#execute(call, args);
+  }
+
+  #execute(call: LiveCall, args: unknown): void {
     let returned: unknown;
     try {
       const context = new CallContext(call, this.deps.host);
