@@ -1,9 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /**
- * What a browser may do to a server it can reach. A server on loopback with no tokens is open to
+ * What a browser may do to a server it can reach, and which host a request is for. A server on loopback with no tokens is open to
  * any page the user visits: a page can POST to it (a form needs no CORS), and a page whose name
  * was made to point at 127.0.0.1 (DNS rebinding) can read from it too. So:
+ * - a request names one host: one Host header, and an absolute-form target only for that host;
  * - the Host header must name this server (on by default without tokens, or when hosts are given);
  * - a POST must say it is JSON (a form cannot, and a cross-origin script must ask first);
  * - a request that changes state and says it comes from another site (`Origin`,
@@ -59,11 +60,58 @@ function isSameServer(origin: string, host: string): boolean {
 
 export type WebSafetyRefusal = { status: number; code: string; message: string };
 
+/** The request's target when it is in absolute form (`GET http://host/path`), else undefined. */
+function absoluteTarget(target: string | undefined): URL | undefined {
+  if (!target || !/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return undefined;
+  try {
+    return new URL(target);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A request must name one host: a second Host header, or an absolute-form target naming another
+ * host than its Host header, is what a cache or a proxy in front may read one way and this server
+ * another (request smuggling, cache poisoning).
+ */
+function ambiguousHost(request: {
+  headers: FastifyRequest['headers'];
+  raw: Pick<FastifyRequest['raw'], 'url' | 'rawHeaders'>;
+}): WebSafetyRefusal | undefined {
+  const { rawHeaders } = request.raw;
+  let hosts = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if ((rawHeaders[i] as string).toLowerCase() === 'host') hosts++;
+  }
+  if (hosts > 1) {
+    return {
+      status: 400,
+      code: 'invalid_host',
+      message: `a request names its host once, not in ${hosts} Host headers`,
+    };
+  }
+  const target = absoluteTarget(request.raw.url);
+  const host = request.headers.host ?? '';
+  if (target && target.host.toLowerCase() !== host.toLowerCase()) {
+    return {
+      status: 421,
+      code: 'misdirected_request',
+      message: `the request is for ${JSON.stringify(target.host)}, not for this server (${JSON.stringify(host)})`,
+    };
+  }
+  return undefined;
+}
+
 /** Why a request is refused, or undefined when it may go on. */
 export function webSafetyRefusal(
-  request: Pick<FastifyRequest, 'method' | 'headers'>,
+  request: Pick<FastifyRequest, 'method' | 'headers'> & {
+    raw: Pick<FastifyRequest['raw'], 'url' | 'rawHeaders'>;
+  },
   options: { allowedHosts: ReadonlySet<string> | undefined; allowedOrigins: ReadonlySet<string> },
 ): WebSafetyRefusal | undefined {
+  const ambiguous = ambiguousHost(request);
+  if (ambiguous) return ambiguous;
   const host = request.headers.host ?? '';
   if (options.allowedHosts && !options.allowedHosts.has(hostName(host))) {
     return {

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { SimulatedClock } from '@baton/runtime/testing';
 import type { FastifyInstance } from 'fastify';
@@ -176,4 +177,55 @@ describe('a server with tokens', () => {
     const named = { ...auth, host: 'baton.example.com' };
     expect((await pinned.inject({ url: '/v1/calls', headers: named })).statusCode).toBe(200);
   });
+});
+
+/** One raw HTTP/1.1 request as written (fetch and inject would tidy it), and its status and body. */
+async function rawRequest(address: string, head: string): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(address);
+  const socket = connect(Number(port), hostname);
+  socket.write(`${head}\r\nConnection: close\r\n\r\n`);
+  let text = '';
+  socket.setEncoding('utf8');
+  for await (const chunk of socket) text += chunk;
+  const [headers = '', body = ''] = text.split('\r\n\r\n');
+  return { status: Number(headers.split(' ')[1]), body };
+}
+
+describe('a request names one host', () => {
+  for (const [setting, options] of [
+    ['without tokens', {}],
+    ['with tokens, which take any Host', { tokens: { 'token-of-sixteen-chars': 'acme' } }],
+  ] as const) {
+    it(`refuses an absolute-form target for another host and two Host headers (${setting})`, async () => {
+      const { app } = await server(options);
+      const address = await app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = new URL(address);
+      const auth = 'tokens' in options ? '\r\nAuthorization: Bearer token-of-sixteen-chars' : '';
+      const other = await rawRequest(
+        address,
+        `GET http://other.example/v1/calls HTTP/1.1\r\nHost: 127.0.0.1:${port}${auth}`,
+      );
+      expect([other.status, JSON.parse(other.body).error]).toEqual([
+        421,
+        {
+          code: 'misdirected_request',
+          message: `the request is for "other.example", not for this server ("127.0.0.1:${port}")`,
+        },
+      ]);
+      const twice = await rawRequest(
+        address,
+        `GET /v1/calls HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nHost: other.example${auth}`,
+      );
+      expect([twice.status, JSON.parse(twice.body).error]).toEqual([
+        400,
+        { code: 'invalid_host', message: 'a request names its host once, not in 2 Host headers' },
+      ]);
+      // The absolute form for this very host is a request like any other.
+      const own = await rawRequest(
+        address,
+        `GET http://127.0.0.1:${port}/v1/calls HTTP/1.1\r\nHost: 127.0.0.1:${port}${auth}`,
+      );
+      expect(own.status).toBe(200);
+    });
+  }
 });
