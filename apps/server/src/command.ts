@@ -38,7 +38,7 @@ Options of serve (each also an environment variable, or a key of baton.config.js
   --drain-ms <n>      BATON_DRAIN_MS      on SIGTERM, how long live calls may run on (default 30000)
   --webhook-url <url> BATON_WEBHOOK_URL   POST each background call's end there (Standard Webhooks)
   --webhook-secret <whsec_…>  BATON_WEBHOOK_SECRET   the secret its deliveries are signed with
-Also: BATON_TOKENS (tenant:token,...), BATON_INLINE_BUDGET_MS, BATON_ALLOWED_HOSTS,
+Also: BATON_TOKENS (tenant:token,...), BATON_OPERATOR_TOKENS (token,... for /metrics), BATON_INLINE_BUDGET_MS, BATON_ALLOWED_HOSTS,
 BATON_ALLOWED_ORIGINS, BATON_RETENTION_DAYS, BATON_WEBHOOK_ALLOW_PRIVATE,
 BATON_WEBHOOK_RETRY_SCHEDULE_MS (ms,ms,...), BATON_CONFIG (the config file).
 `;
@@ -146,6 +146,7 @@ async function serve(module: string | undefined, config: ServerConfig, init: boo
     runtime,
     logger: log,
     tokens: config.tokens,
+    operatorTokens: config.operatorTokens,
     webSafety: {
       // Without tokens, the loopback names and the one the server was told to listen on.
       allowedHosts:
@@ -180,7 +181,7 @@ async function serve(module: string | undefined, config: ServerConfig, init: boo
   const access =
     tenants.size === 0
       ? 'no tokens configured: no authentication, so listening on loopback only'
-      : `bearer tokens for ${tenants.size} tenant(s)`;
+      : `bearer tokens for ${tenants.size} tenant(s)${config.operatorTokens.length > 0 ? ', /metrics for operator tokens' : ', /metrics for none (no operator token)'}`;
   const first = runtime.tools.definitions()[0];
   process.stdout.write(
     [

@@ -34,6 +34,8 @@ const FileConfig = z.strictObject({
   limits: Limits.partial(),
   /** Bearer token -> tenant. */
   tokens: z.record(z.string().min(16, 'a token needs at least 16 characters'), z.string().regex(TENANT_NAME)),
+  /** Bearer tokens that `/metrics` answers once any token is configured; they reach no call. */
+  operatorTokens: z.array(z.string().min(16, 'a token needs at least 16 characters')),
   /** Host names browsers may reach the server by (DNS rebinding); see web-safety.ts. */
   allowedHosts: z.array(z.string().min(1)),
   /** Origins besides the server's own whose pages may change state. */
@@ -103,6 +105,9 @@ const EnvConfig = z.object({
     .pipe(z.array(z.string().regex(/^\d+$/, 'expected a comma list of milliseconds').transform(Number)))
     .optional(),
   BATON_ALLOWED_ORIGINS: commaList.pipe(z.array(z.url())).optional(),
+  BATON_OPERATOR_TOKENS: commaList
+    .pipe(z.array(z.string().min(16, 'a token needs at least 16 characters')))
+    .optional(),
   BATON_TOKENS: z
     .string()
     .transform((list, ctx) => {
@@ -134,6 +139,8 @@ export interface ServerConfig {
   limits: Partial<z.infer<typeof Limits>>;
   /** Bearer token -> tenant; empty when the server has one anonymous tenant. */
   tokens: Record<string, string>;
+  /** Bearer tokens for `/metrics`; empty when none is configured. */
+  operatorTokens: string[];
   /** Set only when configured: the server's defaults are in web-safety.ts. */
   allowedHosts?: string[];
   allowedOrigins?: string[];
@@ -230,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
     drainMs: fromEnv.BATON_DRAIN_MS ?? file.drainMs ?? DEFAULT_DRAIN_MS,
     limits: file.limits ?? {},
     tokens: fromEnv.BATON_TOKENS ?? file.tokens ?? {},
+    operatorTokens: fromEnv.BATON_OPERATOR_TOKENS ?? file.operatorTokens ?? [],
   };
   if (file.streams) config.streams = file.streams;
   if (file.mcp) config.mcp = file.mcp;

@@ -23,13 +23,18 @@ import { type McpSessionOptions, mountMcp } from './mcp.js';
 import { runtimeMetrics } from './metrics.js';
 import { routeSchemaOf, SWAGGER_OPTIONS } from './openapi.js';
 import { resumeAfter, StreamLimits, streamEvents } from './sse.js';
-import { Tenancy, type TenantScope } from './tenancy.js';
+import { bearerOf, Tenancy, type TenantScope } from './tenancy.js';
 import { type WebSafetyOptions, webSafetyHook } from './web-safety.js';
 
 export interface BatonPluginOptions {
   runtime: Runtime;
   /** Bearer token -> tenant. Without tokens every request is one anonymous tenant. */
   tokens?: Record<string, string>;
+  /**
+   * Bearer tokens of the operators: with tokens configured (these or tenants'), `/metrics`, which
+   * counts every tenant's calls, answers only these. They name no tenant, so they reach no call.
+   */
+  operatorTokens?: readonly string[];
   /** Which hosts and origins browsers may reach the server by (see web-safety.ts). */
   webSafety?: WebSafetyOptions;
   /** Open event streams at once: per tenant (default 64) and in all (default 1,024). */
@@ -48,6 +53,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promi
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+const METRICS_NEED_AN_OPERATOR =
+  "/metrics counts every tenant's calls: it answers an operator token (operatorTokens, BATON_OPERATOR_TOKENS)";
 
 /** A request that comes while the server shuts down is told to come back after this long. */
 export const RETRY_AFTER_SECONDS = 5;
@@ -98,7 +106,7 @@ function untilLastEvent(record: CallRecord): (event: CallEvent) => boolean {
  */
 export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   app,
-  { runtime, tokens = {}, webSafety = {}, limits = {}, mcp = {} },
+  { runtime, tokens = {}, operatorTokens = [], webSafety = {}, limits = {}, mcp = {} },
 ) => {
   /** Routes that answer without a token: a load balancer's probe, the API's description, and the
    * inspector's page (which holds no data: it asks for a token when the API wants one). */
@@ -111,6 +119,8 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   /** MCP checks its token itself, and answers in JSON-RPC. */
   const SELF_AUTHENTICATED = `${app.prefix}/mcp`;
   const tenancy = new Tenancy(tokens);
+  const operators = new Set(operatorTokens);
+  const METRICS = `${app.prefix}${API.metrics.url}`;
   const scopes = new WeakMap<FastifyRequest, TenantScope>();
 
   // A POST that carries nothing (cancel, approve, ack) may still say it is JSON.
@@ -138,7 +148,18 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   app.addHook('onRequest', async (request, reply) => {
     const url = request.routeOptions.url ?? '';
     if (isPublic(url) || url === SELF_AUTHENTICATED) return;
+    const bearer = bearerOf(request.headers.authorization);
+    if (url === METRICS && (tenancy.authenticated || operators.size > 0)) {
+      if (bearer !== undefined && operators.has(bearer)) return;
+      if (bearer !== undefined && tenancy.scopeOf(request.headers.authorization)) {
+        return fail(reply, 403, 'forbidden', METRICS_NEED_AN_OPERATOR);
+      }
+      return fail(reply, 401, 'unauthorized', METRICS_NEED_AN_OPERATOR).header('www-authenticate', 'Bearer');
+    }
     const scope = tenancy.scopeOf(request.headers.authorization);
+    if (!scope && bearer !== undefined && operators.has(bearer)) {
+      return fail(reply, 403, 'forbidden', "an operator token names no tenant: calls need a tenant's token");
+    }
     if (!scope) {
       return fail(reply, 401, 'unauthorized', 'a valid bearer token is required').header(
         'www-authenticate',

@@ -48,6 +48,11 @@ export function tenantOfId(id: string): string {
   return slash === -1 ? '' : id.slice(0, slash);
 }
 
+/** The token of an `Authorization: Bearer …` header. */
+export function bearerOf(authorization: string | undefined): string | undefined {
+  return /^Bearer (\S+)$/i.exec(authorization ?? '')?.[1];
+}
+
 /** Bearer tokens to tenants. Without tokens every request is the one anonymous tenant. */
 export class Tenancy {
   readonly #byToken: Map<string, TenantScope>;
@@ -66,7 +71,7 @@ export class Tenancy {
   /** The scope of a request's `Authorization` header; undefined when it names no tenant. */
   scopeOf(authorization: string | undefined): TenantScope | undefined {
     if (!this.authenticated) return this.#anonymous;
-    const match = /^Bearer (\S+)$/i.exec(authorization ?? '');
-    return match?.[1] === undefined ? undefined : this.#byToken.get(match[1]);
+    const token = bearerOf(authorization);
+    return token === undefined ? undefined : this.#byToken.get(token);
   }
 }

@@ -23,6 +23,7 @@ describe('the server configuration', () => {
       drainMs: 30_000,
       limits: {},
       tokens: {},
+      operatorTokens: [],
     });
   });
 
@@ -57,6 +58,12 @@ describe('the server configuration', () => {
       /BATON_CONFIG: .* does not exist/,
     );
     expect(() => loadConfig({ BATON_TOKENS: 'acme:short' })).toThrow(/^bad configuration: BATON_TOKENS: /);
+    expect(() => loadConfig({ BATON_OPERATOR_TOKENS: 'short' })).toThrow(
+      /^bad configuration: BATON_OPERATOR_TOKENS\.0: a token needs at least 16 characters/,
+    );
+    expect(
+      loadConfig({ BATON_OPERATOR_TOKENS: 'operator-token-0001, operator-token-0002' }, dir).operatorTokens,
+    ).toEqual(['operator-token-0001', 'operator-token-0002']);
     expect(() => loadConfig({ BATON_BUILTINS: 'wait_background,sleep_forever' })).toThrow(
       /^bad configuration: BATON_BUILTINS\.1: /,
     );

@@ -7,6 +7,7 @@ import { createServer } from '../src/server.js';
 
 const A = 'token-of-tenant-a-0001';
 const B = 'token-of-tenant-b-0002';
+const OPERATOR = 'token-of-the-operator-03';
 
 let runtime: Runtime;
 let app: FastifyInstance;
@@ -14,7 +15,7 @@ let app: FastifyInstance;
 beforeEach(async () => {
   runtime = createRuntime({ tools: demoTools, clock: new SimulatedClock() });
   await runtime.ready;
-  app = createServer({ runtime, tokens: { [A]: 'acme', [B]: 'bolt' } });
+  app = createServer({ runtime, tokens: { [A]: 'acme', [B]: 'bolt' }, operatorTokens: [OPERATOR] });
 });
 
 afterEach(async () => {
@@ -38,6 +39,29 @@ describe('tenants', () => {
     expect((await as('not-a-token-at-all-x', { url: '/v1/calls' })).statusCode).toBe(401);
     expect((await as(undefined, { url: '/mcp', method: 'POST', payload: {} })).statusCode).toBe(401);
     expect((await as(undefined, { url: '/healthz' })).statusCode).toBe(200);
+  });
+
+  it("answers /metrics, which counts every tenant's calls, to an operator token only; that token reaches no call", async () => {
+    await as(A, {
+      method: 'POST',
+      url: '/v1/calls',
+      payload: { name: 'echo', args: { text: 'x' }, sessionId: 's' },
+    });
+    const operator = await as(OPERATOR, { url: '/metrics' });
+    expect(operator.statusCode).toBe(200);
+    expect(operator.body).toContain('baton_calls_ended_total{status="succeeded",tool="echo"} 1');
+    const message =
+      "/metrics counts every tenant's calls: it answers an operator token (operatorTokens, BATON_OPERATOR_TOKENS)";
+    const tenant = await as(A, { url: '/metrics' });
+    expect([tenant.statusCode, tenant.json()]).toEqual([403, { error: { code: 'forbidden', message } }]);
+    const nobody = await as(undefined, { url: '/metrics' });
+    expect([nobody.statusCode, nobody.json()]).toEqual([401, { error: { code: 'unauthorized', message } }]);
+    expect((await as('not-a-token-at-all-x', { url: '/metrics' })).statusCode).toBe(401);
+    const calls = await as(OPERATOR, { url: '/v1/calls' });
+    expect([calls.statusCode, calls.json().error]).toEqual([
+      403,
+      { code: 'forbidden', message: "an operator token names no tenant: calls need a tenant's token" },
+    ]);
   });
 
   it("answers 404 to tenant B for every route on tenant A's call, and lists none of A's calls to B", async () => {

@@ -52,7 +52,7 @@ describe('webhooks in the server', () => {
         retryScheduleMs: [],
       },
     });
-    const app = createServer({ runtime, tokens: TOKENS });
+    const app = createServer({ runtime, tokens: TOKENS, operatorTokens: ['token-of-the-operator'] });
     opened.push({ app, runtime, receiver });
     const acme = { authorization: 'Bearer token-of-tenant-a-0001' };
     const reply = await app.inject({
@@ -85,7 +85,8 @@ describe('webhooks in the server', () => {
       headers: { authorization: 'Bearer token-of-tenant-b-0002' },
     });
     expect(bolt.json()).toEqual([]);
-    const metrics = (await app.inject({ url: '/metrics', headers: acme })).body;
+    const operator = { authorization: 'Bearer token-of-the-operator' };
+    const metrics = (await app.inject({ url: '/metrics', headers: operator })).body;
     expect(metrics).toContain('baton_webhook_deliveries{status="failed"} 1');
     expect(metrics).toContain('baton_webhook_deliveries{status="pending"} 0');
     expect(metrics).toContain('baton_webhook_attempts_total{status="failed"} 1');
