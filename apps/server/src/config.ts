@@ -6,6 +6,9 @@ import { z } from 'zod';
 /** How long a server that is told to stop lets its live calls run on, by default. */
 export const DEFAULT_DRAIN_MS = 30_000;
 
+/** The roles of `baton serve`; a process that only runs calls is `baton worker`. */
+export const SERVE_ROLES = ['both', 'client'] as const;
+
 /** A tenant's name: the first part of every id the server keeps for it. */
 export const TENANT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -48,6 +51,11 @@ const FileConfig = z.strictObject({
   retentionDays: z.number().min(0),
   /** On SIGTERM or SIGINT, how long the live calls may run on before they are handed over. Default 30 s. */
   drainMs: z.number().int().min(0),
+  /**
+   * `both` (default): the server runs its calls, and on PostgreSQL clients' too; `client`: it
+   * submits them to the workers (`baton worker`) on PostgreSQL.
+   */
+  role: z.enum(SERVE_ROLES),
   /**
    * Built-in tools to serve beside the module's: `spawn_background`, and the background control
    * (`check_background`, `wait_background`, `cancel_background`, `list_background`) with which a
@@ -96,6 +104,8 @@ const EnvConfig = z.object({
   BATON_ALLOWED_HOSTS: commaList.optional(),
   BATON_RETENTION_DAYS: z.coerce.number().min(0).optional(),
   BATON_DRAIN_MS: z.coerce.number().int().min(0).optional(),
+  BATON_ROLE: z.enum(SERVE_ROLES).optional(),
+  BATON_CONCURRENCY: z.coerce.number().int().positive().optional(),
   BATON_BUILTINS: commaList.pipe(z.array(z.enum(BUILTIN_TOOLS))).optional(),
   BATON_MCP_BACKGROUND_CONTROL: z.stringbool().optional(),
   BATON_WEBHOOK_URL: WebhookEndpoint.shape.url.optional(),
@@ -136,6 +146,8 @@ export interface ServerConfig {
   inlineBudgetMs: number;
   /** On SIGTERM or SIGINT: how long the live calls may run on before they are handed over. */
   drainMs: number;
+  /** `both`, or `client` (its calls run on workers; PostgreSQL only). */
+  role: (typeof SERVE_ROLES)[number];
   limits: Partial<z.infer<typeof Limits>>;
   /** Bearer token -> tenant; empty when the server has one anonymous tenant. */
   tokens: Record<string, string>;
@@ -235,7 +247,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
     storePath: fromEnv.BATON_STORE ?? file.store ?? './.baton/baton.db',
     inlineBudgetMs: fromEnv.BATON_INLINE_BUDGET_MS ?? file.inlineBudgetMs ?? 300,
     drainMs: fromEnv.BATON_DRAIN_MS ?? file.drainMs ?? DEFAULT_DRAIN_MS,
-    limits: file.limits ?? {},
+    role: fromEnv.BATON_ROLE ?? file.role ?? 'both',
+    limits: {
+      ...file.limits,
+      ...(fromEnv.BATON_CONCURRENCY !== undefined ? { concurrency: fromEnv.BATON_CONCURRENCY } : {}),
+    },
     tokens: fromEnv.BATON_TOKENS ?? file.tokens ?? {},
     operatorTokens: fromEnv.BATON_OPERATOR_TOKENS ?? file.operatorTokens ?? [],
   };

@@ -22,6 +22,7 @@ import { API, type Endpoint } from './api.js';
 import { type McpSessionOptions, mountMcp } from './mcp.js';
 import { runtimeMetrics } from './metrics.js';
 import { routeSchemaOf, SWAGGER_OPTIONS } from './openapi.js';
+import { healthOf, metricsRefusal } from './operations.js';
 import { resumeAfter, StreamLimits, streamEvents } from './sse.js';
 import { bearerOf, Tenancy, type TenantScope } from './tenancy.js';
 import { type WebSafetyOptions, webSafetyHook } from './web-safety.js';
@@ -42,20 +43,6 @@ export interface BatonPluginOptions {
   /** MCP sessions: their idle TTL and how many may be open. */
   mcp?: McpSessionOptions;
 }
-
-/** How long /healthz waits for the store before it says the store is failing. */
-export const HEALTH_STORE_TIMEOUT_MS = 2_000;
-
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-const METRICS_NEED_AN_OPERATOR =
-  "/metrics counts every tenant's calls: it answers an operator token (operatorTokens, BATON_OPERATOR_TOKENS)";
 
 /** A request that comes while the server shuts down is told to come back after this long. */
 export const RETRY_AFTER_SECONDS = 5;
@@ -148,14 +135,13 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   app.addHook('onRequest', async (request, reply) => {
     const url = request.routeOptions.url ?? '';
     if (isPublic(url) || url === SELF_AUTHENTICATED) return;
-    const bearer = bearerOf(request.headers.authorization);
-    if (url === METRICS && (tenancy.authenticated || operators.size > 0)) {
-      if (bearer !== undefined && operators.has(bearer)) return;
-      if (bearer !== undefined && tenancy.scopeOf(request.headers.authorization)) {
-        return fail(reply, 403, 'forbidden', METRICS_NEED_AN_OPERATOR);
-      }
-      return fail(reply, 401, 'unauthorized', METRICS_NEED_AN_OPERATOR).header('www-authenticate', 'Bearer');
+    if (url === METRICS) {
+      const refusal = metricsRefusal(request.headers.authorization, tenancy, operators);
+      if (!refusal) return;
+      if (refusal.status === 401) reply.header('www-authenticate', 'Bearer');
+      return fail(reply, refusal.status, refusal.code, refusal.message);
     }
+    const bearer = bearerOf(request.headers.authorization);
     const scope = tenancy.scopeOf(request.headers.authorization);
     if (!scope && bearer !== undefined && operators.has(bearer)) {
       return fail(reply, 403, 'forbidden', "an operator token names no tenant: calls need a tenant's token");
@@ -270,18 +256,10 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
 
   // Up means the store takes a write and a read; a store that fails (or hangs) makes it a 503.
   route(API.health, async ({ reply }) => {
-    try {
-      await withTimeout(runtime.checkStore(), HEALTH_STORE_TIMEOUT_MS, 'the store did not answer in time');
-    } catch (error) {
-      app.log.error({ err: error }, 'the health check found the store failing');
-      return fail(
-        reply,
-        503,
-        'store_unavailable',
-        `the store failed: ${(error as Error).message ?? String(error)}`,
-      );
-    }
-    return { ok: true, instanceId: runtime.instanceId, stats: runtime.stats() };
+    const health = await healthOf(runtime);
+    if (health.ok) return health.body;
+    app.log.error({ err: health.error }, 'the health check found the store failing');
+    return fail(reply, 503, 'store_unavailable', health.message);
   });
   route(API.openapi, () => app.swagger());
   route(API.metrics, async ({ reply }) => reply.type(metrics.contentType).send(await metrics.metrics()));

@@ -76,6 +76,27 @@ describe('the baton command', () => {
     expect(noSecret.stderr).toMatch(/^bad configuration: a webhook needs both its URL \(--webhook-url/);
   });
 
+  it('says in one line that a role other than both needs PostgreSQL, and which roles there are', async () => {
+    const sqlite = 'the store ./.baton/baton.db is SQLite, where one process runs every call (role both)\n';
+    expect(await baton(['serve', '--role', 'client'])).toMatchObject({
+      code: 1,
+      stderr: `bad configuration: baton serve --role client needs a PostgreSQL store (BATON_STORE=postgres://…), which its processes share; ${sqlite}`,
+    });
+    expect(await baton(['worker', '--concurrency', '4'])).toMatchObject({
+      code: 1,
+      stderr: `bad configuration: baton worker needs a PostgreSQL store (BATON_STORE=postgres://…), which its processes share; ${sqlite}`,
+    });
+    expect((await baton(['serve', '--role', 'worker'])).stderr).toMatch(
+      /^bad configuration: BATON_ROLE: Invalid option: expected one of "both"\|"client"/,
+    );
+    expect((await baton(['worker', '--port', 'ninety'])).stderr).toBe(
+      'bad configuration: worker port ninety: a whole number from 0 to 65535\n',
+    );
+    expect((await baton(['worker', '--concurrency', '0'])).stderr).toMatch(
+      /^bad configuration: BATON_CONCURRENCY: /,
+    );
+  });
+
   it('serves the tools of your module over REST and MCP, logs each request, and stops cleanly on SIGTERM', async () => {
     writeFileSync(
       join(dir, 'tools.mjs'),

@@ -21,6 +21,7 @@ describe('the server configuration', () => {
       storePath: './.baton/baton.db',
       inlineBudgetMs: 300,
       drainMs: 30_000,
+      role: 'both',
       limits: {},
       tokens: {},
       operatorTokens: [],

@@ -8,6 +8,7 @@ import type {
   StepResult,
   WebhookDelivery,
 } from '@baton/contracts';
+import { BatonError } from '@baton/contracts';
 import {
   type CallControl,
   type CallFilter,
@@ -34,6 +35,7 @@ import pg from 'pg';
 import { ListenConnection } from './listen-connection.js';
 import { MIGRATIONS } from './migrations.js';
 import { Channels, controlPayload } from './notices.js';
+import { schemaFound } from './schema-found.js';
 import { parametersOf, WRITE } from './write-parameters.js';
 
 export interface PostgresStoreOptions {
@@ -60,6 +62,12 @@ export interface PostgresStoreOptions {
    * and did more calls a second than whole ticks (`bench/RESULTS.md`, row 8).
    */
   writeBatchCalls?: number;
+  /**
+   * Start afresh on purpose in a schema that exists and holds no Baton store (emptied, or made
+   * empty for it), or whose store lost its tables: such a schema is otherwise refused, so that a
+   * store that was emptied is not silently replaced. A schema of another program is refused anyway.
+   */
+  init?: boolean;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,55}$/;
@@ -163,14 +171,19 @@ export class PostgresStore implements Store {
     this.#pool.on('error', () => {
       // An idle connection that the server dropped: the pool replaces it on the next query.
     });
-    this.#ready = this.#migrate(schema);
+    this.#ready = this.#migrate(schema, options.init === true);
     // Every method awaits #ready and fails with its error; this only keeps it from going unhandled.
     this.#ready.catch(() => {});
   }
 
-  async #migrate(schema: string): Promise<void> {
+  async #migrate(schema: string, init: boolean): Promise<void> {
     await this.#transaction(async (client) => {
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`baton-migrations:${schema}`]);
+      const found = await schemaFound(client, schema);
+      if (found.kind === 'refused' || (found.kind === 'emptied' && !init)) {
+        throw new BatonError('persistence_failed', found.message);
+      }
+      if (found.kind === 'emptied') await client.query(`DROP SCHEMA ${schema} CASCADE`);
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       await client.query(
         'CREATE TABLE IF NOT EXISTS baton_schema (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',

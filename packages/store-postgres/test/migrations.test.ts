@@ -268,3 +268,93 @@ describe('PostgreSQL migrations on a database of an earlier version', () => {
     }
   });
 });
+
+describe('what a store finds in its schema at start', () => {
+  async function sql(text: string): Promise<void> {
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  }
+
+  /** The error a store's first use fails with, or undefined when it opens. */
+  async function opening(schema: string, init = false): Promise<string | undefined> {
+    const store = postgresStore({ connectionString: server.url, schema, init });
+    try {
+      await store.listCalls({ limit: 1 });
+      return undefined;
+    } catch (error) {
+      return (error as Error).message;
+    } finally {
+      await store.close();
+    }
+  }
+
+  it('refuses a store whose tables were dropped, and starts afresh there only with init', async () => {
+    const schema = `emptied_${process.pid}_${Date.now()}`;
+    const made = postgresStore({ connectionString: server.url, schema });
+    await made.write({ calls: [makeCallRecord({ callId: 'kept', sessionId: 's' })] });
+    await made.close();
+    const tables = await tableNames(schema);
+    await sql(tables.map((table) => `DROP TABLE IF EXISTS ${schema}.${table} CASCADE;`).join('\n'));
+
+    expect(await opening(schema)).toBe(
+      `the PostgreSQL schema ${schema} of database postgres exists and holds no Baton store (emptied?): restore it from a backup; to start afresh on purpose, start with --init (BATON_STORE_INIT=1)`,
+    );
+    expect(await opening(schema, true)).toBeUndefined();
+    // Made afresh, it is a store like any other: the next start needs no init.
+    expect(await opening(schema)).toBeUndefined();
+  });
+
+  it('refuses a store that lost its calls table but kept its versions', async () => {
+    const schema = `lost_${process.pid}_${Date.now()}`;
+    await postgresStore({ connectionString: server.url, schema }).close();
+    await sql(`DROP TABLE ${schema}.calls CASCADE`);
+    expect(await opening(schema)).toMatch(
+      new RegExp(
+        `^the PostgreSQL schema ${schema} of database postgres held a Baton store and has lost its tables \\(calls\\)`,
+      ),
+    );
+    expect(await opening(schema, true)).toBeUndefined();
+  });
+
+  it("refuses another program's schema, even with init, and leaves its tables alone", async () => {
+    const schema = `foreign_${process.pid}_${Date.now()}`;
+    await sql(
+      `CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.orders (id int); INSERT INTO ${schema}.orders VALUES (7)`,
+    );
+    const refusal = `the PostgreSQL schema ${schema} of database postgres holds tables of another program (orders), not a Baton store: give the store another schema`;
+    expect(await opening(schema)).toBe(refusal);
+    expect(await opening(schema, true)).toBe(refusal);
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    expect((await client.query(`SELECT id FROM ${schema}.orders`)).rows).toEqual([{ id: 7 }]);
+    await client.end();
+  });
+
+  it('refuses a store a newer Baton wrote', async () => {
+    const schema = `newer_${process.pid}_${Date.now()}`;
+    await postgresStore({ connectionString: server.url, schema }).close();
+    await sql(`INSERT INTO ${schema}.baton_schema (version) VALUES (${MIGRATIONS.length + 1})`);
+    expect(await opening(schema)).toBe(
+      `the PostgreSQL schema ${schema} of database postgres was written by a newer Baton (schema ${MIGRATIONS.length + 1}; this one knows ${MIGRATIONS.length}): run that version, or a newer one`,
+    );
+  });
+});
+
+async function tableNames(schema: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: server.url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ tablename: string }>(
+      'SELECT tablename FROM pg_tables WHERE schemaname = $1',
+      [schema],
+    );
+    return rows.map((row) => row.tablename);
+  } finally {
+    await client.end();
+  }
+}

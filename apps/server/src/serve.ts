@@ -1,0 +1,110 @@
+import { toMcpTool } from '@baton/contracts';
+import { redactedLocation, type ServerConfig } from './config.js';
+import { demoTools } from './demo-tools.js';
+import { createLogger, type LogLevel } from './logger.js';
+import { retentionOf, runtimeFor, storeReady } from './served-runtime.js';
+import { createServer } from './server.js';
+import { loadServedModule, type ServedModule } from './tools-module.js';
+import { LOOPBACK_HOSTS } from './web-safety.js';
+
+/** Arguments that fit a tool's schema, for the sample `curl` of the banner: each required property, plainly. */
+function sampleArgs(schema: {
+  properties?: Record<string, { type?: unknown; default?: unknown }>;
+  required?: string[];
+}) {
+  const samples: Record<string, unknown> = {
+    string: 'hello',
+    number: 1,
+    integer: 1,
+    boolean: true,
+    array: [],
+    object: {},
+  };
+  return Object.fromEntries(
+    (schema.required ?? []).map((name) => {
+      const property = schema.properties?.[name];
+      return [name, property?.default ?? samples[String(property?.type)] ?? null];
+    }),
+  );
+}
+
+/**
+ * `baton serve`: the server over a module's tools (the demo tools without one), in the role `both`
+ * (it runs its calls and, on PostgreSQL, clients') or `client` (it submits them to the workers).
+ */
+export async function serve(
+  module: string | undefined,
+  config: ServerConfig,
+  init: boolean,
+  level: LogLevel,
+) {
+  const log = createLogger(level);
+  const served: ServedModule = module === undefined ? { tools: demoTools } : await loadServedModule(module);
+  const runtime = runtimeFor(served, config, { init, log, role: config.role });
+  await storeReady(runtime, config);
+  const authenticated = Object.keys(config.tokens).length > 0;
+  const app = createServer({
+    runtime,
+    logger: log,
+    tokens: config.tokens,
+    operatorTokens: config.operatorTokens,
+    webSafety: {
+      // Without tokens, the loopback names and the one the server was told to listen on.
+      allowedHosts:
+        config.allowedHosts ??
+        (authenticated ? undefined : [...LOOPBACK_HOSTS, config.host.replace(/^\[|\]$/g, '')]),
+      ...(config.allowedOrigins ? { allowedOrigins: config.allowedOrigins } : {}),
+    },
+    mcp: { ...config.mcp, ...retentionOf(served, config) },
+    limits: {
+      ...(config.streams?.perTenant ? { streamsPerTenant: config.streams.perTenant } : {}),
+      ...(config.streams?.total ? { streams: config.streams.total } : {}),
+    },
+  });
+  const address = await app.listen({ host: config.host, port: config.port });
+  // Before the banner: whoever reads it may stop the server at once (stdout to a pipe is synchronous).
+  const stop = async (signal: NodeJS.Signals) => {
+    log.info(
+      { signal, drainMs: config.drainMs },
+      'stopping: no new calls (503); live calls may end for the drain, then are handed over',
+    );
+    await runtime.close({ drainMs: config.drainMs });
+    await app.close();
+    log.info('stopped');
+    log.flush();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  const tools = runtime.tools.names();
+  log.info({ address, tools, store: redactedLocation(config.storePath), role: config.role }, 'started');
+  const tenants = new Set(Object.values(config.tokens));
+  const access =
+    tenants.size === 0
+      ? 'no tokens configured: no authentication, so listening on loopback only'
+      : `bearer tokens for ${tenants.size} tenant(s)${config.operatorTokens.length > 0 ? ', /metrics for operator tokens' : ', /metrics for none (no operator token)'}`;
+  const first = runtime.tools.definitions()[0];
+  process.stdout.write(
+    [
+      `Baton is listening on ${address}`,
+      `  API:        ${address}/v1/calls  (OpenAPI: ${address}/openapi.json)`,
+      `  MCP:        ${address}/mcp`,
+      `  inspector:  ${address}/inspector/`,
+      `  metrics:    ${address}/metrics`,
+      `  health:     ${address}/healthz`,
+      `  store:      ${redactedLocation(config.storePath)}`,
+      ...(config.role === 'client'
+        ? ['  role:       client: its calls run on the workers (baton worker)']
+        : []),
+      `  access:     ${access}`,
+      `  tools:      ${tools.join(', ')}`,
+      ...(first
+        ? [
+            `  try:        curl -s ${address}/v1/calls -H 'content-type: application/json' \\`,
+            `                -d '${JSON.stringify({ name: first.name, args: sampleArgs(toMcpTool(first).inputSchema), sessionId: 's1' })}'`,
+          ]
+        : []),
+      '',
+    ].join('\n'),
+  );
+}

@@ -1,0 +1,98 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { BatonError, MAX_ID_CHARS } from '@baton/contracts';
+import { createRuntime, type Runtime } from '@baton/runtime';
+import type { Store } from '@baton/store';
+import { postgresStore } from '@baton/store-postgres';
+import { sqliteStore } from '@baton/store-sqlite';
+import type { Logger } from 'pino';
+import { ConfigError, redactedLocation, type ServerConfig } from './config.js';
+import { tenantOfId } from './tenancy.js';
+import type { ServedModule } from './tools-module.js';
+import { webhooksOf } from './webhooks.js';
+
+const DEFAULT_RETENTION_DAYS = 7;
+const DAY_MS = 86_400_000;
+
+/** The role of a process: `both` runs its calls and others', `client` only submits, `worker` only runs. */
+export type ProcessRole = 'client' | 'worker' | 'both';
+
+export function isPostgres(location: string): boolean {
+  return /^postgres(ql)?:\/\//.test(location);
+}
+
+/** `postgres://…` is a PostgreSQL server (the server then takes clients' calls too); anything else, a SQLite file. */
+function openStore(location: string, init: boolean): Store {
+  if (isPostgres(location)) return postgresStore({ connectionString: location, init });
+  mkdirSync(dirname(location), { recursive: true });
+  return sqliteStore({ path: location, init });
+}
+
+/**
+ * A client or a worker shares its calls with other processes through PostgreSQL: on SQLite one
+ * process runs every call, so any other role is refused in one line before anything starts.
+ */
+export function checkRole(role: ProcessRole, config: ServerConfig, command: string): void {
+  if (role === 'both' || isPostgres(config.storePath)) return;
+  throw new ConfigError(
+    `bad configuration: ${command} needs a PostgreSQL store (BATON_STORE=postgres://…), which its processes share; the store ${redactedLocation(config.storePath)} is SQLite, where one process runs every call (role both)`,
+  );
+}
+
+/** How long the server's runtime keeps an ended call, when it is the server's to say (MCP tasks report it). */
+export function retentionOf(served: ServedModule, config: ServerConfig): { retentionMs?: number } {
+  const retentionDays = config.retentionDays ?? DEFAULT_RETENTION_DAYS;
+  return 'runtime' in served || retentionDays === 0 ? {} : { retentionMs: retentionDays * DAY_MS };
+}
+
+/**
+ * The runtime a process runs the module's tools on: the configured store, role, limits, tenants and
+ * retention. A module that exports its own runtime runs as it was made, in the role it was given.
+ */
+export function runtimeFor(
+  served: ServedModule,
+  config: ServerConfig,
+  { init, log, role }: { init: boolean; log: Logger; role: ProcessRole },
+): Runtime {
+  if ('runtime' in served) {
+    if (role !== 'both') {
+      throw new ConfigError(
+        `bad configuration: the module exports a runtime, which runs in the role it was made with; export its tools instead for role ${role}`,
+      );
+    }
+    return served.runtime;
+  }
+  const { retentionMs } = retentionOf(served, config);
+  const webhooks = webhooksOf(config);
+  const tenants = Object.values(config.tokens);
+  return createRuntime({
+    // One tenant that floods the server with slow calls leaves slots to the others.
+    ...(tenants.length > 0 ? { tenantOf: tenantOfId } : {}),
+    tools: served.tools,
+    store: openStore(config.storePath, init),
+    role,
+    inlineBudgetMs: config.inlineBudgetMs,
+    limits: config.limits,
+    ...(config.builtins ? { builtins: config.builtins } : {}),
+    ...(webhooks ? { webhooks } : {}),
+    // A server keeps a week of ended calls by default: the store does not grow without end.
+    ...(retentionMs !== undefined ? { retention: { endedTtlMs: retentionMs } } : {}),
+    // Callers' ids are kept under their tenant's prefix (`tenant/`): room for the longest one.
+    maxIdChars: MAX_ID_CHARS + Math.max(0, ...tenants.map((tenant) => tenant.length + 1)),
+    logger: log.child({ component: 'runtime' }),
+  });
+}
+
+/**
+ * Waits for the runtime's store: one that cannot be reached at start (a database that is gone, a
+ * server that refuses) is one line, naming the store without its secrets.
+ */
+export async function storeReady(runtime: Runtime, config: ServerConfig): Promise<void> {
+  await runtime.ready.catch((error: unknown) => {
+    throw new BatonError(
+      'persistence_failed',
+      `the store ${redactedLocation(config.storePath)} cannot be used: ${(error as Error)?.message ?? String(error)}`,
+      { cause: error },
+    );
+  });
+}
