@@ -199,6 +199,44 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     expect(await ended(submitter, long.callId)).toMatchObject({ status: 'cancelled' });
   });
 
+  it('hands over the calls of a client that stops while its callers wait: each hears its call goes on, and its end becomes a notification', async () => {
+    const schema = `client_drain_${process.pid}_${schemas++}`;
+    const worker = await startWorker('w1', schema);
+    const stopping = createRuntime({
+      tools: distributedTools,
+      store: postgresStore({ connectionString: server.url, schema }),
+      role: 'client',
+      inlineBudgetMs: 30_000,
+    });
+    const running = stopping.call({ name: 'sleepy', args: { ms: 1_500 }, sessionId: 's', callId: 'run' });
+    await worker.printed('run started 1');
+    // A deploy: the client stops with a short drain while its caller waits.
+    const closed = stopping.close({ drainMs: 100 });
+    const reply = await running;
+    await closed;
+    expect(reply).toMatchObject({
+      status: 'backgrounded',
+      output: {
+        status: 'running',
+        tool: 'sleepy',
+        call_id: 'run',
+        message: expect.stringMatching(
+          /^The service running this tool is restarting, so the call is continuing/,
+        ),
+      },
+    });
+    // Nothing was cancelled: the worker finishes the call, and its end goes to the session.
+    const submitter = client(schema);
+    expect(await ended(submitter, 'run')).toMatchObject({
+      status: 'succeeded',
+      detached: true,
+      result: { by: 'w1' },
+    });
+    expect(await submitter.notifications.list({ sessionId: 's' })).toMatchObject([
+      { callId: 'run', outcome: 'succeeded' },
+    ]);
+  });
+
   it('answers `backgrounded` at the budget while no worker is up; a worker that starts later runs the call', async () => {
     const schema = `unclaimed_${process.pid}_${schemas++}`;
     const submitter = client(schema);
@@ -214,7 +252,7 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     expect(await submitter.notifications.list({ sessionId: 's' })).toMatchObject([{ callId: reply.callId }]);
   });
 
-  it('gives the calls a closing worker claimed and did not start back to the other workers', async () => {
+  it('gives the calls a closing worker claimed and did not start back to the other workers, and hands over the one it ran', async () => {
     const schema = `closing_${process.pid}_${schemas++}`;
     const closing = await startWorker('closing', schema, { CONCURRENCY: '1' });
     const submitter = client(schema);
@@ -231,14 +269,19 @@ describe('a client process and worker processes on one PostgreSQL', () => {
     expect((await submitter.get(waiting))?.ownerId).toBe(closing.instanceId);
     closing.child.kill('SIGTERM');
     expect(await closing.exited).toBe(0);
-    expect(await submitter.get(running)).toMatchObject({ status: 'cancelled' });
+    // A close cancels nothing: the running call is handed over, its lease lapsed at once.
+    expect(await submitter.get(running)).toMatchObject({ status: 'backgrounded', attempt: 1 });
     expect(await submitter.get(waiting)).toMatchObject({ status: 'queued', attempt: 0 });
     expect((await submitter.get(waiting))?.ownerId).toBeUndefined();
 
     const next = await startWorker('next', schema);
     await next.printed(`${waiting} started 1`);
-    expect(await submitter.cancel(waiting)).toBe(true);
-    expect(await ended(submitter, waiting)).toMatchObject({ status: 'cancelled', ownerId: next.instanceId });
+    // The handed-over call is idempotent: the next worker runs it again.
+    await next.printed(`${running} started 2`);
+    for (const callId of [waiting, running]) {
+      expect(await submitter.cancel(callId)).toBe(true);
+      expect(await ended(submitter, callId)).toMatchObject({ status: 'cancelled', ownerId: next.instanceId });
+    }
   });
 
   it('cancels a call whose cancel was sent while its worker’s LISTEN connection was down, once it listens again', async () => {

@@ -46,6 +46,8 @@ export interface RuntimeParts {
   host: CallContextHost;
   following: Following;
   worker: SharedWorker;
+  /** The client role's submissions and the replies it waits for. */
+  client: SharedClient;
   recovery: Recovery;
   schedules: ScheduleRunner;
   housekeeping: Housekeeping;
@@ -229,6 +231,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     host,
     following,
     worker,
+    client,
     recovery,
     schedules,
     housekeeping,

@@ -120,3 +120,6 @@ export const DEFAULT_WEBHOOK_POLL_MS = 1_000;
 
 /** Deliveries claimed and attempted at once by one process. */
 export const WEBHOOK_BATCH = 16;
+
+/** How long a stopping client waits for the detachments it asked for to come back as replies. */
+export const HANDOVER_REPLY_WAIT_MS = 2_000;

@@ -170,17 +170,23 @@ class BatonRuntime implements Runtime {
       answered = true;
       signal.removeEventListener('abort', abort);
     });
-    const abort = async () => {
+    const cancel = async () => {
       if (await this.cancel(callId, CANCELLED_BY_SIGNAL)) return;
       if (answered) return;
       // Intake has not made the call yet (it checks, prepares, asks the store): cancel it as soon
       // as it exists. Its first event says it does; a runtime that closes first ends it anyway.
-      firstValueFrom(this.follow({ callId })).then(
+      await firstValueFrom(this.follow({ callId })).then(
         () => this.cancel(callId, CANCELLED_BY_SIGNAL),
         () => false,
       );
     };
-    if (signal.aborted) void abort();
+    const abort = () => {
+      // Once the drain is over, the caller is being answered that its call goes on: a connection
+      // that closes then (its server stopping) is not a caller who cancelled.
+      if (this.#stopping) return;
+      cancel().catch(this.#parts.failures.on('cancel on abort', callId));
+    };
+    if (signal.aborted) abort();
     else signal.addEventListener('abort', abort, { once: true });
     return reply;
   }
@@ -263,7 +269,17 @@ class BatonRuntime implements Runtime {
   #control({ callId, action, reason }: CallControl): Promise<boolean> {
     if (action === 'cancel') return this.cancel(callId, reason);
     if (action === 'approve') return this.#approve(callId);
+    if (action === 'detach') return Promise.resolve(this.#detach(callId));
     return this.#reject(callId, reason ?? APPROVAL_REJECTED_REASON);
+  }
+
+  /** Its caller, in a client that stops, no longer waits: the call goes on here, detached. */
+  #detach(callId: string): boolean {
+    const { registry, driver } = this.#parts;
+    const call = registry.get(callId);
+    if (!call) return false;
+    driver.send(call, { type: 'HANDOVER' });
+    return true;
   }
 
   async checkStore(): Promise<void> {
@@ -307,6 +323,8 @@ class BatonRuntime implements Runtime {
     await this.ready.catch(() => undefined);
     worker.releaseWaiting();
     const shutdown = { ...this.#parts, send: this.#parts.driver.send, events$: this.#bus.events$ };
+    // A client's calls run elsewhere: its callers wait for the drain, then hear that they go on.
+    await this.#parts.client.handOver(drainUntil - clock.now());
     await drained(shutdown, drainUntil - clock.now());
     housekeeping.close();
     this.#stopping = true;

@@ -77,7 +77,11 @@ export type NoticeTopic = { type: 'work' } | { type: 'events' } | { type: 'repli
 export interface CallControl {
   type: 'control';
   callId: string;
-  action: 'cancel' | 'approve' | 'reject';
+  /**
+   * `detach`: the caller stops waiting (the process it asked through stops): the call goes on,
+   * detached, and its end becomes a notification.
+   */
+  action: 'cancel' | 'approve' | 'reject' | 'detach';
   reason?: string;
 }
 

@@ -1,11 +1,12 @@
 import { type AnyTool, type CallRecord, type CallReply, isTerminalStatus } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import { refusalHandledElsewhere } from '../call/ending.js';
-import { backgroundedReply, notSavedReply, replyOf } from '../call/replies.js';
+import { type BackgroundReason, backgroundedReply, notSavedReply, replyOf } from '../call/replies.js';
 import type { Timers } from '../call/timers.js';
 import type { CallWrites } from '../call/writes.js';
 import { changeableCopy } from '../changeable-copy.js';
 import type { Clock } from '../clock.js';
+import { HANDOVER_REPLY_WAIT_MS } from '../defaults.js';
 import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
 import type { Settings, ToolSettings } from '../settings.js';
@@ -16,7 +17,7 @@ export interface ClientDeps {
   settings: Pick<Settings, 'forTool' | 'instanceId'>;
   writes: Pick<CallWrites, 'stamp'>;
   writer: Pick<WriteBatcher, 'add' | 'recordConfirmed'>;
-  store: Pick<Store, 'getCalls' | 'claimQueued' | 'listen'>;
+  store: Pick<Store, 'getCalls' | 'claimQueued' | 'listen' | 'send'>;
   following: Pick<Following, 'ticks' | 'heardOrPolled'>;
   timers: Timers;
   clock: Clock;
@@ -30,6 +31,8 @@ export interface ClientDeps {
  */
 export class SharedClient {
   readonly #replies: RemoteReplies;
+  /** The client stops: a caller still waiting hears that its call goes on without it. */
+  #handingOver = false;
 
   constructor(private readonly deps: ClientDeps) {
     this.#replies = new RemoteReplies({ ...deps, instanceId: deps.settings.instanceId });
@@ -85,10 +88,12 @@ export class SharedClient {
       return notSavedReply(record.callId)(error);
     }
     const answer = await (record.mode === 'auto' ? this.#withinBudget(record, settings, answered) : answered);
-    if (!answer) return replyOf(record, settings);
+    const reason = this.#handingOver ? 'handover' : 'budget';
+    if (!answer)
+      return this.#handingOver ? backgroundedReply(record, settings, reason) : replyOf(record, settings);
     return isTerminalStatus(answer.status)
       ? replyOf(answer, settings)
-      : backgroundedReply(record, settings, 'budget');
+      : backgroundedReply(record, settings, reason);
   }
 
   /** An auto call's answer, its budget armed meanwhile (an inline call's waits with no timer). */
@@ -98,7 +103,7 @@ export class SharedClient {
     let budget: unknown = timers.arm(
       () => {
         budget = undefined;
-        this.#detachUnclaimed(callId).catch(failures.on('detach an unclaimed call', callId));
+        this.#detachUnclaimed(callId, 'budget').catch(failures.on('detach an unclaimed call', callId));
       },
       settings.inlineBudgetMs - (clock.now() - record.createdAt),
     );
@@ -112,17 +117,17 @@ export class SharedClient {
    * marks it detached (its end will be a notification) with the `backgrounded` event its caller
    * hears, and gives it back. A call a worker holds is detached by that worker's own budget.
    */
-  async #detachUnclaimed(callId: string): Promise<void> {
+  async #detachUnclaimed(callId: string, reason: BackgroundReason): Promise<boolean> {
     const { store, writes, writer, clock, settings } = this.deps;
     const [unclaimed] = await store.claimQueued(settings.instanceId, 1, callId);
-    if (!unclaimed) return;
+    if (!unclaimed) return false;
     const { lastSeq } = unclaimed;
     const { ownerId: _, ...released } = unclaimed.record;
     const record: CallRecord = changeableCopy(released, { detached: true });
     const afterMs = clock.now() - record.createdAt;
     const event = {
       type: 'backgrounded' as const,
-      reason: 'budget' as const,
+      reason,
       afterMs,
       from: 'queued' as const,
       to: 'queued' as const,
@@ -132,6 +137,42 @@ export class SharedClient {
     await writer
       .recordConfirmed(record)
       .then(() => this.#replies.changedHere(callId), refusalHandledElsewhere);
+    return true;
+  }
+
+  /**
+   * The client stops (a deploy): its callers may wait `drainMs` for their calls' ends; each call
+   * still waited for then is detached, by the worker that runs it (a request through the store,
+   * which whoever takes the call up reads too) or here if none has claimed it, so that its end
+   * becomes a notification, and its caller hears that it goes on. Nothing is cancelled. Returns
+   * how many were handed over.
+   */
+  async handOver(drainMs: number): Promise<number> {
+    const { store, failures } = this.deps;
+    await this.#within(this.#replies.idle(), drainMs);
+    const callIds = this.#replies.waiting();
+    if (callIds.length === 0) return 0;
+    this.#handingOver = true;
+    const detach = async (callId: string) => {
+      if (await this.#detachUnclaimed(callId, 'handover')) return;
+      await store.send?.({ type: 'control', callId, action: 'detach' });
+    };
+    await Promise.all(callIds.map((callId) => detach(callId).catch(failures.on('hand over a call', callId))));
+    // The detachments come back as replies; a caller whose reply is late is answered anyway.
+    await this.#within(this.#replies.idle(), HANDOVER_REPLY_WAIT_MS);
+    this.#replies.settleAll();
+    return callIds.length;
+  }
+
+  /** Resolves when `done` does, or after `ms` on the runtime's clock. */
+  #within(done: Promise<void>, ms: number): Promise<void> {
+    const { clock } = this.deps;
+    if (ms <= 0) return Promise.resolve();
+    let timer: unknown;
+    const passed = new Promise<void>((resolve) => {
+      timer = clock.setTimeout(resolve, ms);
+    });
+    return Promise.race([done, passed]).finally(() => clock.clearTimeout(timer));
   }
 
   /** Listens for the replies of the calls it will submit, as a client runtime starts (see RemoteReplies). */

@@ -34,8 +34,26 @@ export class RemoteReplies {
     this.#listened = resolve;
   });
   #ready: Promise<void> | undefined;
+  /** Told once no call is waited for. */
+  #idle: Array<() => void> = [];
 
   constructor(private readonly deps: RemoteRepliesDeps) {}
+
+  /** The calls waited for now. */
+  waiting(): string[] {
+    return [...this.#waiting.keys()];
+  }
+
+  /** Resolves once no call is waited for. */
+  idle(): Promise<void> {
+    if (this.#waiting.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  /** Answers every waiting call with what its caller knows already (the client stops). */
+  settleAll(): void {
+    for (const callId of this.waiting()) this.#settle(callId, undefined);
+  }
 
   /**
    * Waits for a call: resolves with its record once detached or ended, undefined when unread. Call
@@ -54,6 +72,7 @@ export class RemoteReplies {
     if (this.#waiting.size > 0) return;
     this.#polling?.unsubscribe();
     this.#polling = undefined;
+    for (const resolve of this.#idle.splice(0)) resolve();
   }
 
   /**

@@ -98,7 +98,7 @@ export class SharedWorker {
    * Carries out the requests the store keeps for these calls (by default every call here) that
    * run here: those sent while this process did not listen, or before it took the calls over. One
    * heard already is carried out again, which changes nothing: each asks for a change of state
-   * that a call makes once (a call cancelled, approved or rejected is asked in vain).
+   * that a call makes once (a call cancelled, approved, rejected or detached is asked in vain).
    */
   async catchUp(callIds?: readonly string[]): Promise<void> {
     const { store, registry, failures } = this.deps;
