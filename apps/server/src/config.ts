@@ -51,6 +51,8 @@ const FileConfig = z.strictObject({
   retentionDays: z.number().min(0),
   /** On SIGTERM or SIGINT, how long the live calls may run on before they are handed over. Default 30 s. */
   drainMs: z.number().int().min(0),
+  /** How long a store that cannot be reached is ridden out before a call fails for it. Default 15 s. */
+  storeRetryMs: z.number().int().min(0),
   /**
    * `both` (default): the server runs its calls, and on PostgreSQL clients' too; `client`: it
    * submits them to the workers (`baton worker`) on PostgreSQL.
@@ -104,6 +106,7 @@ const EnvConfig = z.object({
   BATON_ALLOWED_HOSTS: commaList.optional(),
   BATON_RETENTION_DAYS: z.coerce.number().min(0).optional(),
   BATON_DRAIN_MS: z.coerce.number().int().min(0).optional(),
+  BATON_STORE_RETRY_MS: z.coerce.number().int().min(0).optional(),
   BATON_ROLE: z.enum(SERVE_ROLES).optional(),
   BATON_CONCURRENCY: z.coerce.number().int().positive().optional(),
   BATON_BUILTINS: commaList.pipe(z.array(z.enum(BUILTIN_TOOLS))).optional(),
@@ -146,6 +149,8 @@ export interface ServerConfig {
   inlineBudgetMs: number;
   /** On SIGTERM or SIGINT: how long the live calls may run on before they are handed over. */
   drainMs: number;
+  /** How long a store that cannot be reached is ridden out; the runtime's default when unset. */
+  storeRetryMs?: number;
   /** `both`, or `client` (its calls run on workers; PostgreSQL only). */
   role: (typeof SERVE_ROLES)[number];
   limits: Partial<z.infer<typeof Limits>>;
@@ -255,6 +260,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
     tokens: fromEnv.BATON_TOKENS ?? file.tokens ?? {},
     operatorTokens: fromEnv.BATON_OPERATOR_TOKENS ?? file.operatorTokens ?? [],
   };
+  const storeRetryMs = fromEnv.BATON_STORE_RETRY_MS ?? file.storeRetryMs;
+  if (storeRetryMs !== undefined) config.storeRetryMs = storeRetryMs;
   if (file.streams) config.streams = file.streams;
   if (file.mcp) config.mcp = file.mcp;
   if (fromEnv.BATON_MCP_BACKGROUND_CONTROL !== undefined) {

@@ -162,6 +162,11 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     if (isBatonError(error) && error.code === 'invalid_arguments') {
       return fail(reply, 400, 'invalid_request', error.message);
     }
+    // The store could not be reached for as long as the runtime rides it out: come back later.
+    if (isBatonError(error) && error.code === 'persistence_failed') {
+      reply.header('retry-after', String(RETRY_AFTER_SECONDS));
+      return fail(reply, 503, 'store_unavailable', `the store failed: ${error.message}`);
+    }
     const status = error.statusCode ?? 500;
     if (status === 413) return fail(reply, 413, 'payload_too_large', 'the body is larger than 1 MiB');
     if (status < 500) return fail(reply, status, 'invalid_request', error.message);
@@ -264,12 +269,19 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   route(API.openapi, () => app.swagger());
   route(API.metrics, async ({ reply }) => reply.type(metrics.contentType).send(await metrics.metrics()));
 
-  route(API.createCall, async ({ body, scope }) => {
+  route(API.createCall, async ({ body, scope, reply: response }) => {
     const reply = await runtime.call({
       ...body,
       sessionId: scope.inside(body.sessionId),
       callId: body.callId === undefined ? scope.newCallId() : scope.inside(body.callId),
     });
+    // A call whose record could not be kept (the store away past the ride-out) was not taken.
+    if (reply.status === 'failed' && reply.error?.code === 'persistence_failed') {
+      response.header('retry-after', String(RETRY_AFTER_SECONDS));
+      return fail(response, 503, 'store_unavailable', `the call was not kept: ${reply.error.message}`, {
+        callId: scope.outside(reply.callId),
+      });
+    }
     return scope.show(reply);
   });
 

@@ -72,6 +72,7 @@ export function runtimeFor(
     store: openStore(config.storePath, init),
     role,
     inlineBudgetMs: config.inlineBudgetMs,
+    ...(config.storeRetryMs !== undefined ? { storeRetryMs: config.storeRetryMs } : {}),
     limits: config.limits,
     ...(config.builtins ? { builtins: config.builtins } : {}),
     ...(webhooks ? { webhooks } : {}),

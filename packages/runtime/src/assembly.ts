@@ -24,6 +24,7 @@ import { Failures, quietLogger } from './log.js';
 import type { RuntimeOptions, StoreWriteTiming } from './options.js';
 import { thisInstance } from './recovery/instances.js';
 import { Recovery } from './recovery/recover.js';
+import { ridingOut, StoreOutage } from './ride-out.js';
 import { resolveSettings, type Settings } from './settings.js';
 import { SharedClient } from './shared/client.js';
 import { SharedWorker } from './shared/worker.js';
@@ -77,14 +78,16 @@ export interface RuntimeHooks {
 /** Builds the modules of a runtime from its options. Throws `invalid_definition` for a bad option, before anything is stored. */
 export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): RuntimeParts {
   const { tools, bus, closed } = hooks;
-  const store = options.store ?? memoryStore();
+  const given = options.store ?? memoryStore();
   const clock = options.clock ?? systemClock;
-  const settings = resolveSettings(options, store);
+  const settings = resolveSettings(options, given);
   const failures = new Failures(
     options.logger ?? quietLogger,
     (failure) => bus.publishFailure(failure),
     () => clock.now(),
   );
+  const outage = new StoreOutage(given, settings.storeRetryMs, clock, failures);
+  const store = ridingOut(given, outage);
   const housekeeping = new Housekeeping(clock, failures);
   const timers = new Timers(clock);
   const registry = new CallRegistry(settings);
@@ -92,6 +95,11 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   const send = driver.send;
   // Every option is valid by now: only then does the runtime announce itself in the store.
   const registered = store.registerInstance(thisInstance(settings.instanceId, clock.now(), settings.leaseMs));
+  // Reached once, the store is ridden out when it goes away; at start, its error is told at once.
+  registered.then(
+    () => outage.reached(),
+    () => {},
+  );
   let ending: CallEnding | undefined;
   const writer = new WriteBatcher({
     store,
@@ -104,6 +112,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     pipelined: settings.role === 'both',
     // Every call not yet answered, those whose end waits for its write too: a batch is a share of them.
     liveCalls: () => registry.inFlight,
+    outage,
   });
   // Runs come in through the intake's own entry for them (made below), not through the public `call`.
   let intake: Intake | undefined;

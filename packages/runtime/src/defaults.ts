@@ -123,3 +123,10 @@ export const WEBHOOK_BATCH = 16;
 
 /** How long a stopping client waits for the detachments it asked for to come back as replies. */
 export const HANDOVER_REPLY_WAIT_MS = 2_000;
+
+/** How long the runtime rides out a store it cannot reach before a request's error goes on. */
+export const DEFAULT_STORE_RETRY_MS = 15_000;
+
+/** The first wait before a request to a store that was away is made again; it doubles up to the next. */
+export const STORE_RETRY_FIRST_MS = 50;
+export const STORE_RETRY_MAX_MS = 1_000;

@@ -69,6 +69,13 @@ export interface RuntimeOptions {
   instanceId?: string;
   /** Past this long without a heartbeat, this runtime's calls may be recovered by another. Default 5 s. */
   leaseMs?: number;
+  /**
+   * How long a store that cannot be reached (a database restarting, a failover) is ridden out:
+   * its writes, claims and reads are made again, with backoff, for up to this long before an
+   * accepted call fails for it (`persistence_failed`). Meanwhile callers wait. 0: not at all.
+   * Default 15 s.
+   */
+  storeRetryMs?: number;
   /** How a failed run is tried again, for tools that set no policy. Default: none (a call runs once). */
   retry?: RetryPolicy;
   /**

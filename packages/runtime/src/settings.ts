@@ -40,6 +40,8 @@ export interface Settings {
   readonly maxIdChars: number;
   readonly maxOutputChars: number;
   readonly leaseMs: number;
+  /** How long a store that cannot be reached is ridden out; 0: not at all. */
+  readonly storeRetryMs: number;
   readonly limits: Required<RuntimeLimits>;
   readonly tenantOf: ((sessionId: string) => string) | undefined;
   /** On a shared store: how often to look for work, lapsed leases and ends. */
@@ -140,6 +142,10 @@ export function resolveSettings(options: RuntimeOptions, store: Store): Settings
     maxIdChars: positive('maxIdChars', options.maxIdChars) ?? MAX_ID_CHARS,
     maxOutputChars: positive('maxOutputChars', options.maxOutputChars) ?? defaults.DEFAULT_MAX_OUTPUT_CHARS,
     leaseMs: positive('leaseMs', options.leaseMs) ?? defaults.DEFAULT_LEASE_MS,
+    storeRetryMs:
+      options.storeRetryMs === 0
+        ? 0
+        : (positive('storeRetryMs', options.storeRetryMs) ?? defaults.DEFAULT_STORE_RETRY_MS),
     limits: resolveLimits(options.limits),
     tenantOf: options.tenantOf,
     pollMs: positive('pollMs', options.pollMs) ?? defaults.DEFAULT_POLL_MS,

@@ -2,6 +2,7 @@ import type { CallEvent, CallRecord } from '@baton/contracts';
 import type { Store, StoreWrite } from '@baton/store';
 import { WRITE_BATCH_CALLS_MIN, WRITE_BATCH_MAX, WRITE_COHORTS } from './defaults.js';
 import type { StoreWriteTiming } from './options.js';
+import type { StoreOutage } from './ride-out.js';
 import {
   emptyWrite,
   joined,
@@ -38,7 +39,9 @@ export type { ListedWrite, RefusedWrite, Rows };
  *
  * One call's rows can never fail another's: a batch the store refuses is written again in halves,
  * and halves of halves, down to the parts (one call's rows each) that it refuses on their own.
- * Only those fail; with one bad call among n, that takes about 2·log2(n) more writes.
+ * Only those fail; with one bad call among n, that takes about 2·log2(n) more writes. A store
+ * that cannot be reached is not refusing: the batch is written again, whole, while it is away
+ * (`storeRetryMs`), and its calls wait.
  */
 export class WriteBatcher {
   readonly #store: Store;
@@ -51,6 +54,7 @@ export class WriteBatcher {
   /** At most this many calls (and schedules) in one batch (see `Store.writeBatchCalls`). */
   readonly #batchKeys: number;
   readonly #liveCalls: (() => number) | undefined;
+  readonly #outage: Pick<StoreOutage, 'ride'> | undefined;
   /** The batches not yet sent, oldest first: new calls go to the last. */
   readonly #unsent: PendingBatch[] = [];
   /** The unsent batch of each call (and schedule) with rows in one: all its rows go there. */
@@ -84,7 +88,10 @@ export class WriteBatcher {
     pipelined?: boolean;
     /** How many calls are in flight: a cut batch holds about a `WRITE_COHORTS` share of them. */
     liveCalls?: () => number;
+    /** A store that cannot be reached is ridden out: a batch is written again while it is away. */
+    outage?: Pick<StoreOutage, 'ride'>;
   }) {
+    this.#outage = options.outage;
     this.#timed = options.timed;
     this.#store = options.store;
     this.#writer = options.writer;
@@ -215,7 +222,7 @@ export class WriteBatcher {
     let parts: Part[] | undefined;
     const startedAt = this.#timed ? performance.now() : 0;
     try {
-      await this.#store.write(whole);
+      await (this.#outage ? this.#outage.ride(() => this.#store.write(whole)) : this.#store.write(whole));
       this.#timed?.({ durationMs: performance.now() - startedAt, rows: rowsOf(whole), ok: true });
     } catch (error) {
       this.#timed?.({ durationMs: performance.now() - startedAt, rows: rowsOf(whole), ok: false });

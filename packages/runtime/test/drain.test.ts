@@ -54,6 +54,7 @@ describe('close({ drainMs }): deploys drain, nothing is cancelled', () => {
   it('hands over on SQLite what still runs: its caller hears it goes on in the background, and the next start takes it up', async () => {
     const path = join(dir, 'handover.db');
     let runsOfCharge = 0;
+    const chargeStarted = deferred<void>();
     const research = gatedTool('research', { mode: 'auto', idempotent: true });
     const charge = defineTool({
       name: 'charge',
@@ -61,6 +62,7 @@ describe('close({ drainMs }): deploys drain, nothing is cancelled', () => {
       input: z.object({}),
       execute: async () => {
         runsOfCharge++;
+        chargeStarted.resolve();
         await deferred<void>().promise;
       },
     });
@@ -74,7 +76,10 @@ describe('close({ drainMs }): deploys drain, nothing is cancelled', () => {
     });
     const waiting = first.call({ name: 'research', args: { topic: 'tides' }, sessionId: 's', callId: 'r1' });
     const charging = first.call({ name: 'charge', sessionId: 's', callId: 'c1' });
+    // Both run (the charge once its start is stored) when the runtime is told to stop.
+    await chargeStarted.promise;
     await settle();
+    expect(research.runs).toHaveLength(1);
     const closing = first.close({ drainMs: 1_000 });
     clock.increment(1_000);
     await closing;

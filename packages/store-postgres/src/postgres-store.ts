@@ -36,6 +36,7 @@ import { ListenConnection } from './listen-connection.js';
 import { MIGRATIONS } from './migrations.js';
 import { Channels, controlPayload } from './notices.js';
 import { schemaFound } from './schema-found.js';
+import { isUnavailable } from './unavailable.js';
 import { parametersOf, WRITE } from './write-parameters.js';
 
 export interface PostgresStoreOptions {
@@ -143,6 +144,10 @@ export class PostgresStore implements Store {
   readonly writeConcurrency: number;
   readonly writeBatchCalls: number;
   readonly outlivesProcess = true;
+
+  isUnavailable(error: unknown): boolean {
+    return isUnavailable(error);
+  }
 
   constructor(options: PostgresStoreOptions) {
     const schema = options.schema ?? 'baton';

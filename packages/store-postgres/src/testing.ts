@@ -11,6 +11,11 @@ export interface ThrowawayPostgres {
   stop(): Promise<void>;
   /** Restarts the server (`pg_ctl restart -m fast`): every connection drops. Only for one of its own. */
   restart(): Promise<void>;
+  /**
+   * An outage: stops the server (`-m fast`: every connection drops), keeps it down for `ms`, and
+   * starts it again. Only for one of its own.
+   */
+  outage(ms: number): Promise<void>;
 }
 
 /** Where Debian puts a PostgreSQL's programs, when they are not on the PATH. */
@@ -46,6 +51,9 @@ export async function throwawayPostgres(options: { own?: boolean } = {}): Promis
       restart: async () => {
         throw new Error('a shared PostgreSQL is not restarted: ask for one of its own ({ own: true })');
       },
+      outage: async () => {
+        throw new Error('a shared PostgreSQL is not stopped: ask for one of its own ({ own: true })');
+      },
     };
   }
   const bin = binDir();
@@ -62,6 +70,15 @@ export async function throwawayPostgres(options: { own?: boolean } = {}): Promis
           cwd: dir,
         })
       : execFileSync(join(bin, program), args, { stdio: 'pipe', cwd: dir });
+  // Asynchronous: the test's own clients keep calling while the server goes down and up.
+  const pgCtl = async (args: string[]) => {
+    const program = join(bin, 'pg_ctl');
+    await promisify(execFile)(
+      asRoot ? 'runuser' : program,
+      asRoot ? ['-u', 'postgres', '--', program, ...args] : args,
+      { cwd: dir },
+    );
+  };
   const data = join(dir, 'data');
   run('initdb', ['-D', data, '-U', 'baton', '-A', 'trust', '-E', 'UTF8', '--no-sync']);
   const port = await freePort();
@@ -74,16 +91,12 @@ export async function throwawayPostgres(options: { own?: boolean } = {}): Promis
       rmSync(dir, { recursive: true, force: true });
     },
     async restart() {
-      // Asynchronous: the test's own clients keep calling while the server goes down and up.
-      const args = ['-D', data, '-o', settings, '-l', join(dir, 'log'), '-m', 'fast', '-w', 'restart'];
-      const pgCtl = join(bin, 'pg_ctl');
-      await promisify(execFile)(
-        asRoot ? 'runuser' : pgCtl,
-        asRoot ? ['-u', 'postgres', '--', pgCtl, ...args] : args,
-        {
-          cwd: dir,
-        },
-      );
+      await pgCtl(['-D', data, '-o', settings, '-l', join(dir, 'log'), '-m', 'fast', '-w', 'restart']);
+    },
+    async outage(ms: number) {
+      await pgCtl(['-D', data, '-m', 'fast', '-w', 'stop']);
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      await pgCtl(['-D', data, '-o', settings, '-l', join(dir, 'log'), '-w', 'start']);
     },
   };
 }

@@ -123,6 +123,16 @@ export class SqliteStore implements Store {
   readonly writeConcurrency: number | undefined;
   readonly writeBatchCalls: number | undefined;
   readonly outlivesProcess: boolean;
+
+  /** A lock another process held past the busy timeout: the same write may work shortly. */
+  isUnavailable(error: unknown): boolean {
+    for (let cause = error, depth = 0; cause !== undefined && cause !== null && depth < 5; depth++) {
+      const code = (cause as { code?: unknown }).code;
+      if (typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code)) return true;
+      cause = (cause as { cause?: unknown }).cause;
+    }
+    return false;
+  }
   /** Each read's statement, prepared once: the SQL of a read is one of a few, by its filter's shape. */
   readonly #statements = new Map<string, Database.Statement>();
 

@@ -168,6 +168,13 @@ export interface Store {
    * them. Absent: kept in memory only.
    */
   readonly outlivesProcess?: boolean;
+  /**
+   * Whether an error this store threw means that it could not be reached (a database restarting,
+   * a lost connection, a lock held too long), so that the same request may work again shortly;
+   * not that it refused what it was asked. The runtime rides such errors out for a while
+   * (`storeRetryMs`). Absent: no error is.
+   */
+  isUnavailable?(error: unknown): boolean;
   getCall(callId: string): Promise<CallRecord | undefined>;
   /** The records of these calls that exist, in any order: one read for many (a client's replies). */
   getCalls(callIds: readonly string[]): Promise<CallRecord[]>;
