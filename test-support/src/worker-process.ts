@@ -37,7 +37,8 @@ export async function startWorker({
 }): Promise<WorkerProcess> {
   const argv = [CLI, 'worker', ...(module ? [module] : []), ...(port ? ['--port', '0'] : []), ...args];
   const child = spawn(process.execPath, argv, {
-    env: { ...process.env, BATON_STORE: store, ...env },
+    // A test's worker stops promptly: what still runs after half a second is handed over.
+    env: { ...process.env, BATON_DRAIN_MS: '500', BATON_STORE: store, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
     ...(cwd ? { cwd } : {}),
   });
