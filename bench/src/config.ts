@@ -22,6 +22,12 @@ export interface BenchConfig {
   pgWarmup: number;
   /** The same for each process of row 8 (the peers' slowest do 1,000-2,000 calls a second). */
   peerWarmup: number;
+  /**
+   * Row 8's DBOS Transact, measured and warmed up with fewer calls than the others (it does a few
+   * hundred workflows a second): a rate over several times the calls in flight all the same.
+   */
+  dbosCalls: number;
+  dbosWarmup: number;
   pgClients: number;
   pgWorkers: number;
 }
@@ -38,7 +44,8 @@ function fromEnvironment(name: string, fallback: number): number {
 
 /**
  * The smoke round or the full bench. `BENCH_ROUNDS`, `BENCH_CALLS`, `BENCH_IN_FLIGHT`,
- * `BENCH_PG_CALLS`, `BENCH_PG_WARMUP`, `BENCH_PG_PEER_WARMUP`, `BENCH_PG_CLIENTS` and
+ * `BENCH_PG_CALLS`, `BENCH_PG_WARMUP`, `BENCH_PG_PEER_WARMUP`, `BENCH_PG_DBOS_CALLS`,
+ * `BENCH_PG_DBOS_WARMUP`, `BENCH_PG_CLIENTS` and
  * `BENCH_PG_WORKERS` change the full bench's sizes, so the same bench runs on a larger machine.
  */
 export function benchConfig(smoke: boolean): BenchConfig {
@@ -55,6 +62,8 @@ export function benchConfig(smoke: boolean): BenchConfig {
       pgCalls: 500,
       pgWarmup: 100,
       peerWarmup: 100,
+      dbosCalls: 500,
+      dbosWarmup: 100,
       pgClients: 2,
       pgWorkers: 2,
     };
@@ -71,6 +80,8 @@ export function benchConfig(smoke: boolean): BenchConfig {
     pgCalls: fromEnvironment('BENCH_PG_CALLS', 10_000),
     pgWarmup: fromEnvironment('BENCH_PG_WARMUP', 20_000),
     peerWarmup: fromEnvironment('BENCH_PG_PEER_WARMUP', 10_000),
+    dbosCalls: fromEnvironment('BENCH_PG_DBOS_CALLS', 4_000),
+    dbosWarmup: fromEnvironment('BENCH_PG_DBOS_WARMUP', 2_000),
     pgClients: fromEnvironment('BENCH_PG_CLIENTS', 2),
     pgWorkers: fromEnvironment('BENCH_PG_WORKERS', 2),
   };

@@ -65,9 +65,11 @@ if (runs(7)) {
 }
 
 if (runs(8)) {
-  log('8. the PostgreSQL job queues, with reply: Baton beside pg-boss and graphile-worker');
+  log(
+    '8. the PostgreSQL job queues and durable workflows, with reply: Baton beside pg-boss, graphile-worker and DBOS Transact',
+  );
   const peers = await pgPeers(config);
-  if (typeof peers === 'string') notes.push(`8. pg-boss and graphile-worker ${peers}`);
+  if (typeof peers === 'string') notes.push(`8. the peers ${peers}`);
   else rows.push(...peers);
 }
 if (runs(9)) {

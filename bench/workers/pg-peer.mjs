@@ -1,5 +1,6 @@
-// A process of row 8: a PostgreSQL job queue (PEER: `pg-boss` or `graphile-worker`) doing what
-// Baton's one process does, in one process with both roles, on its own database (DATABASE_URL).
+// A process of row 8: a PostgreSQL job queue (PEER: `pg-boss` or `graphile-worker`), or DBOS
+// Transact's durable workflows (PEER: `dbos`), doing what Baton's one process does, in one process
+// with both roles, on its own database (DATABASE_URL).
 // Each call adds one job and its caller waits for the result. MODE `per-call` adds each job with
 // its own statement (`send()`, `addJob()`); MODE `batched` adds the jobs of one event-loop tick
 // with one statement (`insert()`, `addJobs()`), the ten lines of caller code a user would write.
@@ -9,6 +10,10 @@
 // result in the job's `output`, and the notice carries it. graphile-worker keeps no result (a
 // completed job is deleted), so its notice says only which job completed: a reply cheaper than
 // Baton's, which reads the result.
+//
+// DBOS runs each call as a workflow of one durable step (`add_one`), started and awaited in
+// process (`startWorkflow`, then `getResult`), with its defaults; DBOS is a process-wide singleton,
+// which a process per subject suits.
 //
 // Driven by the line protocol of role-protocol.mjs.
 import pg from 'pg';
@@ -26,7 +31,7 @@ const FETCH = 250;
 /** Callers waiting for their job, by the call's number (carried in the job's data). */
 const waiting = new Map();
 const listener = new pg.Client({ connectionString: url });
-await listener.connect();
+if (peer !== 'dbos') await listener.connect();
 listener.on('notification', ({ payload }) => {
   const [key, result] = payload.split(':');
   const resolve = waiting.get(key);
@@ -139,18 +144,46 @@ async function startGraphileWorker() {
   };
 }
 
-const queue = peer === 'pg-boss' ? await startPgBoss() : await startGraphileWorker();
-await listener.query(`listen ${CHANNEL}`);
+async function startDbos() {
+  const { DBOS } = await import('@dbos-inc/dbos-sdk');
+  // Its defaults, but for logs: only errors, on stderr (stdout carries the line protocol).
+  DBOS.setConfig({ name: 'bench', systemDatabaseUrl: url, logLevel: 'error' });
+  const addOne = async (i) => i + 1;
+  const workflow = DBOS.registerWorkflow((i) => DBOS.runStep(() => addOne(i), { name: 'add_one' }), {
+    name: 'bench_add_one',
+  });
+  await DBOS.launch();
+  return {
+    async call(i) {
+      const handle = await DBOS.startWorkflow(workflow)(i);
+      return handle.getResult();
+    },
+    stop: () => DBOS.shutdown(),
+  };
+}
 
-serve({
-  async call(i) {
-    const done = new Promise((resolve) => waiting.set(String(i), resolve));
-    await queue.add({ i });
-    const result = await done;
-    if (peer === 'pg-boss' && Number(result) !== i + 1) throw new Error(`job ${i} answered ${result}`);
-  },
-  async stop() {
-    await queue.stop();
-    await listener.end();
-  },
-});
+if (peer === 'dbos') {
+  const dbos = await startDbos();
+  serve({
+    async call(i) {
+      const result = await dbos.call(i);
+      if (result !== i + 1) throw new Error(`workflow ${i} answered ${result}`);
+    },
+    stop: () => dbos.stop(),
+  });
+} else {
+  const queue = peer === 'pg-boss' ? await startPgBoss() : await startGraphileWorker();
+  await listener.query(`listen ${CHANNEL}`);
+  serve({
+    async call(i) {
+      const done = new Promise((resolve) => waiting.set(String(i), resolve));
+      await queue.add({ i });
+      const result = await done;
+      if (peer === 'pg-boss' && Number(result) !== i + 1) throw new Error(`job ${i} answered ${result}`);
+    },
+    async stop() {
+      await queue.stop();
+      await listener.end();
+    },
+  });
+}

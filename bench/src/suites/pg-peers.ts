@@ -9,14 +9,20 @@ import { roleEnv } from './postgres.js';
 
 const MEASURE = '8. the peers on PostgreSQL, one process, with reply';
 const BATON = 'Baton, one process';
+const DBOS = 'DBOS Transact 5, a workflow of one step';
 const PEERS = {
   'pg-boss per call': { PEER: 'pg-boss', MODE: 'per-call' },
   'pg-boss batched per tick': { PEER: 'pg-boss', MODE: 'batched' },
   'graphile-worker per call': { PEER: 'graphile-worker', MODE: 'per-call' },
   'graphile-worker batched per tick': { PEER: 'graphile-worker', MODE: 'batched' },
+  [DBOS]: { PEER: 'dbos', MODE: 'per-call' },
 } as const;
-/** Baton's target against each batched peer (the issue's ratios). */
-const TARGETS = { 'graphile-worker batched per tick': 1.0, 'pg-boss batched per tick': 1.5 } as const;
+/** Baton's target against each batched peer, and against DBOS (the issues' ratios). */
+const TARGETS = {
+  'graphile-worker batched per tick': 1.0,
+  'pg-boss batched per tick': 1.5,
+  [DBOS]: 10,
+} as const;
 
 /** The oldest Node that pg-boss 12 and graphile-worker 0.18 run on. */
 const PEER_NODE_MIN = [22, 18] as const;
@@ -39,9 +45,9 @@ function peerNode(): string | undefined {
 }
 
 /**
- * Baton beside pg-boss and graphile-worker, each in one process that makes its own calls and runs
- * its own jobs, 1,000 in flight, every caller waiting for its result (`workers/pg-peer.mjs` says
- * how each hears of it). Each subject gets a fresh database every round, and the subjects take
+ * Baton beside pg-boss, graphile-worker and DBOS Transact, each in one process that makes its own
+ * calls and runs its own jobs (or workflows), 1,000 in flight, every caller waiting for its result
+ * (`workers/pg-peer.mjs` says how each hears of it). DBOS makes fewer calls (`dbosCalls`). Each subject gets a fresh database every round, and the subjects take
  * turns round by round, Baton between the batched peers. Each process first makes `peerWarmup`
  * calls that are not measured. Also reports CPU µs per call for each (its process's, and the
  * PostgreSQL server's where /proc shows it) and database queries per call.
@@ -72,6 +78,7 @@ export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
     peer('pg-boss batched per tick'),
     peer('pg-boss per call'),
     peer('graphile-worker per call'),
+    peer(DBOS),
   ];
   const results = new Map(
     subjects.map(([subject]) => [
@@ -90,17 +97,19 @@ export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
         url.pathname = `/${database}`;
         const role = await startRole(options(url.toString()));
         try {
-          await warmUp([role], config.peerWarmup, config.inFlight);
+          const [warm, calls] =
+            subject === DBOS ? [config.dbosWarmup, config.dbosCalls] : [config.peerWarmup, config.pgCalls];
+          await warmUp([role], warm, config.inFlight);
           await reports([role]);
           const serverBefore = serverCpu?.() ?? Number.NaN;
-          const perSecond = await runCalls(role, config.pgCalls, config.inFlight);
+          const perSecond = await runCalls(role, calls, config.inFlight);
           const serverUs = (serverCpu?.() ?? Number.NaN) - serverBefore;
           const used = await reports([role]);
           const result = results.get(subject);
           result?.perSecond.push(perSecond);
-          result?.cpuUs.push(used.cpuUs / config.pgCalls);
-          result?.serverUs.push(serverUs / config.pgCalls);
-          result?.queries.push(used.queries / config.pgCalls);
+          result?.cpuUs.push(used.cpuUs / calls);
+          result?.serverUs.push(serverUs / calls);
+          result?.queries.push(used.queries / calls);
         } finally {
           await role.stop();
           await admin.query(`drop database ${database} with (force)`);
