@@ -174,6 +174,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
         closed: hooks.stopping,
         tracing,
         startWritten: store.outlivesProcess ? writer : undefined,
+        logger: options.logger ?? quietLogger,
       }),
       ending,
       notifications,

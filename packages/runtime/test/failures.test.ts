@@ -1,6 +1,7 @@
-import type { RuntimeFailure } from '@baton/contracts';
+import { defineTool, type RuntimeFailure, ToolError } from '@baton/contracts';
 import { memoryStore } from '@baton/store';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { createRuntime, type Logger } from '../src/index.js';
 import { SimulatedClock } from '../src/testing.js';
 import { gatedTool, settle } from './helpers.js';
@@ -88,6 +89,61 @@ describe('failures the runtime handles', () => {
     clock.increment(1_000);
     await settle();
     expect(failures.map((failure) => failure.op)).toEqual(['heartbeat']);
+    await runtime.close();
+  });
+});
+
+describe("a tool's failures, told to the operator", () => {
+  it('logs a thrown error at error with the tool, the call, its message and stack; an error meant for the model at info', async () => {
+    const { logger, lines } = recordingLogger();
+    const broken = defineTool({
+      name: 'broken',
+      description: 'Throws',
+      input: z.object({}),
+      execute: () => {
+        throw new TypeError('cannot read properties of undefined');
+      },
+    });
+    const picky = defineTool({
+      name: 'picky',
+      description: 'Refuses',
+      input: z.object({}),
+      execute: () => {
+        throw new ToolError('no such city');
+      },
+    });
+    const runtime = createRuntime({ tools: [broken, picky], logger });
+    const thrown = await runtime.call({ name: 'broken', args: {}, sessionId: 's', callId: 'b1' });
+    // The model sees nothing of it.
+    expect(thrown.error).toEqual({
+      code: 'internal_error',
+      message: expect.not.stringContaining('undefined'),
+    });
+    const answered = await runtime.call({ name: 'picky', args: {}, sessionId: 's', callId: 'p1' });
+    expect(answered.error?.code).toBe('tool_error');
+
+    const told = lines.filter((line) => line.fields.tool !== undefined);
+    expect(told).toEqual([
+      {
+        level: 'error',
+        fields: {
+          tool: 'broken',
+          callId: 'b1',
+          attempt: 1,
+          err: {
+            type: 'TypeError',
+            message: 'cannot read properties of undefined',
+            stack: expect.stringMatching(/^TypeError: cannot read properties of undefined\n\s+at /),
+          },
+        },
+        message: 'baton: tool broken failed: cannot read properties of undefined',
+      },
+      {
+        level: 'info',
+        fields: { tool: 'picky', callId: 'p1', attempt: 1, code: 'tool_error', message: 'no such city' },
+        message: 'baton: tool picky answered tool_error: no such city',
+      },
+    ]);
     await runtime.close();
   });
 });

@@ -5,6 +5,7 @@ import {
   DEFAULT_RETRY_BACKOFF_COEFFICIENT,
   DEFAULT_RETRY_INITIAL_INTERVAL_MS,
 } from '../defaults.js';
+import type { Logger } from '../log.js';
 import { type Outcome, returnedOutcome, thrownOutcome } from '../outcome.js';
 import type { CallTracing } from '../tracing.js';
 import type { WriteBatcher } from '../write-batcher.js';
@@ -30,6 +31,8 @@ export interface AttemptsDeps {
   closed: () => boolean;
   /** The tool runs inside its call's span, when tracing is on. */
   tracing?: CallTracing | undefined;
+  /** Where a failed attempt is told to the operator (the model sees only what it may). */
+  logger?: Pick<Logger, 'error' | 'info'>;
 }
 
 /** How long a call waits before its next attempt: the policy's backoff after this many attempts. */
@@ -125,10 +128,36 @@ export class Attempts {
   #settle(call: LiveCall, outcome: Outcome): void {
     call.executing = false;
     if (call.dropped || isTerminalStatus(call.record.status)) return;
+    if (!outcome.ok) this.#logFailure(call, outcome);
     const { send } = this.deps;
     if (outcome.ok) send(call, { type: 'DONE', outcome });
     else if (this.#retries(call, outcome)) send(call, { type: 'RETRY', error: outcome.error });
     else send(call, { type: 'FAIL', outcome });
+  }
+
+  /**
+   * An internal error (the tool threw something it did not mean the model to see) is an operator's
+   * matter: at error, with its message and stack. An error the tool answered the model with
+   * (`ToolError`, bad output) is part of a conversation: at info.
+   */
+  #logFailure(call: LiveCall, failure: Extract<Outcome, { ok: false }>): void {
+    const { logger } = this.deps;
+    if (!logger) return;
+    const { callId, toolName: tool, attempt } = call.record;
+    const { code, message, details } = failure.error;
+    if (code === 'internal_error') {
+      const err = {
+        type: details?.name ?? 'Error',
+        message: details?.message ?? message,
+        stack: details?.stack,
+      };
+      logger.error({ tool, callId, attempt, err }, `baton: tool ${tool} failed: ${err.message}`);
+    } else {
+      logger.info(
+        { tool, callId, attempt, code, message },
+        `baton: tool ${tool} answered ${code}: ${message}`,
+      );
+    }
   }
 
   /** Whether a failed attempt runs again: attempts left, and a code its policy retries. */
