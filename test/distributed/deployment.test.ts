@@ -32,7 +32,10 @@ beforeAll(async () => {
   url.pathname = `/${name}`;
   store = url.toString();
 }, 60_000);
+/** Every process the test started: those a failing test leaves running are killed at the end. */
+const started: Array<{ child: { kill(signal: NodeJS.Signals): boolean; exitCode: number | null } }> = [];
 afterAll(async () => {
+  for (const { child } of started) if (child.exitCode === null) child.kill('SIGKILL');
   await postgres.stop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -44,9 +47,19 @@ const ENV = {
   BATON_INLINE_BUDGET_MS: '1000',
 };
 
-const startClient = () =>
-  startServer({ args: [TOOLS, '--role', 'client'], env: { ...ENV, BATON_STORE: store } });
-const startOneWorker = () => startWorker({ store, module: TOOLS, args: ['--concurrency', '8'], env: ENV });
+async function startClient(): Promise<ServerProcess> {
+  const client = await startServer({
+    args: [TOOLS, '--role', 'client'],
+    env: { ...ENV, BATON_STORE: store },
+  });
+  started.push(client);
+  return client;
+}
+async function startOneWorker(): Promise<WorkerProcess> {
+  const worker = await startWorker({ store, module: TOOLS, args: ['--concurrency', '8'], env: ENV });
+  started.push(worker);
+  return worker;
+}
 
 type Ended = { status: string; output?: unknown; error?: { code: string } };
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'timed_out']);

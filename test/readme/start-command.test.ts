@@ -55,5 +55,24 @@ describe("the README's start command", () => {
       if (child.pid) process.kill(-child.pid, 'SIGTERM');
       await exited;
     }
+
+    // `kill -TERM` on `npm start` itself stops the server: npm passes it on, and nothing between
+    // them keeps it.
+    const started = spawn('npm', ['start'], {
+      cwd: clone,
+      env: { ...process.env, BATON_PORT: '0' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const stopped = new Promise((resolve) => started.once('exit', resolve));
+    let address = '';
+    for await (const line of createInterface({ input: started.stdout })) {
+      address ||= /Baton is listening on (\S+)/.exec(line)?.[1] ?? '';
+      if (address) break;
+    }
+    started.stdout.resume();
+    expect((await fetch(`${address}/healthz`)).status).toBe(200);
+    started.kill('SIGTERM');
+    await stopped;
+    await expect(fetch(`${address}/healthz`)).rejects.toThrow();
   });
 });

@@ -4,10 +4,11 @@
  * `baton doctor` checks a SQLite store. Options come from flags, the environment
  * (`BATON_*`) and `baton.config.json`, in that order, with the same validation.
  */
-import { parseArgs } from 'node:util';
+import { existsSync } from 'node:fs';
 import { isBatonError } from '@baton/contracts';
 import { SqliteStore } from '@baton/store-sqlite';
 import { ConfigError, loadConfig } from './config.js';
+import { environmentWith, type FlagValues, inFlagTerms, parseFlags } from './flags.js';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { serve } from './serve.js';
 import { checkRole, isPostgres } from './served-runtime.js';
@@ -42,6 +43,15 @@ BATON_ALLOWED_ORIGINS, BATON_RETENTION_DAYS, BATON_WEBHOOK_ALLOW_PRIVATE,
 BATON_WEBHOOK_RETRY_SCHEDULE_MS (ms,ms,...), BATON_CONFIG (the config file).
 `;
 
+/** Runs `load`, telling a configuration problem by the flag that gave the value. */
+function withFlagTerms<T>(load: () => T, values: FlagValues): T {
+  try {
+    return load();
+  } catch (error) {
+    throw error instanceof ConfigError ? inFlagTerms(error, values) : error;
+  }
+}
+
 /** The port a worker answers probes on, when one is given. */
 function workerPort(given: string | undefined): number | undefined {
   if (given === undefined) return undefined;
@@ -60,6 +70,12 @@ async function doctor(location: string): Promise<number> {
     );
     return 2;
   }
+  if (!existsSync(location)) {
+    process.stdout.write(
+      `${location}: no store there, so nothing to check (and nothing was made; baton serve makes one at its first start)\n`,
+    );
+    return 1;
+  }
   const store = new SqliteStore({ path: location, check: 'none' });
   const problems = await store.integrityCheck();
   await store.close();
@@ -76,24 +92,7 @@ async function doctor(location: string): Promise<number> {
 /** Runs the `baton` command; resolves with the exit code of a command that ends (serve does not). */
 export async function runBaton(argv: readonly string[]): Promise<number | undefined> {
   try {
-    const { values, positionals } = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        port: { type: 'string' },
-        host: { type: 'string' },
-        store: { type: 'string' },
-        init: { type: 'boolean' },
-        'log-level': { type: 'string' },
-        'drain-ms': { type: 'string' },
-        'webhook-url': { type: 'string' },
-        'webhook-secret': { type: 'string' },
-        role: { type: 'string' },
-        concurrency: { type: 'string' },
-      },
-    });
+    const { values, positionals } = parseFlags(argv);
     const [command, module, ...extra] = positionals;
     if (values.help || command === 'help' || command === undefined) {
       process.stdout.write(USAGE);
@@ -102,18 +101,8 @@ export async function runBaton(argv: readonly string[]): Promise<number | undefi
     if (extra.length > 0) throw new ConfigError(`unexpected argument ${extra[0]}\n\n${USAGE}`);
     // Flags win over the environment, which wins over the file: the same validation for all three.
     // A worker's port is its own (its probes' and scrapes'), and it has none unless given.
-    const env = {
-      ...process.env,
-      ...(values.port !== undefined && command !== 'worker' ? { BATON_PORT: values.port } : {}),
-      ...(values.role !== undefined ? { BATON_ROLE: values.role } : {}),
-      ...(values.concurrency !== undefined ? { BATON_CONCURRENCY: values.concurrency } : {}),
-      ...(values.host !== undefined ? { BATON_HOST: values.host } : {}),
-      ...(values.store !== undefined ? { BATON_STORE: values.store } : {}),
-      ...(values['drain-ms'] !== undefined ? { BATON_DRAIN_MS: values['drain-ms'] } : {}),
-      ...(values['webhook-url'] !== undefined ? { BATON_WEBHOOK_URL: values['webhook-url'] } : {}),
-      ...(values['webhook-secret'] !== undefined ? { BATON_WEBHOOK_SECRET: values['webhook-secret'] } : {}),
-    };
-    const config = loadConfig(env);
+    const env = environmentWith(values, process.env, command === 'worker' ? ['port'] : []);
+    const config = withFlagTerms(() => loadConfig(env), values);
     if (command === 'doctor') {
       if (module !== undefined) throw new ConfigError(`doctor takes no module\n\n${USAGE}`);
       return await doctor(config.storePath);

@@ -2,7 +2,7 @@ import { toMcpTool } from '@baton/contracts';
 import { redactedLocation, type ServerConfig } from './config.js';
 import { demoTools } from './demo-tools.js';
 import { createLogger, type LogLevel } from './logger.js';
-import { retentionOf, runtimeFor, storeReady } from './served-runtime.js';
+import { listenOn, retentionOf, runtimeFor, storeReady } from './served-runtime.js';
 import { createServer } from './server.js';
 import { loadServedModule, type ServedModule } from './tools-module.js';
 import { LOOPBACK_HOSTS } from './web-safety.js';
@@ -61,7 +61,7 @@ export async function serve(
       ...(config.streams?.total ? { streams: config.streams.total } : {}),
     },
   });
-  const address = await app.listen({ host: config.host, port: config.port });
+  const address = await listenOn(app, config.host, config.port);
   // Before the banner: whoever reads it may stop the server at once (stdout to a pipe is synchronous).
   const stop = async (signal: NodeJS.Signals) => {
     log.info(

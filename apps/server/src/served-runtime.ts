@@ -5,6 +5,7 @@ import { createRuntime, type Runtime } from '@baton/runtime';
 import type { Store } from '@baton/store';
 import { postgresStore } from '@baton/store-postgres';
 import { sqliteStore } from '@baton/store-sqlite';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { ConfigError, redactedLocation, type ServerConfig } from './config.js';
 import { tenantOfId } from './tenancy.js';
@@ -24,8 +25,53 @@ export function isPostgres(location: string): boolean {
 /** `postgres://…` is a PostgreSQL server (the server then takes clients' calls too); anything else, a SQLite file. */
 function openStore(location: string, init: boolean): Store {
   if (isPostgres(location)) return postgresStore({ connectionString: location, init });
-  mkdirSync(dirname(location), { recursive: true });
+  try {
+    mkdirSync(dirname(location), { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOTDIR' || code === 'EEXIST'
+        ? 'a file is in the way of its directory'
+        : code === 'EACCES' || code === 'EPERM'
+          ? 'this user may not make its directory'
+          : `its directory cannot be made (${code ?? String(error)})`;
+    throw new ConfigError(
+      `bad configuration: store ${location}: ${why}: choose another with --store (BATON_STORE)`,
+    );
+  }
   return sqliteStore({ path: location, init });
+}
+
+/**
+ * Listens, or says in one line why not: a port in use, one that needs privileges, or a host that
+ * is not this machine's.
+ */
+export async function listenOn(
+  app: Pick<FastifyInstance, 'listen'>,
+  host: string,
+  port: number,
+): Promise<string> {
+  try {
+    return await app.listen({ host, port });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new ConfigError(
+        `port ${port} on ${host} is in use (another server?): choose another with --port (BATON_PORT), or 0 for any free port`,
+      );
+    }
+    if (code === 'EACCES') {
+      throw new ConfigError(
+        `port ${port} needs privileges this user lacks: choose one above 1023 with --port (BATON_PORT)`,
+      );
+    }
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+      throw new ConfigError(
+        `host ${host} is not an address of this machine: choose another with --host (BATON_HOST)`,
+      );
+    }
+    throw error;
+  }
 }
 
 /**

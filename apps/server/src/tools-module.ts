@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AnyTool } from '@baton/contracts';
@@ -29,6 +30,24 @@ function isRuntime(value: unknown): value is Runtime {
 }
 
 /**
+ * The line (and column) of the module where loading it failed: a syntax error's stack starts with
+ * `file:///…/tools.mjs:3`, an error thrown as it runs names `file:///…/tools.mjs:5:7` in a frame.
+ */
+function whereIn(error: unknown, file: string): string | undefined {
+  const stack = (error as Error | undefined)?.stack ?? '';
+  const url = pathToFileURL(file).href;
+  const at = new RegExp(`${escaped(url)}:(\\d+(?::\\d+)?)`).exec(stack)?.[1];
+  if (at || !(error instanceof SyntaxError)) return at;
+  // Node tells where a module's syntax error is only when it ends the process: ask `node --check`.
+  const checked = spawnSync(process.execPath, ['--check', file], { encoding: 'utf8' });
+  return new RegExp(`^${escaped(file)}:(\\d+)`).exec(checked.stderr ?? '')?.[1];
+}
+
+function escaped(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
  * Loads a module of tools for `baton serve`: its `runtime` export (or default), its `tools`
  * export (or a default list), or else every export that is a tool made with `defineTool`.
  */
@@ -38,7 +57,11 @@ export async function loadServedModule(path: string, cwd = process.cwd()): Promi
   try {
     module = (await import(url)) as Record<string, unknown>;
   } catch (error) {
-    throw new ConfigError(`cannot load ${path}: ${(error as Error).message ?? String(error)}`);
+    const where = whereIn(error, resolve(cwd, path));
+    const name = error instanceof Error && error.name !== 'Error' ? `${error.name}: ` : '';
+    throw new ConfigError(
+      `cannot load ${path}: ${name}${(error as Error).message ?? String(error)}${where ? ` (${path}:${where})` : ''}`,
+    );
   }
   const main = module.default;
   if (isRuntime(module.runtime)) return { runtime: module.runtime };

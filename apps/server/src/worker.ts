@@ -5,7 +5,7 @@ import { demoTools } from './demo-tools.js';
 import { createLogger, type LogLevel } from './logger.js';
 import { runtimeMetrics } from './metrics.js';
 import { healthOf, metricsRefusal } from './operations.js';
-import { checkRole, runtimeFor, storeReady } from './served-runtime.js';
+import { checkRole, listenOn, runtimeFor, storeReady } from './served-runtime.js';
 import { Tenancy } from './tenancy.js';
 import { loadServedModule, type ServedModule } from './tools-module.js';
 import { LOOPBACK_HOSTS, webSafetyHook } from './web-safety.js';
@@ -69,7 +69,7 @@ export async function work(
   const runtime = runtimeFor(served, config, { init, log, role: 'worker' });
   await storeReady(runtime, config);
   const app = port === undefined ? undefined : workerHttp(runtime, config);
-  const address = await app?.listen({ host: config.host, port });
+  const address = app && port !== undefined ? await listenOn(app, config.host, port) : undefined;
   const stop = async (signal: NodeJS.Signals) => {
     log.info(
       { signal, drainMs: config.drainMs },

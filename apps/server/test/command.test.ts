@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -50,8 +51,12 @@ describe('the baton command', () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^cannot load \.\/missing\.mjs: /);
     expect((await baton(['frobnicate'])).stderr).toMatch(/^unknown command frobnicate/);
-    expect((await baton(['serve', '--port', 'eighty'])).stderr).toMatch(/BATON_PORT/);
-    expect((await baton(['serve', '--colour'])).stderr).toMatch(/--colour/);
+    expect((await baton(['serve', '--port', 'eighty'])).stderr).toBe(
+      'bad configuration: --port "eighty": Invalid input: expected a number\n',
+    );
+    expect((await baton(['serve', '--colour'])).stderr).toBe(
+      'unknown option --colour (baton --help lists the options)\n',
+    );
     const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
     const privateHook = await baton([
       'serve',
@@ -76,6 +81,48 @@ describe('the baton command', () => {
     expect(noSecret.stderr).toMatch(/^bad configuration: a webhook needs both its URL \(--webhook-url/);
   });
 
+  it('explains a mistake in one line: a flag mistyped or without its value, a port in use, a store path under a file, a module that does not load, a store doctor cannot find', async () => {
+    expect((await baton(['serve', '--prot', '9000'])).stderr).toBe(
+      'unknown option --prot: did you mean --port? (baton --help lists the options)\n',
+    );
+    expect((await baton(['serve', '--port'])).stderr).toBe(
+      '--port needs a value: --port <value> (baton --help lists the options)\n',
+    );
+    const taken = createNetServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      expect(await baton(['serve', '--port', String(port), '--store', 'in-use.db'])).toMatchObject({
+        code: 1,
+        stderr: `port ${port} on 127.0.0.1 is in use (another server?): choose another with --port (BATON_PORT), or 0 for any free port\n`,
+      });
+    } finally {
+      taken.close();
+    }
+    writeFileSync(join(dir, 'a-file'), '');
+    expect((await baton(['serve', '--store', 'a-file/baton.db'])).stderr).toBe(
+      'bad configuration: store a-file/baton.db: a file is in the way of its directory: choose another with --store (BATON_STORE)\n',
+    );
+    writeFileSync(
+      join(dir, 'typo.mjs'),
+      "import { defineTool } from '@baton/contracts';\nexport const x = ;\n",
+    );
+    expect((await baton(['serve', './typo.mjs'])).stderr).toBe(
+      "cannot load ./typo.mjs: SyntaxError: Unexpected token ';' (./typo.mjs:2)\n",
+    );
+    writeFileSync(join(dir, 'throws.mjs'), "\n\nthrow new Error('no API key');\n");
+    expect((await baton(['serve', './throws.mjs'])).stderr).toBe(
+      'cannot load ./throws.mjs: no API key (./throws.mjs:3:7)\n',
+    );
+    const doctor = await baton(['doctor', '--store', 'never-made.db']);
+    expect(doctor).toMatchObject({
+      code: 1,
+      stdout:
+        'never-made.db: no store there, so nothing to check (and nothing was made; baton serve makes one at its first start)\n',
+    });
+    expect(existsSync(join(dir, 'never-made.db'))).toBe(false);
+  });
+
   it('says in one line that a role other than both needs PostgreSQL, and which roles there are', async () => {
     const sqlite = 'the store ./.baton/baton.db is SQLite, where one process runs every call (role both)\n';
     expect(await baton(['serve', '--role', 'client'])).toMatchObject({
@@ -87,13 +134,13 @@ describe('the baton command', () => {
       stderr: `bad configuration: baton worker needs a PostgreSQL store (BATON_STORE=postgres://…), which its processes share; ${sqlite}`,
     });
     expect((await baton(['serve', '--role', 'worker'])).stderr).toMatch(
-      /^bad configuration: BATON_ROLE: Invalid option: expected one of "both"\|"client"/,
+      /^bad configuration: --role "worker": Invalid option: expected one of "both"\|"client"/,
     );
     expect((await baton(['worker', '--port', 'ninety'])).stderr).toBe(
       'bad configuration: worker port ninety: a whole number from 0 to 65535\n',
     );
     expect((await baton(['worker', '--concurrency', '0'])).stderr).toMatch(
-      /^bad configuration: BATON_CONCURRENCY: /,
+      /^bad configuration: --concurrency "0": /,
     );
   });
 
