@@ -5,7 +5,16 @@ import { BatonError } from './errors.js';
 import type { ResultFormatter } from './formatter.js';
 import { TOOL_NAME_PATTERN } from './limits.js';
 import type { ConnectionRequired, ToolSuccess } from './results.js';
-import { compileValidator, type InferSchemaOutput, type ToolSchema, type Validate } from './schema.js';
+import {
+  compileValidator,
+  hasJsonSchema,
+  type InferSchemaInput,
+  type InferSchemaOutput,
+  isStandardSchema,
+  type ToolSchema,
+  toJsonSchema,
+  type Validate,
+} from './schema.js';
 
 export interface ExecutionOptions {
   /** Unset: the runtime's `defaultMode`, which is `inline` unless the runtime says otherwise. */
@@ -69,7 +78,13 @@ export interface Tool<
   Output = unknown,
   Prepared = unknown,
   Name extends string = string,
+  CallArgs = Args,
 > {
+  /**
+   * Types only, never set: the arguments a call gives, before the input schema's defaults and
+   * transforms fill them in (`execute` gets `Args`, after them).
+   */
+  readonly callArgs?: CallArgs;
   readonly name: Name;
   readonly title?: string;
   readonly description: string;
@@ -92,11 +107,11 @@ type OptionalExecution =
   | 'retry'
   | 'needsApproval';
 
-export type AnyTool = Tool<never, unknown, unknown, string>;
+export type AnyTool = Tool<never, unknown, unknown, string, unknown>;
 
-/** The arguments a tool's calls take, and the value a successful one gives. */
-export type ToolArgs<T> = T extends Tool<infer Args, unknown, unknown, string> ? Args : never;
-export type ToolOutput<T> = T extends Tool<never, infer Output, unknown, string> ? Output : never;
+/** The arguments a tool's calls take (before its schema's defaults), and the value a successful one gives. */
+export type ToolArgs<T> = T extends { readonly callArgs?: infer CallArgs } ? CallArgs : never;
+export type ToolOutput<T> = T extends Tool<never, infer Output, unknown, string, unknown> ? Output : never;
 
 const MODES: readonly ExecutionMode[] = ['inline', 'auto', 'background'];
 const CONCURRENCIES: readonly Concurrency[] = ['parallel', 'exclusive'];
@@ -142,6 +157,21 @@ export function checkRetryPolicy(owner: string, policy: RetryPolicy | undefined)
   }
 }
 
+/**
+ * A tool's arguments are named: its input describes an object. Providers require it (an MCP
+ * `inputSchema` and an OpenAI function's `parameters` are objects), and a model fills fields.
+ */
+function checkObjectInput(name: string, input: ToolSchema): void {
+  // A schema with no JSON Schema form is checked when a provider needs one.
+  if (isStandardSchema(input) && !hasJsonSchema(input)) return;
+  const { type } = toJsonSchema(input) as { type?: unknown };
+  if (type === undefined || type === 'object') return;
+  throw new BatonError(
+    'invalid_definition',
+    `tool "${name}": input must describe an object (the arguments by name), not ${JSON.stringify(type)}: wrap it, as z.object({ text: z.string() })`,
+  );
+}
+
 export function defineTool<
   I extends ToolSchema,
   O extends ToolSchema | undefined = undefined,
@@ -150,7 +180,7 @@ export function defineTool<
   E = unknown,
 >(
   config: ToolConfig<I, O, P> & { name: N; execute: E },
-): Tool<InferSchemaOutput<I>, DefinedOutput<O, E>, P, N> {
+): Tool<InferSchemaOutput<I>, DefinedOutput<O, E>, P, N, InferSchemaInput<I>> {
   const { name, execution = {} } = config;
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
     throw new BatonError(
@@ -170,6 +200,7 @@ export function defineTool<
   checkPositive(name, 'execution.inlineBudgetMs', execution.inlineBudgetMs);
   checkPositive(name, 'execution.timeoutMs', execution.timeoutMs);
   checkRetryPolicy(`tool "${name}": execution`, execution.retry);
+  checkObjectInput(name, config.input);
   if (config.prepare !== undefined && typeof config.prepare !== 'function') {
     throw new BatonError('invalid_definition', `tool "${name}": prepare must be a function`);
   }
@@ -207,5 +238,5 @@ export function defineTool<
       config.output === undefined ? undefined : compileValidator(config.output, `tool "${name}": output`),
     prepare: config.prepare,
     execute: config.execute,
-  }) as Tool<InferSchemaOutput<I>, DefinedOutput<O, E>, P, N>;
+  }) as Tool<InferSchemaOutput<I>, DefinedOutput<O, E>, P, N, InferSchemaInput<I>>;
 }

@@ -90,6 +90,7 @@ export {
   type ToolSuccess,
 } from './results.js';
 export {
+  type InferSchemaInput,
   type InferSchemaOutput,
   isStandardSchema,
   type JsonSchema,

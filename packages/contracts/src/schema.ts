@@ -16,6 +16,11 @@ export type InferSchemaOutput<S> = S extends StandardSchemaV1
   ? StandardSchemaV1.InferOutput<S>
   : Record<string, unknown>;
 
+/** The value a schema takes, before its defaults and transforms: what a caller gives. */
+export type InferSchemaInput<S> = S extends StandardSchemaV1
+  ? StandardSchemaV1.InferInput<S>
+  : Record<string, unknown>;
+
 export type ValidationResult = { ok: true; value: unknown } | { ok: false; issues: CallIssue[] };
 export type Validate = (value: unknown) => ValidationResult | Promise<ValidationResult>;
 
@@ -101,7 +106,8 @@ export function compileValidator(schema: ToolSchema, what: string): Validate {
     check(value) ? { ok: true, value } : { ok: false, issues: (check.errors ?? []).map(ajvIssue) };
 }
 
-function hasJsonSchemaConverter(schema: StandardSchemaV1): schema is StandardSchemaV1 & StandardJSONSchemaV1 {
+/** Whether a Standard Schema can say what it accepts as JSON Schema (`~standard.jsonSchema`). */
+export function hasJsonSchema(schema: StandardSchemaV1): schema is StandardSchemaV1 & StandardJSONSchemaV1 {
   const props = schema['~standard'] as { jsonSchema?: { input?: unknown } };
   return typeof props.jsonSchema?.input === 'function';
 }
@@ -109,7 +115,7 @@ function hasJsonSchemaConverter(schema: StandardSchemaV1): schema is StandardSch
 /** The JSON Schema that provider declarations carry, from either kind of schema. */
 export function toJsonSchema(schema: ToolSchema, direction: 'input' | 'output' = 'input'): JsonSchema {
   if (!isStandardSchema(schema)) return schema;
-  if (!hasJsonSchemaConverter(schema)) {
+  if (!hasJsonSchema(schema)) {
     throw new BatonError(
       'invalid_definition',
       `the ${schema['~standard'].vendor} schema cannot be turned into JSON Schema (it lacks ~standard.jsonSchema)`,

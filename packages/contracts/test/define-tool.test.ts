@@ -237,4 +237,33 @@ describe('defineTool', () => {
     expectTypeOf<ToolOutput<typeof wrapped>>().toEqualTypeOf<{ taken: boolean }>();
     expect([typed.name, inferred.name, wrapped.name]).toEqual(['search_docs', 'word_count', 'snapshot']);
   });
+
+  it('types a call by what the caller gives: a field with a default may be left out, and execute gets it filled in', () => {
+    const search = defineTool({
+      name: 'search',
+      description: 'Search',
+      input: z.object({ query: z.string(), limit: z.number().default(10) }),
+      execute({ limit }) {
+        expectTypeOf(limit).toEqualTypeOf<number>();
+        return limit;
+      },
+    });
+    expectTypeOf<ToolArgs<typeof search>>().toEqualTypeOf<{ query: string; limit?: number | undefined }>();
+    expect(search.validateInput({ query: 'x' })).toEqual({ ok: true, value: { query: 'x', limit: 10 } });
+  });
+
+  it('refuses an input that does not describe an object: a model fills in named arguments', () => {
+    expect(() =>
+      defineTool({ name: 'shout', description: 'Shouts', input: z.string(), execute: (text) => text }),
+    ).toThrow(
+      'tool "shout": input must describe an object (the arguments by name), not "string": wrap it, as z.object({ text: z.string() })',
+    );
+    expect(() =>
+      defineTool({ name: 'count', description: 'Counts', input: { type: 'array' }, execute: () => 0 }),
+    ).toThrow(/^tool "count": input must describe an object \(the arguments by name\), not "array"/);
+    // An object, or a schema that says no type (a union of objects), is a tool's input.
+    expect(
+      defineTool({ name: 'ok', description: '', input: { type: 'object' }, execute: () => 0 }).name,
+    ).toBe('ok');
+  });
 });
