@@ -4,7 +4,10 @@
  * `baton doctor` checks a SQLite store. Options come from flags, the environment
  * (`BATON_*`) and `baton.config.json`, in that order, with the same validation.
  */
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { isBatonError } from '@baton/contracts';
 import { SqliteStore } from '@baton/store-sqlite';
 import { ConfigError, loadConfig } from './config.js';
@@ -21,7 +24,7 @@ export const USAGE = `Usage:
   baton --help                     this text
 
 A module exports tools made with defineTool() (each as an export, or a \`tools\` list), or a
-\`runtime\` made with createRuntime().
+\`runtime\` made with createRuntime(): an ES module or CommonJS, JavaScript or TypeScript (.ts).
 
 Options of serve (each also an environment variable, or a key of baton.config.json):
   --port <n>          BATON_PORT          default 8787 (0: any free port)
@@ -35,6 +38,7 @@ Options of serve (each also an environment variable, or a key of baton.config.js
   --role <role>       BATON_ROLE          both (default: runs its calls), or client: its calls run
                                           on the workers (baton worker), on a PostgreSQL store
   --concurrency <n>   BATON_CONCURRENCY   calls run at once (default 64)
+  --watch                                 restart whenever the module's file changes (development)
 
 Options of worker: --store (a postgres:// URL), --concurrency, --drain-ms, --init, --log-level,
 --host, and --port <n> (BATON_WORKER_PORT) to answer /healthz and /metrics there (default: none).
@@ -42,6 +46,35 @@ Also: BATON_TOKENS (tenant:token,...), BATON_OPERATOR_TOKENS (token,... for /met
 BATON_ALLOWED_ORIGINS, BATON_RETENTION_DAYS, BATON_WEBHOOK_ALLOW_PRIVATE,
 BATON_WEBHOOK_RETRY_SCHEDULE_MS (ms,ms,...), BATON_CONFIG (the config file).
 `;
+
+/**
+ * `serve --watch`: the same command in a Node that restarts it whenever the module's file changes
+ * (Node's own watch mode), with no drain (what runs is handed over to the next start). Resolves
+ * with the exit code once it stops.
+ */
+function watching(module: string, argv: readonly string[]): Promise<number> {
+  const cli = fileURLToPath(new URL('./cli.js', import.meta.url));
+  const child = spawn(
+    process.execPath,
+    [
+      `--watch-path=${resolve(module)}`,
+      '--watch-preserve-output',
+      cli,
+      ...argv.filter((arg) => arg !== '--watch'),
+    ],
+    { stdio: 'inherit', env: { BATON_DRAIN_MS: '0', ...process.env } },
+  );
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  process.on('SIGINT', forward);
+  process.on('SIGTERM', forward);
+  return new Promise((done) =>
+    child.once('exit', (code) => {
+      process.off('SIGINT', forward);
+      process.off('SIGTERM', forward);
+      done(code ?? 0);
+    }),
+  );
+}
 
 /** Runs `load`, telling a configuration problem by the flag that gave the value. */
 function withFlagTerms<T>(load: () => T, values: FlagValues): T {
@@ -120,6 +153,10 @@ export async function runBaton(argv: readonly string[]): Promise<number | undefi
         throw new ConfigError('bad configuration: --role is for serve; a worker is a worker');
       const port = workerPort(values.port ?? process.env.BATON_WORKER_PORT);
       await work(module, config, { init, level: level as LogLevel, port });
+    } else if (values.watch) {
+      if (module === undefined)
+        throw new ConfigError('--watch reloads a module of tools: name one (baton serve ./tools.js --watch)');
+      return await watching(module, argv);
     } else {
       checkRole(config.role, config, `baton serve --role ${config.role}`);
       await serve(module, config, init, level as LogLevel);

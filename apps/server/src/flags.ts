@@ -17,6 +17,7 @@ const FLAGS = {
   concurrency: { type: 'string', env: 'BATON_CONCURRENCY' },
   'log-level': { type: 'string', env: undefined },
   init: { type: 'boolean', env: undefined },
+  watch: { type: 'boolean', env: undefined },
   help: { type: 'boolean', env: undefined, short: 'h' },
 } as const;
 

@@ -48,16 +48,48 @@ function escaped(text: string): string {
 }
 
 /**
+ * What native `import()` cannot load but jiti can: a TypeScript file, ES module syntax in a
+ * CommonJS project's `.js`, and a CommonJS module that `require`s an ES module on a Node without
+ * `require(esm)`.
+ */
+const NEEDS_TRANSFORM =
+  /Cannot use import statement outside a module|Unexpected token 'export'|ERR_REQUIRE_ESM|require\(\) of ES Module|Unknown file extension/;
+
+/** The module's exports: by Node itself where it can, else through jiti (TypeScript, CommonJS, mixed). */
+async function importModule(file: string): Promise<Record<string, unknown>> {
+  if (!/\.[cm]?ts$/.test(file)) {
+    try {
+      return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    } catch (error) {
+      const { code, message } = error as NodeJS.ErrnoException;
+      if (!NEEDS_TRANSFORM.test(`${code ?? ''} ${message ?? ''}`)) throw error;
+    }
+  }
+  const { createJiti } = await import('jiti');
+  return (await createJiti(import.meta.url, { moduleCache: false }).import(file)) as Record<string, unknown>;
+}
+
+/** A CommonJS module's `module.exports` object, as `import()` gives it (its `default`). */
+function exportsOf(module: Record<string, unknown>): Record<string, unknown> {
+  const main = module.default;
+  const isObject = typeof main === 'object' && main !== null && !Array.isArray(main);
+  return isObject && !isTool(main) && !isRuntime(main)
+    ? { ...(main as Record<string, unknown>), ...module }
+    : module;
+}
+
+/**
  * Loads a module of tools for `baton serve`: its `runtime` export (or default), its `tools`
- * export (or a default list), or else every export that is a tool made with `defineTool`.
+ * export (or a default list), or else every export that is a tool made with `defineTool`. ES
+ * modules and CommonJS, JavaScript and TypeScript.
  */
 export async function loadServedModule(path: string, cwd = process.cwd()): Promise<ServedModule> {
-  const url = pathToFileURL(resolve(cwd, path)).href;
+  const file = resolve(cwd, path);
   let module: Record<string, unknown>;
   try {
-    module = (await import(url)) as Record<string, unknown>;
+    module = exportsOf(await importModule(file));
   } catch (error) {
-    const where = whereIn(error, resolve(cwd, path));
+    const where = whereIn(error, file);
     const name = error instanceof Error && error.name !== 'Error' ? `${error.name}: ` : '';
     throw new ConfigError(
       `cannot load ${path}: ${name}${(error as Error).message ?? String(error)}${where ? ` (${path}:${where})` : ''}`,
@@ -67,7 +99,7 @@ export async function loadServedModule(path: string, cwd = process.cwd()): Promi
   if (isRuntime(module.runtime)) return { runtime: module.runtime };
   if (isRuntime(main)) return { runtime: main };
   const listed = Array.isArray(module.tools) ? module.tools : Array.isArray(main) ? main : undefined;
-  const tools = listed ?? Object.values(module).filter(isTool);
+  const tools = listed ?? [...new Set(Object.values(module).filter(isTool))];
   const notTools = tools.filter((tool) => !isTool(tool));
   if (notTools.length > 0) throw new ConfigError(`${path}: its tools must be made with defineTool()`);
   if (tools.length === 0) {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -214,4 +214,99 @@ describe('the baton command', () => {
     );
     expect(logs.at(-1)).toMatchObject({ msg: 'stopped' });
   }, 60_000);
+});
+
+/** `baton …` started, its banners read as they come: each start prints "listening on". */
+function running(args: string[], cwd: string) {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
+  const addresses: string[] = [];
+  let heard: () => void = () => {};
+  void (async () => {
+    for await (const line of createInterface({ input: child.stdout })) {
+      const address = /^Baton is listening on (\S+)/.exec(line)?.[1];
+      if (address) {
+        addresses.push(address);
+        heard();
+      }
+    }
+  })();
+  return {
+    /** The address of its `n`th start, once it has started that often. */
+    async started(n: number): Promise<string> {
+      while (addresses.length < n) {
+        if (child.exitCode !== null) throw new Error(`baton exited with ${child.exitCode}`);
+        await new Promise<void>((resolve) => {
+          heard = resolve;
+          setTimeout(resolve, 100);
+        });
+      }
+      return addresses[n - 1] as string;
+    },
+    async stop(): Promise<number | null> {
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+async function greet(address: string): Promise<unknown> {
+  const reply = await fetch(`${address}/v1/calls`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'greet', args: { who: 'you' }, sessionId: 's' }),
+  });
+  return ((await reply.json()) as { output: unknown }).output;
+}
+
+const GREET_SCHEMA = "{ type: 'object', properties: { who: { type: 'string' } }, required: ['who'] }";
+
+describe('a module of tools from any kind of project', () => {
+  const project = join(dir, 'commonjs-project');
+  mkdirSync(project, { recursive: true });
+  // `npm init`'s package.json: no "type", so `.js` is CommonJS.
+  writeFileSync(join(project, 'package.json'), '{ "name": "commonjs-project", "version": "1.0.0" }\n');
+  writeFileSync(
+    join(project, 'required.js'),
+    `const { defineTool } = require('@baton/contracts');\nmodule.exports = { greet: defineTool({ name: 'greet', description: 'Greets', input: ${GREET_SCHEMA}, execute: ({ who }) => 'hello, ' + who }) };\n`,
+  );
+  writeFileSync(
+    join(project, 'imported.js'),
+    `import { defineTool } from '@baton/contracts';\nexport const greet = defineTool({ name: 'greet', description: 'Greets', input: ${GREET_SCHEMA}, execute: ({ who }) => 'hi, ' + who });\n`,
+  );
+  writeFileSync(
+    join(project, 'typed.ts'),
+    `import { defineTool } from '@baton/contracts';\ninterface Who { who: string }\nexport const greet = defineTool({ name: 'greet', description: 'Greets', input: ${GREET_SCHEMA}, execute: ({ who }: Who): string => \`hey, \${who}\` });\n`,
+  );
+
+  it('serves CommonJS (require, module.exports), ES module syntax in a CommonJS project, and TypeScript', async () => {
+    for (const [file, said] of [
+      ['./required.js', 'hello, you'],
+      ['./imported.js', 'hi, you'],
+      ['./typed.ts', 'hey, you'],
+    ] as const) {
+      const server = running(['serve', file, '--port', '0', '--store', `${file}.db`], project);
+      try {
+        expect(await greet(await server.started(1))).toBe(said);
+      } finally {
+        expect(await server.stop()).toBe(0);
+      }
+    }
+  });
+
+  it('restarts with --watch when the module changes, and serves the new tool', async () => {
+    const file = join(project, 'watched.ts');
+    writeFileSync(file, readFileSync(join(project, 'typed.ts'), 'utf8'));
+    const server = running(
+      ['serve', './watched.ts', '--watch', '--port', '0', '--store', 'watched.db'],
+      project,
+    );
+    try {
+      expect(await greet(await server.started(1))).toBe('hey, you');
+      writeFileSync(file, readFileSync(file, 'utf8').replace('hey, ', 'bonjour, '));
+      expect(await greet(await server.started(2))).toBe('bonjour, you');
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
 });
