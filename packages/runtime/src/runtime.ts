@@ -8,21 +8,17 @@ import {
   type RuntimeFailure,
   ToolRegistry,
 } from '@baton/contracts';
-import type { CallControl, CallFilter, CallPage, SessionEvent } from '@baton/store';
+import type { CallFilter, CallPage, SessionEvent } from '@baton/store';
 import { EMPTY, firstValueFrom, merge, type Observable, Subject, toArray } from 'rxjs';
 import { assembleRuntime, type RuntimeParts } from './assembly.js';
 import { registerBackgroundControl } from './builtins/background-control.js';
 import { refusalHandledElsewhere } from './call/ending.js';
+import { CallControls } from './call-controls.js';
 import { RETENTION_BATCH } from './defaults.js';
 import type { FollowOptions } from './follow-store.js';
 import { newId } from './ids.js';
 import { eventKey, HEALTH_PROBE_CALL_ID } from './keys.js';
-import {
-  APPROVAL_REJECTED_REASON,
-  approvalRejectedMessage,
-  CANCELLED_BY_SIGNAL,
-  SESSION_CANCELLED_REASON,
-} from './messages.js';
+import { CANCELLED_BY_SIGNAL, SESSION_CANCELLED_REASON } from './messages.js';
 import { takeNotifications, watchNotifications } from './notification-readers.js';
 import type {
   BatchOptions,
@@ -64,6 +60,7 @@ class BatonRuntime implements Runtime {
   readonly webhooks: Runtime['webhooks'];
   readonly #bus = new EventBus();
   readonly #parts: RuntimeParts;
+  readonly #controls: CallControls;
   #closed = false;
   /** Past the drain: no attempt is retried here any more. */
   #stopping = false;
@@ -77,10 +74,11 @@ class BatonRuntime implements Runtime {
       bus: this.#bus,
       closed: () => this.#closed,
       stopping: () => this.#stopping,
-      control: (control) => this.#control(control),
+      control: (control) => this.#controls.control(control),
       timed: (timing) => this.#storeWrites.next(timing),
     });
     this.#parts = parts;
+    this.#controls = new CallControls(parts, (callId, reason) => this.cancel(callId, reason));
     const { store, clock, schedules, host } = parts;
     registerBackgroundControl(this.tools, parts.settings.builtins, this);
     this.instanceId = parts.settings.instanceId;
@@ -89,8 +87,8 @@ class BatonRuntime implements Runtime {
     this.failures$ = this.#bus.failures$;
     this.storeWrites$ = this.#storeWrites.asObservable();
     this.inputs = {
-      approve: (callId) => this.#approve(callId),
-      reject: (callId, reason) => this.#reject(callId, reason),
+      approve: (callId) => this.#controls.approve(callId),
+      reject: (callId, reason) => this.#controls.reject(callId, reason),
       key: eventKey,
       resolve: (key, outcome) => host.resolveEvent(key, outcome),
       pending: (callId) => pendingInputs(store, callId),
@@ -242,44 +240,6 @@ class BatonRuntime implements Runtime {
 
   artifact(callId: string, name: string): Promise<string | undefined> {
     return this.#parts.store.getArtifact(callId, name);
-  }
-
-  async #approve(callId: string): Promise<boolean> {
-    const { registry, worker, driver, writer } = this.#parts;
-    const call = registry.get(callId);
-    if (!call) return worker.controlRemote({ type: 'control', callId, action: 'approve' });
-    if (call.record.approval !== 'pending') return false;
-    driver.send(call, { type: 'APPROVE' });
-    await writer.recordConfirmed(call.record).catch(refusalHandledElsewhere);
-    return true;
-  }
-
-  async #reject(callId: string, reason: string): Promise<boolean> {
-    const { registry, worker, driver } = this.#parts;
-    const call = registry.get(callId);
-    if (!call) return worker.controlRemote({ type: 'control', callId, action: 'reject', reason });
-    if (call.record.approval !== 'pending') return false;
-    const message = approvalRejectedMessage(reason);
-    const error = { code: 'approval_rejected' as const, message };
-    driver.send(call, { type: 'REJECT', outcome: { ok: false, error, output: { error: message } } });
-    await call.endWritten?.catch(refusalHandledElsewhere);
-    return true;
-  }
-
-  #control({ callId, action, reason }: CallControl): Promise<boolean> {
-    if (action === 'cancel') return this.cancel(callId, reason);
-    if (action === 'approve') return this.#approve(callId);
-    if (action === 'detach') return Promise.resolve(this.#detach(callId));
-    return this.#reject(callId, reason ?? APPROVAL_REJECTED_REASON);
-  }
-
-  /** Its caller, in a client that stops, no longer waits: the call goes on here, detached. */
-  #detach(callId: string): boolean {
-    const { registry, driver } = this.#parts;
-    const call = registry.get(callId);
-    if (!call) return false;
-    driver.send(call, { type: 'HANDOVER' });
-    return true;
   }
 
   async checkStore(): Promise<void> {
