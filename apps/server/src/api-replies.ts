@@ -17,7 +17,7 @@ export const ApiError = z.object({
   }),
 });
 
-const CallError = z.looseObject({
+export const CallError = z.looseObject({
   code: z.string(),
   message: z.string(),
   retryable: z.boolean().optional(),

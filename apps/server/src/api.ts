@@ -52,6 +52,15 @@ const StreamQuery = z.object({
     .describe('Resume after this event id; the Last-Event-ID header wins over it.'),
 });
 
+/** A call of a tool; the OpenAPI document narrows it per tool (see openapi.ts). */
+export const CallRequest = z.object({
+  name: id.describe('The tool'),
+  args: z.unknown().optional().describe('The arguments; omitted means {}'),
+  sessionId: id.describe('The conversation the call belongs to'),
+  callId: id.optional().describe('Idempotency key: the same id twice is the same call'),
+  messageId: id.optional(),
+});
+
 function endpoint<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
   spec: Endpoint<P, Q, B>,
 ): Endpoint<P, Q, B> {
@@ -81,13 +90,7 @@ export const API = {
     method: 'POST',
     url: '/v1/calls',
     summary: 'Runs a tool call: the reply comes inline, or `backgrounded` at the inline budget',
-    body: z.object({
-      name: id.describe('The tool'),
-      args: z.unknown().optional().describe('The arguments; omitted means {}'),
-      sessionId: id.describe('The conversation the call belongs to'),
-      callId: id.optional().describe('Idempotency key: the same id twice is the same call'),
-      messageId: id.optional(),
-    }),
+    body: CallRequest,
     response: { description: 'The reply: callId, status, output, error', schema: CallReply },
   }),
   listCalls: endpoint({

@@ -21,7 +21,7 @@ import type { z } from 'zod';
 import { API, type Endpoint } from './api.js';
 import { type McpSessionOptions, mountMcp } from './mcp.js';
 import { runtimeMetrics } from './metrics.js';
-import { routeSchemaOf, SWAGGER_OPTIONS } from './openapi.js';
+import { routeSchemaOf, swaggerOptions } from './openapi.js';
 import { healthOf, metricsRefusal } from './operations.js';
 import { resumeAfter, StreamLimits, streamEvents } from './sse.js';
 import { bearerOf, Tenancy, type TenantScope } from './tenancy.js';
@@ -179,7 +179,10 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   // they are: no second validation, and no serializer that would drop what the schema leaves open.
   app.setValidatorCompiler(() => (data) => ({ value: data }));
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  await app.register(swagger, SWAGGER_OPTIONS);
+  await app.register(
+    swagger,
+    swaggerOptions(() => runtime.tools.definitions()),
+  );
   await app.register(swaggerUi, { routePrefix: '/docs' });
   const names = new Map<Endpoint, string>(Object.entries(API).map(([name, endpoint]) => [endpoint, name]));
 

@@ -131,11 +131,30 @@ describe('the OpenAPI document', () => {
     await SwaggerParser.validate(structuredClone(document));
     const createCall = document.paths['/v1/calls'].post;
     expect(createCall.operationId).toBe('createCall');
-    expect(createCall.requestBody.content['application/json'].schema.required).toEqual(['name', 'sessionId']);
-    const reply = createCall.responses['200'].content['application/json'].schema;
+    const schemas = document.components.schemas;
+    const named = (where: { content: Record<string, { schema: { $ref?: string } }> }) =>
+      schemas[(where.content['application/json']?.schema.$ref ?? '').replace('#/components/schemas/', '')];
+    // The body is one of the server's tools, each call with that tool's own arguments.
+    const call = named(createCall.requestBody);
+    expect(call.discriminator.propertyName).toBe('name');
+    expect(Object.keys(call.discriminator.mapping)).toEqual([
+      'echo',
+      'slow_report',
+      'always_fails',
+      'deploy',
+    ]);
+    const echo = schemas['ToolCall.echo'];
+    expect(echo.required).toEqual(['name', 'sessionId']);
+    expect(echo.properties.name.enum).toEqual(['echo']);
+    expect(echo.properties.args).toMatchObject({ type: 'object', required: ['text'] });
+    // The answers are named schemas: a generated client gets CallReply, CallRecord, ApiError...
+    const reply = named(createCall.responses['200']);
+    expect(reply).toBe(schemas.CallReply);
     expect(reply.required).toEqual(['callId', 'status', 'output']);
     expect(reply.properties.status.enum).toContain('backgrounded');
-    expect(createCall.responses['400'].content['application/json'].schema.required).toEqual(['error']);
+    expect(reply.properties.error.allOf).toEqual([{ $ref: '#/components/schemas/CallError' }]);
+    expect(named(createCall.responses['400'])).toBe(schemas.ApiError);
+    expect(schemas.CallPage.properties.calls.items.$ref).toBe('#/components/schemas/CallRecord');
     const listCalls = document.paths['/v1/calls'].get;
     expect(listCalls.parameters.map((parameter: { name: string }) => parameter.name)).toContain('cursor');
     expect(document.paths['/v1/calls/{id}/events'].get.responses['200'].content).toHaveProperty(

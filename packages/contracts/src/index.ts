@@ -101,3 +101,4 @@ export {
 } from './schema.js';
 export { strictJsonSchema } from './strict-schema.js';
 export { isToolError, ToolError } from './tool-error.js';
+export type { ToolCallOf, ToolCallReply } from './typed-calls.js';

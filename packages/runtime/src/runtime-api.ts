@@ -5,11 +5,10 @@ import type {
   CallReply,
   EventOutcome,
   Notification,
-  ReplyStatus,
   RuntimeFailure,
   Schedule,
-  ToolArgs,
-  ToolOutput,
+  ToolCallOf,
+  ToolCallReply,
   ToolRegistry,
   WebhookDelivery,
 } from '@baton/contracts';
@@ -44,24 +43,10 @@ import type {
  * A call request for one of a runtime's tools: by a name it has, with that tool's arguments. A
  * runtime made from a registry (or from tools whose names are plain strings) takes any request.
  */
-export type ToolCallRequest<T extends AnyTool> = string extends T['name']
-  ? CallRequest
-  : {
-      [N in T['name']]: Omit<CallRequest, 'name' | 'args'> & {
-        name: N;
-        args?: ToolArgs<Extract<T, { name: N }>>;
-      };
-    }[T['name']];
+export type ToolCallRequest<T extends AnyTool> = ToolCallOf<T, CallRequest>;
 
 /** The reply to a call of tool `N`: a success has that tool's output. */
-export type ToolCallReply<T extends AnyTool, N extends string> = string extends T['name']
-  ? CallReply
-  :
-      | (Omit<CallReply, 'status' | 'output'> & {
-          status: 'succeeded';
-          output: ToolOutput<Extract<T, { name: N }>>;
-        })
-      | (Omit<CallReply, 'status'> & { status: Exclude<ReplyStatus, 'succeeded'> });
+export type { ToolCallReply };
 
 export interface Runtime {
   readonly tools: ToolRegistry;
