@@ -17,6 +17,12 @@ export default defineConfig([
     esbuildOptions(options) {
       options.jsx = 'automatic';
       options.jsxImportSource = 'preact';
+      // The form library is written for React: it runs on preact's compatibility layer.
+      options.alias = {
+        react: 'preact/compat',
+        'react-dom': 'preact/compat',
+        'react/jsx-runtime': 'preact/jsx-runtime',
+      };
     },
   },
 ]);

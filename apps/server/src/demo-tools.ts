@@ -37,6 +37,16 @@ export const demoTools = [
     },
   }),
   defineTool({
+    name: 'has_a_bug',
+    title: 'Has a bug',
+    description:
+      'Throws an unexpected error: the model is told only that an internal error occurred; the log and the inspector show its message and stack.',
+    input: z.object({}),
+    execute: (): never => {
+      throw new TypeError("Cannot read properties of undefined (reading 'rows')");
+    },
+  }),
+  defineTool({
     name: 'deploy',
     title: 'Deploy',
     description: 'Needs approval before it runs.',

@@ -135,6 +135,73 @@ describe('the inspector, in a real browser against the real server', () => {
     expect(await record.json()).toMatchObject({ status: 'cancelled' });
   });
 
+  it('lists the tools with their schemas, runs one from a form made from its schema, and follows the new call live', async () => {
+    const tools = page.getByRole('region', { name: 'Tools' });
+    const slow = tools.locator('li[data-tool="slow_report"]');
+    await slow.waitFor();
+    expect(
+      await tools.locator('li[data-tool]').evaluateAll((items) => items.map((item) => item.dataset.tool)),
+    ).toEqual(['echo', 'slow_report', 'always_fails', 'has_a_bug', 'deploy']);
+    expect(await slow.textContent()).toContain('reporting progress');
+    await slow.getByRole('button', { name: 'Run' }).click();
+    // The form is the tool's JSON Schema: an integer from 1 to 60, 3 by default.
+    const seconds = slow.getByLabel('seconds');
+    expect(await seconds.inputValue()).toBe('3');
+    await seconds.fill('99');
+    const callsBefore = await page.locator('tr[data-call-id]').count();
+    await slow.getByRole('button', { name: 'Run slow_report' }).click();
+    // Refused in the page, by the schema: no call is made.
+    await slow.getByText('must be <= 60').first().waitFor();
+    expect(await page.locator('tr[data-call-id]').count()).toBe(callsBefore);
+    await seconds.fill('2');
+    await slow.getByRole('button', { name: 'Run slow_report' }).click();
+    // The new call opens at once and moves on live: its progress, its end, and its notification in the session.
+    const detail = page.locator('section.detail');
+    await detail.locator('li[data-event="progress"]').first().waitFor();
+    expect(await detail.locator('li[data-event="progress"]').first().textContent()).toContain('1 / 2 second');
+    await detail.locator('li[data-event="notification"]').waitFor();
+    const callId = await detail.getAttribute('data-detail-of');
+    const record = await fetch(`${server.address}/v1/calls/${callId}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(await record.json()).toMatchObject({
+      toolName: 'slow_report',
+      args: { seconds: 2 },
+      status: 'succeeded',
+    });
+    const session = page.locator('section.session[data-session="inspector"]');
+    await session.locator(`li[data-notification-of="${callId}"]`).waitFor();
+    expect(await session.locator(`li[data-notification-of="${callId}"] pre`).textContent()).toContain(
+      'done after 2 s',
+    );
+    // The time view has a bar for it.
+    await page.locator(`li[data-waterfall-call="${callId}"] .bar.succeeded`).waitFor();
+  });
+
+  it("shows an operator a thrown error's message and stack, which the model never sees", async () => {
+    const reply = await call('has_a_bug', {}, 'bug-1');
+    expect(await reply.json()).toMatchObject({
+      status: 'failed',
+      error: { code: 'internal_error', message: expect.not.stringContaining('rows') },
+    });
+    await row('bug-1', 'failed').click();
+    const details = page.locator('[data-detail-of="bug-1"] [data-error-details]');
+    await details.waitFor();
+    const text = await details.textContent();
+    expect(text).toContain("TypeError: Cannot read properties of undefined (reading 'rows')");
+    // Its stack, frame by frame.
+    expect(text).toMatch(/\n\s+at .+:\d+:\d+/);
+  });
+
+  it('draws the states inside a state, the open call in its own: a deploy awaiting approval', async () => {
+    void call('deploy', { env: 'staging' }, 'deploy-0');
+    await row('deploy-0', 'queued').click();
+    await page.locator('g[data-substate="queued.awaiting_approval"].current').waitFor();
+    expect(await page.locator('g.substate').count()).toBe(6);
+    await page.locator('[data-detail-of="deploy-0"]').getByRole('button', { name: 'Approve' }).click();
+    await row('deploy-0', 'succeeded').waitFor();
+  });
+
   it('filters the table, and leaves a screenshot of calls in several states', async () => {
     await call('always_fails', {}, 'fails-1');
     await call('echo', { text: 'hello' }, 'echo-1');
@@ -145,10 +212,12 @@ describe('the inspector, in a real browser against the real server', () => {
     await row('deploy-1', 'queued').waitFor();
 
     await page.getByLabel('Filter by state').selectOption('failed');
-    expect(await page.locator('table.calls tbody tr').count()).toBe(1);
+    // This one, and the call of the tool with a bug.
+    expect(await page.locator('table.calls tbody tr').count()).toBe(2);
     await page.getByLabel('Filter by state').selectOption('');
     await page.getByLabel('Filter by tool').selectOption('slow_report');
-    expect(await page.locator('table.calls tbody tr').count()).toBe(3);
+    // These, and the one run from the form.
+    expect(await page.locator('table.calls tbody tr').count()).toBe(4);
     await page.getByLabel('Filter by tool').selectOption('');
 
     await row('long-2', 'backgrounded').click();

@@ -2,7 +2,8 @@ import type { CallEvent, CallRecord } from '@baton/contracts';
 import { useState } from 'preact/hooks';
 import { postJson } from './api.js';
 import { ProgressBar } from './calls-table.js';
-import { elapsedMs, formatDuration, formatTime, show } from './format.js';
+import { describeProgress, elapsedMs, formatDuration, formatTime, show } from './format.js';
+import { substateOf } from './substate.js';
 
 function describe(event: CallEvent): string {
   switch (event.type) {
@@ -11,7 +12,7 @@ function describe(event: CallEvent): string {
     case 'started':
       return `started, attempt ${event.attempt}`;
     case 'progress':
-      return `progress ${event.progress.current}${event.progress.total ? ` / ${event.progress.total}` : ''}`;
+      return `progress ${describeProgress(event.progress)}`;
     case 'status':
       return `status: ${event.text}`;
     case 'log':
@@ -51,6 +52,8 @@ export function CallDetail({ record, ended, events, now, onClose, onError }: Cal
   const act = (action: string, body?: object) =>
     postJson(`/v1/calls/${encodeURIComponent(record.callId)}/${action}`, body).catch(onError);
   const pending = record.approval === 'pending';
+  const substate = substateOf(record, events);
+  const details = record.error?.details;
   return (
     <section class="detail" data-detail-of={record.callId}>
       <header>
@@ -62,7 +65,8 @@ export function CallDetail({ record, ended, events, now, onClose, onError }: Cal
         </button>
       </header>
       <p>
-        <span class={`pill ${record.status}`}>{record.status}</span> in session{' '}
+        <span class={`pill ${record.status}`}>{record.status}</span>
+        {substate && <span class="substate"> {substate.replace('_', ' ')}</span>} in session{' '}
         <code>{record.sessionId}</code>, {formatDuration(elapsedMs(record, now))}, attempt {record.attempt}{' '}
         <ProgressBar record={record} />
       </p>
@@ -110,6 +114,14 @@ export function CallDetail({ record, ended, events, now, onClose, onError }: Cal
           <pre class="error">
             {record.error.code}: {record.error.message}
           </pre>
+          {details && (
+            <>
+              <h3>What the model is not shown</h3>
+              <pre class="error details" data-error-details>
+                {details.stack ?? `${details.name ?? 'Error'}: ${details.message}`}
+              </pre>
+            </>
+          )}
         </>
       ) : (
         record.status === 'succeeded' && (

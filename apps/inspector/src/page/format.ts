@@ -25,7 +25,7 @@ export function fractionOf(progress: Progress | undefined): number | undefined {
 
 export function describeProgress(progress: Progress): string {
   const total = progress.total === undefined ? '' : ` / ${progress.total}`;
-  return `${progress.current}${total}${progress.unit ? ` ${progress.unit}` : ''}`;
+  return `${progress.current}${total}${progress.unit ? ` ${progress.unit}` : ''}${progress.label ? `: ${progress.label}` : ''}`;
 }
 
 export function show(value: unknown): string {

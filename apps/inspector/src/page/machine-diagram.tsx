@@ -4,11 +4,16 @@ import dagre, { type Edge } from '@dagrejs/dagre';
 import { useMemo } from 'preact/hooks';
 
 const NODE = { width: 136, height: 50 };
+/** Each state inside a top-level state adds a row this tall to its box. */
+const CHILD_ROW = 20;
+
+const heightOf = (state: MachineGraph['states'][number]) =>
+  NODE.height + (state.children?.length ?? 0) * CHILD_ROW;
 
 interface Laid {
   width: number;
   height: number;
-  nodes: Array<{ id: string; x: number; y: number; final: boolean; initial: boolean; description?: string }>;
+  nodes: Array<MachineGraph['states'][number] & { x: number; y: number; height: number }>;
   edges: Array<{ key: string; label: string; points: Array<{ x: number; y: number }>; x: number; y: number }>;
 }
 
@@ -17,7 +22,7 @@ function layOut(graph: MachineGraph): Laid {
   const g = new dagre.graphlib.Graph();
   g.setGraph({ rankdir: 'LR', nodesep: 26, ranksep: 90, marginx: 12, marginy: 12 });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const state of graph.states) g.setNode(state.id, { ...NODE });
+  for (const state of graph.states) g.setNode(state.id, { width: NODE.width, height: heightOf(state) });
   const labels = new Map<string, string[]>();
   for (const { from, to, event } of graph.transitions) {
     const key = `${from}->${to}`;
@@ -35,7 +40,7 @@ function layOut(graph: MachineGraph): Laid {
     height: size.height ?? 0,
     nodes: graph.states.map((state) => {
       const node = g.node(state.id);
-      return { ...state, x: node.x, y: node.y };
+      return { ...state, x: node.x, y: node.y, height: heightOf(state) };
     }),
     edges: g.edges().map((edge: Edge) => {
       const laid = g.edge(edge);
@@ -58,10 +63,18 @@ export interface MachineDiagramProps {
   /** The open call's path through the machine, highlighted; its last state is where it is. */
   path?: readonly CallStatus[];
   pathEdges?: ReadonlySet<string>;
+  /** The state the open call is in within its top-level state (`awaiting_approval`, `retry_wait`...). */
+  substate?: string | undefined;
 }
 
 /** The call machine drawn from its own definition, with the number of calls in each state. */
-export function MachineDiagram({ graph, counts, path = [], pathEdges = new Set() }: MachineDiagramProps) {
+export function MachineDiagram({
+  graph,
+  counts,
+  path = [],
+  pathEdges = new Set(),
+  substate,
+}: MachineDiagramProps) {
   const laid = useMemo(() => layOut(graph), [graph]);
   const current = path.at(-1);
   return (
@@ -107,18 +120,43 @@ export function MachineDiagram({ graph, counts, path = [], pathEdges = new Set()
             <title>{node.description ?? node.id}</title>
             <rect
               x={node.x - NODE.width / 2}
-              y={node.y - NODE.height / 2}
+              y={node.y - node.height / 2}
               width={NODE.width}
-              height={NODE.height}
+              height={node.height}
               rx={node.final ? 6 : 14}
             />
-            <text x={node.x} y={node.y - 6} text-anchor="middle" class="name">
+            <text x={node.x} y={node.y - node.height / 2 + 19} text-anchor="middle" class="name">
               {node.initial ? '▸ ' : ''}
               {node.id}
             </text>
-            <text x={node.x} y={node.y + 13} text-anchor="middle" class="count">
+            <text x={node.x} y={node.y - node.height / 2 + 38} text-anchor="middle" class="count">
               {count} {count === 1 ? 'call' : 'calls'}
             </text>
+            {node.children?.map((child, i) => (
+              <g
+                key={child.id}
+                class={`substate${node.id === current && child.id === substate ? ' current' : ''}`}
+                data-substate={`${node.id}.${child.id}`}
+              >
+                <title>{child.description ?? child.id}</title>
+                <rect
+                  x={node.x - NODE.width / 2 + 10}
+                  y={node.y - node.height / 2 + NODE.height + i * CHILD_ROW - 4}
+                  width={NODE.width - 20}
+                  height={CHILD_ROW - 4}
+                  rx={8}
+                />
+                <text
+                  x={node.x}
+                  y={node.y - node.height / 2 + NODE.height + i * CHILD_ROW + 8}
+                  text-anchor="middle"
+                  class="child"
+                >
+                  {child.initial ? '▸ ' : ''}
+                  {child.id.replace('_', ' ')}
+                </text>
+              </g>
+            ))}
           </g>
         );
       })}

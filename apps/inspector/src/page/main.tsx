@@ -7,7 +7,11 @@ import { CallDetail } from './call-detail.js';
 import { edgesOf, pathOf } from './call-path.js';
 import { CallsTable, FilterBar, type Filters, matches } from './calls-table.js';
 import { MachineDiagram } from './machine-diagram.js';
+import { SessionPanel } from './session-panel.js';
+import { substateOf } from './substate.js';
 import { TokenPrompt } from './token-prompt.js';
+import { ToolsPanel } from './tools-panel.js';
+import { Waterfall } from './waterfall.js';
 import { WebhooksPanel } from './webhooks-panel.js';
 
 /** The newest calls the page keeps; the drawing counts these. */
@@ -131,10 +135,21 @@ function App() {
         </p>
       )}
       {graph && (
-        <MachineDiagram graph={graph} counts={counts} {...(open ? { path, pathEdges: edgesOf(path) } : {})} />
+        <MachineDiagram
+          graph={graph}
+          counts={counts}
+          {...(open ? { path, pathEdges: edgesOf(path), substate: substateOf(open, events) } : {})}
+        />
       )}
       <div class={open ? 'panes with-detail' : 'panes'}>
         <section>
+          <ToolsPanel
+            connection={connection}
+            onUnauthorized={onUnauthorized}
+            onError={onError}
+            onStarted={setSelected}
+          />
+          <Waterfall calls={records} now={now} selected={selected} onSelect={setSelected} />
           <FilterBar
             filters={filters}
             states={graph?.states.map((state) => state.id) ?? []}
@@ -150,14 +165,22 @@ function App() {
           <WebhooksPanel connection={connection} onUnauthorized={onUnauthorized} onSelect={setSelected} />
         </section>
         {open && (
-          <CallDetail
-            record={open}
-            ended={finalStates.has(open.status)}
-            events={events}
-            now={now}
-            onClose={() => setSelected(undefined)}
-            onError={onError}
-          />
+          <div class="side">
+            <CallDetail
+              record={open}
+              ended={finalStates.has(open.status)}
+              events={events}
+              now={now}
+              onClose={() => setSelected(undefined)}
+              onError={onError}
+            />
+            <SessionPanel
+              sessionId={open.sessionId}
+              connection={connection}
+              onUnauthorized={onUnauthorized}
+              onError={onError}
+            />
+          </div>
         )}
       </div>
     </main>
