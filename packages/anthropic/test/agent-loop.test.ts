@@ -203,14 +203,30 @@ describe('an Anthropic Messages loop with Baton tools', () => {
       [text('Research started; no entry for that word.')],
     ]);
     const promoted = promoteWhenStarted();
-    const final = await client.beta.messages.toolRunner({
+    const runner = client.beta.messages.toolRunner({
       model: 'claude-test',
       max_tokens: 1024,
       messages: [{ role: 'user', content: 'Research moons and look up "nothing".' }],
       tools: batonRunnableTools(runtime, { sessionId: SESSION }),
     });
+    const final = await runner.runUntilDone();
     await promoted;
     expect(final.content).toEqual([text('Research started; no entry for that word.')]);
+    // The runner keeps the turn's history, as the README says to take it: the tool calls, Baton's
+    // results for them, and the final reply.
+    expect(runner.params.messages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
+    expect(runner.params.messages[2]?.content).toMatchObject([
+      { type: 'tool_result', tool_use_id: 'toolu_r' },
+      { type: 'tool_result', tool_use_id: 'toolu_n', is_error: true },
+    ]);
+    expect(runner.params.messages.at(-1)?.content).toEqual([
+      text('Research started; no entry for that word.'),
+    ]);
     // The runner continues the conversation on the server: the request holds the new turn only.
     expect(requests[1]?.messages.at(-1)).toMatchObject({
       role: 'user',

@@ -1,0 +1,282 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defineTool, type Scheduling, ToolError } from '@baton/contracts';
+import { createRuntime, type Runtime } from '@baton/runtime';
+import { SimulatedClock } from '@baton/runtime/testing';
+import { memoryStore } from '@baton/store';
+import { sqliteStore } from '@baton/store-sqlite';
+import { type FunctionResponse, GoogleGenAI, type Session, type Tool } from '@google/genai';
+import { filter, firstValueFrom } from 'rxjs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { type BatonLive, batonLive } from '../src/index.js';
+import { fakeLiveServer } from './fake-live-server.js';
+
+const BUDGET_MS = 300;
+const SESSION = 'voice-1';
+
+function deferred<T>() {
+  let resolve: (value: T) => void = () => {};
+  const promise = new Promise<T>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A runtime with a slow research tool per scheduling, and a fast look-up, on a simulated clock. */
+async function setUp() {
+  const gates = new Map<string, ReturnType<typeof deferred<string>>>();
+  const gateOf = (topic: string) => {
+    const gate = gates.get(topic) ?? deferred<string>();
+    gates.set(topic, gate);
+    return gate;
+  };
+  const research = (scheduling: Scheduling) =>
+    defineTool({
+      name: `research_${scheduling}`,
+      description: 'Researches a topic; takes minutes',
+      input: z.object({ topic: z.string() }),
+      execution: { mode: 'auto', scheduling },
+      async execute({ topic }, ctx) {
+        const gate = gateOf(topic);
+        ctx.signal.addEventListener('abort', () => gate.resolve('(aborted)'));
+        return `${topic}: ${await gate.promise}`;
+      },
+    });
+  const lookUp = defineTool({
+    name: 'look_up',
+    description: 'Looks a word up',
+    input: z.object({ word: z.string() }),
+    execute: ({ word }) => {
+      if (word === 'nothing') throw new ToolError(`No entry for "${word}".`);
+      return { word, meaning: 'a greeting' };
+    },
+  });
+  const clock = new SimulatedClock();
+  const runtime = createRuntime({
+    tools: [research('interrupt'), research('when_idle'), research('silent'), lookUp],
+    store: memoryStore(),
+    clock,
+    inlineBudgetMs: BUDGET_MS,
+  });
+  cleanups.push(() => runtime.close());
+  const server = await fakeLiveServer();
+  cleanups.push(() => server.close());
+  const live = batonLive(runtime, { sessionId: SESSION });
+  cleanups.push(() => live.close());
+  return { runtime, clock, server, live, gateOf };
+}
+
+/** Connects the SDK's Live client to the fake server, the bridge taking its messages. */
+async function connect(server: { url: string }, live: BatonLive, handle?: string): Promise<Session> {
+  const ai = new GoogleGenAI({ apiKey: 'test-key', httpOptions: { baseUrl: server.url } });
+  const session = await ai.live.connect({
+    model: 'gemini-live-test',
+    config: { tools: live.tools, sessionResumption: handle ? { handle } : {} },
+    callbacks: { onmessage: (message) => void live.onmessage(message), onclose: () => live.detach() },
+  });
+  await live.attach(session);
+  cleanups.push(() => session.close());
+  return session;
+}
+
+/** The budget passes as soon as the call has started: it goes to the background. */
+function promoteWhenStarted(runtime: Runtime, clock: SimulatedClock, callId: string) {
+  return firstValueFrom(
+    runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === callId)),
+  ).then(() => clock.increment(BUDGET_MS));
+}
+
+const responsesTo = (responses: FunctionResponse[], id: string) =>
+  responses.filter((response) => response.id === id);
+
+describe('Baton in a Gemini Live session', () => {
+  it('declares the tools that may go to the background NON_BLOCKING, and answers a fast call inline', async () => {
+    const { server, live } = await setUp();
+    await connect(server, live);
+    const declared =
+      server.setupOf(1)?.tools?.flatMap((tool) => (tool as Tool).functionDeclarations ?? []) ?? [];
+    expect(declared.map((declaration) => [declaration.name, declaration.behavior])).toEqual([
+      ['research_interrupt', 'NON_BLOCKING'],
+      ['research_when_idle', 'NON_BLOCKING'],
+      ['research_silent', 'NON_BLOCKING'],
+      ['look_up', undefined],
+    ]);
+    server.send({
+      toolCall: {
+        functionCalls: [
+          { id: 'fc-1', name: 'look_up', args: { word: 'hello' } },
+          { id: 'fc-2', name: 'look_up', args: { word: 'nothing' } },
+        ],
+      },
+    });
+    await server.until(() => server.responses().length === 2);
+    expect(server.responses()).toEqual([
+      { id: 'fc-1', name: 'look_up', response: { output: { word: 'hello', meaning: 'a greeting' } } },
+      { id: 'fc-2', name: 'look_up', response: { error: 'No entry for "nothing".' } },
+    ]);
+  });
+
+  it.each([
+    ['interrupt', 'INTERRUPT'],
+    ['when_idle', 'WHEN_IDLE'],
+    ['silent', 'SILENT'],
+  ] as const)(
+    'acknowledges a slow call at the budget, and sends its result once with the scheduling %s',
+    async (scheduling, inLive) => {
+      const { runtime, clock, server, live, gateOf } = await setUp();
+      await connect(server, live);
+      const promoted = promoteWhenStarted(runtime, clock, 'fc-slow');
+      server.send({
+        toolCall: {
+          functionCalls: [{ id: 'fc-slow', name: `research_${scheduling}`, args: { topic: 'tides' } }],
+        },
+      });
+      await promoted;
+      const [acknowledgement] = await server.until(() => {
+        const sent = responsesTo(server.responses(), 'fc-slow');
+        return sent.length === 1 ? sent : undefined;
+      });
+      expect(acknowledgement).toMatchObject({ willContinue: true, scheduling: 'SILENT' });
+      expect(JSON.stringify(acknowledgement?.response?.output)).toContain('background');
+
+      gateOf('tides').resolve('high at noon');
+      const sent = await server.until(() => {
+        const all = responsesTo(server.responses(), 'fc-slow');
+        return all.length === 2 ? all : undefined;
+      });
+      expect(sent[1]).toMatchObject({ id: 'fc-slow', name: `research_${scheduling}`, scheduling: inLive });
+      expect(sent[1]?.willContinue).toBeUndefined();
+      expect(JSON.stringify(sent[1]?.response)).toContain('tides: high at noon');
+      // Given once: its notification is acknowledged.
+      expect(await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).toEqual([]);
+    },
+  );
+
+  it('cancels the Baton call that the server cancels, and sends nothing more for it', async () => {
+    const { runtime, clock, server, live } = await setUp();
+    await connect(server, live);
+    const promoted = promoteWhenStarted(runtime, clock, 'fc-cancel');
+    server.send({
+      toolCall: {
+        functionCalls: [{ id: 'fc-cancel', name: 'research_interrupt', args: { topic: 'winds' } }],
+      },
+    });
+    await promoted;
+    await server.until(() => responsesTo(server.responses(), 'fc-cancel').length === 1 || undefined);
+    const noticed = firstValueFrom(
+      runtime.events$.pipe(filter((event) => event.type === 'notification' && event.callId === 'fc-cancel')),
+    );
+    server.send({ toolCallCancellation: { ids: ['fc-cancel'] } });
+    await noticed;
+    expect((await runtime.get('fc-cancel'))?.status).toBe('cancelled');
+    // Its end was taken (acknowledged) by the bridge, and not sent.
+    await vi.waitFor(async () =>
+      expect(await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).toEqual([]),
+    );
+    // A look-up after it: the bridge is still answering, and sent nothing for the cancelled call.
+    server.send({ toolCall: { functionCalls: [{ id: 'fc-after', name: 'look_up', args: { word: 'hi' } }] } });
+    await server.until(() => responsesTo(server.responses(), 'fc-after').length === 1 || undefined);
+    expect(responsesTo(server.responses(), 'fc-cancel')).toHaveLength(1);
+  });
+
+  it('keeps a result that ends while the socket is down, and sends it once into the resumed session', async () => {
+    const { runtime, clock, server, live, gateOf } = await setUp();
+    await connect(server, live);
+    server.send({ sessionResumptionUpdate: { newHandle: 'resume-1', resumable: true } });
+    const promoted = promoteWhenStarted(runtime, clock, 'fc-away');
+    server.send({
+      toolCall: { functionCalls: [{ id: 'fc-away', name: 'research_when_idle', args: { topic: 'moons' } }] },
+    });
+    await promoted;
+    await server.until(() => responsesTo(server.responses(), 'fc-away').length === 1 || undefined);
+    expect(live.resumptionHandle).toBe('resume-1');
+
+    server.drop();
+    await server.until(() => server.connections[0]?.socket.readyState === 3 || undefined);
+    gateOf('moons').resolve('four of them');
+    await firstValueFrom(runtime.events$.pipe(filter((event) => event.type === 'notification')));
+    expect(responsesTo(server.responses(), 'fc-away')).toHaveLength(1);
+
+    await connect(server, live, live.resumptionHandle);
+    expect(server.setupOf(2)?.sessionResumption).toEqual({ handle: 'resume-1' });
+    const sent = await server.until(() => {
+      const all = responsesTo(server.responses(), 'fc-away');
+      return all.length === 2 ? all : undefined;
+    });
+    expect(JSON.stringify(sent[1]?.response)).toContain('four of them');
+    expect(server.connections[1]?.received.some((message) => message.toolResponse)).toBe(true);
+    // A second attach (another reconnection) sends it no more.
+    await connect(server, live, live.resumptionHandle);
+    expect(responsesTo(server.responses(), 'fc-away')).toHaveLength(2);
+  });
+
+  it('delivers into the resumed session the result of a call that a restart of the runtime took up (SQLite)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-gemini-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, 'baton.db');
+    const runs: Array<ReturnType<typeof deferred<string>>> = [];
+    const research = defineTool({
+      name: 'research',
+      description: 'Researches a topic; takes minutes',
+      input: z.object({ topic: z.string() }),
+      execution: { mode: 'auto', scheduling: 'interrupt', idempotent: true },
+      async execute({ topic }) {
+        const run = deferred<string>();
+        runs.push(run);
+        return `${topic}: ${await run.promise}`;
+      },
+    });
+    const server = await fakeLiveServer();
+    cleanups.push(() => server.close());
+
+    const clock = new SimulatedClock();
+    const first = createRuntime({
+      tools: [research],
+      store: sqliteStore({ path }),
+      clock,
+      inlineBudgetMs: BUDGET_MS,
+    });
+    const firstLive = batonLive(first, { sessionId: SESSION });
+    await connect(server, firstLive);
+    const promoted = promoteWhenStarted(first, clock, 'fc-restart');
+    server.send({
+      toolCall: { functionCalls: [{ id: 'fc-restart', name: 'research', args: { topic: 'orbits' } }] },
+    });
+    await promoted;
+    await server.until(() => responsesTo(server.responses(), 'fc-restart').length === 1 || undefined);
+    // The runtime stops (a deploy) while the call runs: it hands the call over, and the socket drops.
+    firstLive.close();
+    server.drop();
+    await first.close();
+
+    const later = new SimulatedClock();
+    later.set(clock.now() + 60_000);
+    const second = createRuntime({
+      tools: [research],
+      store: sqliteStore({ path }),
+      clock: later,
+      inlineBudgetMs: BUDGET_MS,
+    });
+    cleanups.push(() => second.close());
+    await second.ready;
+    const secondLive = batonLive(second, { sessionId: SESSION });
+    cleanups.push(() => secondLive.close());
+    await connect(server, secondLive);
+    await vi.waitFor(() => expect(runs).toHaveLength(2));
+    runs[1]?.resolve('elliptical');
+    const sent = await server.until(() => {
+      const all = responsesTo(server.responses(), 'fc-restart');
+      return all.length === 2 ? all : undefined;
+    });
+    expect(sent[1]).toMatchObject({ name: 'research', scheduling: 'INTERRUPT' });
+    expect(JSON.stringify(sent[1]?.response)).toContain('orbits: elliptical');
+    expect(await second.get('fc-restart')).toMatchObject({ status: 'succeeded', attempt: 2 });
+  });
+});
