@@ -113,6 +113,7 @@ describe('the MCP endpoint, driven by the MCP SDK client', () => {
       ['echo', 'forbidden'],
       ['slow_report', 'optional'],
       ['always_fails', 'forbidden'],
+      ['has_a_bug', 'forbidden'],
       // It waits for an approval, so it may run as a task.
       ['deploy', 'optional'],
       // A tool may go to the background: a client that takes no task follows it with these.

@@ -141,6 +141,7 @@ describe('the OpenAPI document', () => {
       'echo',
       'slow_report',
       'always_fails',
+      'has_a_bug',
       'deploy',
     ]);
     const echo = schemas['ToolCall.echo'];
