@@ -72,7 +72,7 @@ async function callTool(address: string, name: string, args: object): Promise<un
 }
 
 describe('a new user, from the packed packages', () => {
-  it('installs them into an empty project, serves a tools.js with the baton command, and stops it cleanly', {
+  it('installs them into an empty project, serves a tools.js with the baton command, calls it with the typed client, stops it cleanly, and serves a CommonJS project and a TypeScript one with --watch', {
     timeout: 600_000,
   }, async () => {
     const packs = join(dir, 'packs');
