@@ -24,3 +24,20 @@ describe("the examples of the bridges, with each framework's own test double", (
     },
   );
 });
+
+describe('the example of the Gemini Live bridge, against a local stand-in for the Live endpoint', () => {
+  it('acknowledges a slow call so the model keeps talking, and sends its result with its scheduling', async () => {
+    const { stdout } = await run(process.execPath, [join(examples, 'gemini-live.mjs')]);
+    expect(stdout).toBe(
+      [
+        'user: When is high tide?',
+        'model (hearing "This tool is taking longer than 100 ms, so it is continuing in the background"): I am looking it up.',
+        'user: Thanks. And is it windy?',
+        'model: A light breeze from the west.',
+        '(the result comes back, scheduling INTERRUPT: the model says it now)',
+        'model: The research is back: tides: high tide at 12:40.',
+        '',
+      ].join('\n'),
+    );
+  });
+});
