@@ -41,3 +41,20 @@ describe('the example of the Gemini Live bridge, against a local stand-in for th
     );
   });
 });
+
+describe('the example of the OpenAI Realtime bridge, against a local stand-in for the Realtime endpoint', () => {
+  it('acknowledges a slow call so the model keeps talking, and interrupts it to give the result', async () => {
+    const { stdout } = await run(process.execPath, [join(examples, 'openai-realtime.mjs')]);
+    expect(stdout).toBe(
+      [
+        'user: When is high tide?',
+        'model (hearing "This tool is taking longer than 100 ms, so it is continuing in the background"): I am looking it up.',
+        'user: Thanks. And is it windy?',
+        'model: A light breeze from the west, and...',
+        '(the result comes back, scheduling interrupt: the model stops to say it)',
+        'model: The research is back: high tide at 12:40.',
+        '',
+      ].join('\n'),
+    );
+  });
+});

@@ -1,0 +1,186 @@
+import { defineTool, type Scheduling, ToolError } from '@baton/contracts';
+import { createRuntime, type Runtime } from '@baton/runtime';
+import { SimulatedClock } from '@baton/runtime/testing';
+import { memoryStore } from '@baton/store';
+import { OpenAIRealtimeWebSocket, RealtimeAgent, RealtimeSession } from '@openai/agents-realtime';
+import { filter, firstValueFrom } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { batonRealtimeResults, batonRealtimeTools } from '../src/index.js';
+import { type ClientEvent, fakeRealtimeServer, messagesOf, outputsOf } from './fake-realtime-server.js';
+
+const BUDGET_MS = 300;
+const SESSION = 'voice-1';
+
+function deferred<T>() {
+  let resolve: (value: T) => void = () => {};
+  const promise = new Promise<T>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function setUp() {
+  const gates = new Map<string, ReturnType<typeof deferred<string>>>();
+  const gateOf = (topic: string) => {
+    const gate = gates.get(topic) ?? deferred<string>();
+    gates.set(topic, gate);
+    return gate;
+  };
+  const research = (scheduling: Scheduling) =>
+    defineTool({
+      name: `research_${scheduling}`,
+      description: 'Researches a topic; takes minutes',
+      input: z.object({ topic: z.string() }),
+      execution: { mode: 'auto', scheduling },
+      execute: async ({ topic }) => `${topic}: ${await gateOf(topic).promise}`,
+    });
+  const lookUp = defineTool({
+    name: 'look_up',
+    description: 'Looks a word up',
+    input: z.object({ word: z.string() }),
+    execute: ({ word }) => {
+      if (word === 'nothing') throw new ToolError(`No entry for "${word}".`);
+      return { word, meaning: 'a greeting' };
+    },
+  });
+  const clock = new SimulatedClock();
+  const runtime = createRuntime({
+    tools: [research('interrupt'), research('when_idle'), research('silent'), lookUp],
+    store: memoryStore(),
+    clock,
+    inlineBudgetMs: BUDGET_MS,
+  });
+  cleanups.push(() => runtime.close());
+  const server = await fakeRealtimeServer();
+  cleanups.push(() => server.close());
+  const agent = new RealtimeAgent({
+    name: 'voice',
+    instructions: 'Answer by voice.',
+    tools: batonRealtimeTools(runtime, { sessionId: SESSION }),
+  });
+  const session = new RealtimeSession(agent, {
+    transport: new OpenAIRealtimeWebSocket({ url: server.url }),
+    model: 'gpt-realtime',
+  });
+  await session.connect({ apiKey: 'test-key' });
+  cleanups.push(() => session.close());
+  const results = batonRealtimeResults(runtime, { sessionId: SESSION });
+  cleanups.push(() => results.close());
+  await results.attach(session);
+  return { runtime, clock, server, session, gateOf };
+}
+
+/** The model starts a response, and the session has heard it start. */
+async function speaking(
+  session: RealtimeSession,
+  server: Awaited<ReturnType<typeof fakeRealtimeServer>>,
+  id: string,
+) {
+  const heard = new Promise((resolve) => session.transport.once('turn_started', resolve));
+  server.startResponse(id);
+  await heard;
+}
+
+function promoteWhenStarted(runtime: Runtime, clock: SimulatedClock, callId: string) {
+  return firstValueFrom(
+    runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === callId)),
+  ).then(() => clock.increment(BUDGET_MS));
+}
+
+/** The response the SDK asked for after the call's output has come and gone. */
+const answeredAfter = (callId: string) => (events: ClientEvent[]) => {
+  const output = events.findIndex((event) => outputTo(callId)([event]) !== undefined);
+  return output !== -1 && events.slice(output).some((event) => event.type === 'response.create')
+    ? true
+    : undefined;
+};
+
+const outputTo = (callId: string) => (events: ClientEvent[]) =>
+  outputsOf(events).find((output) => output.callId === callId);
+
+describe('Baton in an OpenAI Realtime session', () => {
+  it("answers a fast call with its result, and a failure with the tool's message", async () => {
+    const { server } = await setUp();
+    server.startResponse('resp_a');
+    server.callFunction('resp_a', 'call_1', 'look_up', { word: 'hello' });
+    server.callFunction('resp_a', 'call_2', 'look_up', { word: 'nothing' });
+    server.endResponse('resp_a');
+    expect(JSON.parse((await server.until(outputTo('call_1'))).output)).toEqual({
+      word: 'hello',
+      meaning: 'a greeting',
+    });
+    expect((await server.until(outputTo('call_2'))).output).toBe('No entry for "nothing".');
+  });
+
+  it('acknowledges a slow call at the budget, and has the model say its result when its turn ends (when_idle)', async () => {
+    const { runtime, clock, server, session, gateOf } = await setUp();
+    const promoted = promoteWhenStarted(runtime, clock, 'call_idle');
+    server.startResponse('resp_b');
+    server.callFunction('resp_b', 'call_idle', 'research_when_idle', { topic: 'tides' });
+    server.endResponse('resp_b');
+    await promoted;
+    expect((await server.until(outputTo('call_idle'))).output).toContain('background');
+    await server.until(answeredAfter('call_idle'));
+    // The model is speaking when the result comes: it waits for the end of the turn.
+    await speaking(session, server, 'resp_c');
+    const noticed = firstValueFrom(runtime.events$.pipe(filter((event) => event.type === 'notification')));
+    gateOf('tides').resolve('high at noon');
+    await noticed;
+    const before = server.received.length;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(messagesOf(server.received)).toEqual([]);
+    server.endResponse('resp_c');
+    const [text] = await server.until((events) =>
+      messagesOf(events).length > 0 ? messagesOf(events) : undefined,
+    );
+    expect(text).toContain('tides: high at noon');
+    const after = server.received.slice(before).map((event) => event.type);
+    expect(after.slice(-2)).toEqual(['conversation.item.create', 'response.create']);
+  });
+
+  it('interrupts the model for an interrupt result, and adds a silent one without a response', async () => {
+    const { runtime, clock, server, session, gateOf } = await setUp();
+    for (const [callId, name, topic] of [
+      ['call_now', 'research_interrupt', 'storms'],
+      ['call_quiet', 'research_silent', 'moons'],
+    ] as const) {
+      const promoted = promoteWhenStarted(runtime, clock, callId);
+      server.startResponse(`resp_${callId}`);
+      server.callFunction(`resp_${callId}`, callId, name, { topic });
+      server.endResponse(`resp_${callId}`);
+      await promoted;
+      await server.until(outputTo(callId));
+      await server.until(answeredAfter(callId));
+    }
+    await speaking(session, server, 'resp_speaking');
+    const creates = () => server.received.filter((event) => event.type === 'response.create').length;
+    const createsBefore = creates();
+    gateOf('moons').resolve('four');
+    await server.until((events) =>
+      messagesOf(events).some((text) => text.includes('moons: four')) ? true : undefined,
+    );
+    expect(creates()).toBe(createsBefore);
+    gateOf('storms').resolve('none today');
+    await server.until((events) =>
+      messagesOf(events).some((text) => text.includes('storms: none today')) ? true : undefined,
+    );
+    await server.until((events) =>
+      events.filter((event) => event.type === 'response.create').length > createsBefore ? true : undefined,
+    );
+    // The response the model was giving was cancelled before the result was put in.
+    const cancelled = server.received.findIndex((event) => event.type === 'response.cancel');
+    const storms = server.received.findIndex((event) =>
+      messagesOf([event]).some((text) => text.includes('storms')),
+    );
+    expect(cancelled).toBeGreaterThan(-1);
+    expect(cancelled).toBeLessThan(storms);
+    // Each given once.
+    expect(await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).toEqual([]);
+  });
+});
