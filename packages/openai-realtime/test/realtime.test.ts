@@ -73,7 +73,17 @@ async function setUp() {
   const results = batonRealtimeResults(runtime, { sessionId: SESSION });
   cleanups.push(() => results.close());
   await results.attach(session);
-  return { runtime, clock, server, session, gateOf };
+  /** A new session of the same agent on the same endpoint (the conversation taken up again). */
+  const reconnect = async () => {
+    const next = new RealtimeSession(agent, {
+      transport: new OpenAIRealtimeWebSocket({ url: server.url }),
+      model: 'gpt-realtime',
+    });
+    await next.connect({ apiKey: 'test-key' });
+    cleanups.push(() => next.close());
+    return next;
+  };
+  return { runtime, clock, server, session, results, reconnect, gateOf };
 }
 
 /** The model starts a response, and the session has heard it start. */
@@ -181,6 +191,35 @@ describe('Baton in an OpenAI Realtime session', () => {
     expect(cancelled).toBeGreaterThan(-1);
     expect(cancelled).toBeLessThan(storms);
     // Each given once.
+    expect(await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).toEqual([]);
+  });
+
+  it('keeps a result that ends while no session is attached, and gives it once to the next session', async () => {
+    const { runtime, clock, server, session, results, reconnect, gateOf } = await setUp();
+    const promoted = promoteWhenStarted(runtime, clock, 'call_away');
+    server.startResponse('resp_away');
+    server.callFunction('resp_away', 'call_away', 'research_when_idle', { topic: 'comets' });
+    server.endResponse('resp_away');
+    await promoted;
+    await server.until(answeredAfter('call_away'));
+    // The connection drops: the bridge lets go of the session.
+    results.detach();
+    session.close();
+    const noticed = firstValueFrom(runtime.events$.pipe(filter((event) => event.type === 'notification')));
+    gateOf('comets').resolve('one a year');
+    await noticed;
+    expect(messagesOf(server.received)).toEqual([]);
+    expect(await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).toHaveLength(1);
+
+    const next = await reconnect();
+    await results.attach(next);
+    const [text] = await server.until((events) =>
+      messagesOf(events).length > 0 ? messagesOf(events) : undefined,
+    );
+    expect(text).toContain('comets: one a year');
+    // Attached once more, it gives nothing again.
+    await results.attach(next);
+    expect(messagesOf(server.received)).toHaveLength(1);
     expect(await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).toEqual([]);
   });
 });
