@@ -1,10 +1,14 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineTool, type Scheduling, ToolError } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { SimulatedClock } from '@baton/runtime/testing';
 import { memoryStore } from '@baton/store';
+import { sqliteStore } from '@baton/store-sqlite';
 import { OpenAIRealtimeWebSocket, RealtimeAgent, RealtimeSession } from '@openai/agents-realtime';
 import { filter, firstValueFrom } from 'rxjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { batonRealtimeResults, batonRealtimeTools } from '../src/index.js';
 import { type ClientEvent, fakeRealtimeServer, messagesOf, outputsOf } from './fake-realtime-server.js';
@@ -221,5 +225,77 @@ describe('Baton in an OpenAI Realtime session', () => {
     await results.attach(next);
     expect(messagesOf(server.received)).toHaveLength(1);
     expect(await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).toEqual([]);
+  });
+
+  it('gives the next session the result of a call that a restart of the runtime took up (SQLite)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-realtime-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, 'baton.db');
+    const runs: Array<ReturnType<typeof deferred<string>>> = [];
+    const research = defineTool({
+      name: 'research',
+      description: 'Researches a topic; takes minutes',
+      input: z.object({ topic: z.string() }),
+      execution: { mode: 'auto', idempotent: true },
+      async execute({ topic }) {
+        const run = deferred<string>();
+        runs.push(run);
+        return `${topic}: ${await run.promise}`;
+      },
+    });
+    const server = await fakeRealtimeServer();
+    cleanups.push(() => server.close());
+    const open = async (runtime: Runtime) => {
+      const agent = new RealtimeAgent({
+        name: 'voice',
+        instructions: 'Answer by voice.',
+        tools: batonRealtimeTools(runtime, { sessionId: SESSION }),
+      });
+      const session = new RealtimeSession(agent, {
+        transport: new OpenAIRealtimeWebSocket({ url: server.url }),
+        model: 'gpt-realtime',
+      });
+      await session.connect({ apiKey: 'test-key' });
+      const results = batonRealtimeResults(runtime, { sessionId: SESSION });
+      await results.attach(session);
+      return { session, results };
+    };
+
+    const clock = new SimulatedClock();
+    const first = createRuntime({
+      tools: [research],
+      store: sqliteStore({ path }),
+      clock,
+      inlineBudgetMs: BUDGET_MS,
+    });
+    const before = await open(first);
+    const promoted = promoteWhenStarted(first, clock, 'call_restart');
+    server.startResponse('resp_r');
+    server.callFunction('resp_r', 'call_restart', 'research', { topic: 'orbits' });
+    server.endResponse('resp_r');
+    await promoted;
+    await server.until(answeredAfter('call_restart'));
+    // A deploy: the runtime stops while the call runs (it hands the call over); the session ends.
+    before.results.close();
+    before.session.close();
+    await first.close();
+
+    const later = new SimulatedClock();
+    later.set(clock.now() + 60_000);
+    const second = createRuntime({ tools: [research], store: sqliteStore({ path }), clock: later });
+    cleanups.push(() => second.close());
+    await second.ready;
+    const after = await open(second);
+    cleanups.push(
+      () => after.session.close(),
+      () => after.results.close(),
+    );
+    await vi.waitFor(() => expect(runs).toHaveLength(2));
+    runs[1]?.resolve('elliptical');
+    const [text] = await server.until((events) =>
+      messagesOf(events).length > 0 ? messagesOf(events) : undefined,
+    );
+    expect(text).toContain('orbits: elliptical');
+    expect(await second.get('call_restart')).toMatchObject({ status: 'succeeded', attempt: 2 });
   });
 });
