@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineTool, type Scheduling, ToolError } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
-import { SimulatedClock } from '@baton/runtime/testing';
+import { deferred, promoteWhenStarted, SimulatedClock } from '@baton/runtime/testing';
 import { memoryStore } from '@baton/store';
 import { sqliteStore } from '@baton/store-sqlite';
 import { type FunctionResponse, GoogleGenAI, type Session, type Tool } from '@google/genai';
@@ -16,13 +16,9 @@ import { fakeLiveServer } from './fake-live-server.js';
 const BUDGET_MS = 300;
 const SESSION = 'voice-1';
 
-function deferred<T>() {
-  let resolve: (value: T) => void = () => {};
-  const promise = new Promise<T>((done) => {
-    resolve = done;
-  });
-  return { promise, resolve };
-}
+/** The call goes to the background as soon as it has started. */
+const promoteAtStart = (runtime: Runtime, clock: SimulatedClock, callId: string) =>
+  promoteWhenStarted(runtime, clock, callId, BUDGET_MS);
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -87,12 +83,6 @@ async function connect(server: { url: string }, live: BatonLive, handle?: string
 }
 
 /** The budget passes as soon as the call has started: it goes to the background. */
-function promoteWhenStarted(runtime: Runtime, clock: SimulatedClock, callId: string) {
-  return firstValueFrom(
-    runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === callId)),
-  ).then(() => clock.increment(BUDGET_MS));
-}
-
 const responsesTo = (responses: FunctionResponse[], id: string) =>
   responses.filter((response) => response.id === id);
 
@@ -132,7 +122,7 @@ describe('Baton in a Gemini Live session', () => {
     async (scheduling, inLive) => {
       const { runtime, clock, server, live, gateOf } = await setUp();
       await connect(server, live);
-      const promoted = promoteWhenStarted(runtime, clock, 'fc-slow');
+      const promoted = promoteAtStart(runtime, clock, 'fc-slow');
       server.send({
         toolCall: {
           functionCalls: [{ id: 'fc-slow', name: `research_${scheduling}`, args: { topic: 'tides' } }],
@@ -162,7 +152,7 @@ describe('Baton in a Gemini Live session', () => {
   it('cancels the Baton call that the server cancels, and sends nothing more for it', async () => {
     const { runtime, clock, server, live } = await setUp();
     await connect(server, live);
-    const promoted = promoteWhenStarted(runtime, clock, 'fc-cancel');
+    const promoted = promoteAtStart(runtime, clock, 'fc-cancel');
     server.send({
       toolCall: {
         functionCalls: [{ id: 'fc-cancel', name: 'research_interrupt', args: { topic: 'winds' } }],
@@ -190,7 +180,7 @@ describe('Baton in a Gemini Live session', () => {
     const { runtime, clock, server, live, gateOf } = await setUp();
     await connect(server, live);
     server.send({ sessionResumptionUpdate: { newHandle: 'resume-1', resumable: true } });
-    const promoted = promoteWhenStarted(runtime, clock, 'fc-away');
+    const promoted = promoteAtStart(runtime, clock, 'fc-away');
     server.send({
       toolCall: { functionCalls: [{ id: 'fc-away', name: 'research_when_idle', args: { topic: 'moons' } }] },
     });
@@ -245,7 +235,7 @@ describe('Baton in a Gemini Live session', () => {
     });
     const firstLive = batonLive(first, { sessionId: SESSION });
     await connect(server, firstLive);
-    const promoted = promoteWhenStarted(first, clock, 'fc-restart');
+    const promoted = promoteAtStart(first, clock, 'fc-restart');
     server.send({
       toolCall: { functionCalls: [{ id: 'fc-restart', name: 'research', args: { topic: 'orbits' } }] },
     });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineTool, type Scheduling, ToolError } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
-import { SimulatedClock } from '@baton/runtime/testing';
+import { deferred, promoteWhenStarted, SimulatedClock } from '@baton/runtime/testing';
 import { memoryStore } from '@baton/store';
 import { sqliteStore } from '@baton/store-sqlite';
 import { OpenAIRealtimeWebSocket, RealtimeAgent, RealtimeSession } from '@openai/agents-realtime';
@@ -16,18 +16,30 @@ import { type ClientEvent, fakeRealtimeServer, messagesOf, outputsOf } from './f
 const BUDGET_MS = 300;
 const SESSION = 'voice-1';
 
-function deferred<T>() {
-  let resolve: (value: T) => void = () => {};
-  const promise = new Promise<T>((done) => {
-    resolve = done;
-  });
-  return { promise, resolve };
-}
+/** The call goes to the background as soon as it has started. */
+const promoteAtStart = (runtime: Runtime, clock: SimulatedClock, callId: string) =>
+  promoteWhenStarted(runtime, clock, callId, BUDGET_MS);
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+
+/** A voice agent with the runtime's tools, in a session on the fake endpoint. */
+async function connectSession(runtime: Runtime, server: { url: string }): Promise<RealtimeSession> {
+  const agent = new RealtimeAgent({
+    name: 'voice',
+    instructions: 'Answer by voice.',
+    tools: batonRealtimeTools(runtime, { sessionId: SESSION }),
+  });
+  const session = new RealtimeSession(agent, {
+    transport: new OpenAIRealtimeWebSocket({ url: server.url }),
+    model: 'gpt-realtime',
+  });
+  await session.connect({ apiKey: 'test-key' });
+  cleanups.push(() => session.close());
+  return session;
+}
 
 async function setUp() {
   const gates = new Map<string, ReturnType<typeof deferred<string>>>();
@@ -63,30 +75,12 @@ async function setUp() {
   cleanups.push(() => runtime.close());
   const server = await fakeRealtimeServer();
   cleanups.push(() => server.close());
-  const agent = new RealtimeAgent({
-    name: 'voice',
-    instructions: 'Answer by voice.',
-    tools: batonRealtimeTools(runtime, { sessionId: SESSION }),
-  });
-  const session = new RealtimeSession(agent, {
-    transport: new OpenAIRealtimeWebSocket({ url: server.url }),
-    model: 'gpt-realtime',
-  });
-  await session.connect({ apiKey: 'test-key' });
-  cleanups.push(() => session.close());
+  const session = await connectSession(runtime, server);
   const results = batonRealtimeResults(runtime, { sessionId: SESSION });
   cleanups.push(() => results.close());
   await results.attach(session);
-  /** A new session of the same agent on the same endpoint (the conversation taken up again). */
-  const reconnect = async () => {
-    const next = new RealtimeSession(agent, {
-      transport: new OpenAIRealtimeWebSocket({ url: server.url }),
-      model: 'gpt-realtime',
-    });
-    await next.connect({ apiKey: 'test-key' });
-    cleanups.push(() => next.close());
-    return next;
-  };
+  /** A new session on the same endpoint (the conversation taken up again). */
+  const reconnect = () => connectSession(runtime, server);
   return { runtime, clock, server, session, results, reconnect, gateOf };
 }
 
@@ -99,12 +93,6 @@ async function speaking(
   const heard = new Promise((resolve) => session.transport.once('turn_started', resolve));
   server.startResponse(id);
   await heard;
-}
-
-function promoteWhenStarted(runtime: Runtime, clock: SimulatedClock, callId: string) {
-  return firstValueFrom(
-    runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === callId)),
-  ).then(() => clock.increment(BUDGET_MS));
 }
 
 /** The response the SDK asked for after the call's output has come and gone. */
@@ -134,7 +122,7 @@ describe('Baton in an OpenAI Realtime session', () => {
 
   it('acknowledges a slow call at the budget, and has the model say its result when its turn ends (when_idle)', async () => {
     const { runtime, clock, server, session, gateOf } = await setUp();
-    const promoted = promoteWhenStarted(runtime, clock, 'call_idle');
+    const promoted = promoteAtStart(runtime, clock, 'call_idle');
     server.startResponse('resp_b');
     server.callFunction('resp_b', 'call_idle', 'research_when_idle', { topic: 'tides' });
     server.endResponse('resp_b');
@@ -164,7 +152,7 @@ describe('Baton in an OpenAI Realtime session', () => {
       ['call_now', 'research_interrupt', 'storms'],
       ['call_quiet', 'research_silent', 'moons'],
     ] as const) {
-      const promoted = promoteWhenStarted(runtime, clock, callId);
+      const promoted = promoteAtStart(runtime, clock, callId);
       server.startResponse(`resp_${callId}`);
       server.callFunction(`resp_${callId}`, callId, name, { topic });
       server.endResponse(`resp_${callId}`);
@@ -200,7 +188,7 @@ describe('Baton in an OpenAI Realtime session', () => {
 
   it('keeps a result that ends while no session is attached, and gives it once to the next session', async () => {
     const { runtime, clock, server, session, results, reconnect, gateOf } = await setUp();
-    const promoted = promoteWhenStarted(runtime, clock, 'call_away');
+    const promoted = promoteAtStart(runtime, clock, 'call_away');
     server.startResponse('resp_away');
     server.callFunction('resp_away', 'call_away', 'research_when_idle', { topic: 'comets' });
     server.endResponse('resp_away');
@@ -246,16 +234,7 @@ describe('Baton in an OpenAI Realtime session', () => {
     const server = await fakeRealtimeServer();
     cleanups.push(() => server.close());
     const open = async (runtime: Runtime) => {
-      const agent = new RealtimeAgent({
-        name: 'voice',
-        instructions: 'Answer by voice.',
-        tools: batonRealtimeTools(runtime, { sessionId: SESSION }),
-      });
-      const session = new RealtimeSession(agent, {
-        transport: new OpenAIRealtimeWebSocket({ url: server.url }),
-        model: 'gpt-realtime',
-      });
-      await session.connect({ apiKey: 'test-key' });
+      const session = await connectSession(runtime, server);
       const results = batonRealtimeResults(runtime, { sessionId: SESSION });
       await results.attach(session);
       return { session, results };
@@ -269,7 +248,7 @@ describe('Baton in an OpenAI Realtime session', () => {
       inlineBudgetMs: BUDGET_MS,
     });
     const before = await open(first);
-    const promoted = promoteWhenStarted(first, clock, 'call_restart');
+    const promoted = promoteAtStart(first, clock, 'call_restart');
     server.startResponse('resp_r');
     server.callFunction('resp_r', 'call_restart', 'research', { topic: 'orbits' });
     server.endResponse('resp_r');

@@ -4,7 +4,8 @@
  * a call has stored.
  */
 import type { CallEvent } from '@baton/contracts';
-import { firstValueFrom, toArray } from 'rxjs';
+import { filter, firstValueFrom, toArray } from 'rxjs';
+import type { SimulatedClock } from 'xstate';
 import type { Runtime } from './runtime-api.js';
 
 export { memoryStore } from '@baton/store';
@@ -30,4 +31,19 @@ export function deferred<T = void>(): Deferred<T> {
 /** The events of a call stored now, from `fromSeq` on: `follow` that completes once it has read them. */
 export function storedEvents(runtime: Runtime, callId: string, fromSeq = 1): Promise<CallEvent[]> {
   return firstValueFrom(runtime.follow({ callId, after: fromSeq - 1 }, { live: false }).pipe(toArray()));
+}
+
+/**
+ * Moves `clock` past the inline budget as soon as the call `callId` has started: it goes to the
+ * background there and then. Resolves once the clock has moved.
+ */
+export function promoteWhenStarted(
+  runtime: Pick<Runtime, 'events$'>,
+  clock: SimulatedClock,
+  callId: string,
+  budgetMs: number,
+): Promise<void> {
+  return firstValueFrom(
+    runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === callId)),
+  ).then(() => clock.increment(budgetMs));
 }
