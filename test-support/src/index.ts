@@ -1,2 +1,3 @@
 export { MAIN, type ServerProcess, type ServerStart, startServer } from './server-process.js';
+export { VOICE_BUDGET_MS, voiceRuntime } from './voice-tools.js';
 export { CLI, startWorker, type WorkerProcess } from './worker-process.js';

@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineTool, type Scheduling, ToolError } from '@baton/contracts';
+import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { deferred, promoteWhenStarted, SimulatedClock } from '@baton/runtime/testing';
-import { memoryStore } from '@baton/store';
 import { sqliteStore } from '@baton/store-sqlite';
+import { VOICE_BUDGET_MS, voiceRuntime } from '@baton/test-support';
 import { type FunctionResponse, GoogleGenAI, type Session, type Tool } from '@google/genai';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { type BatonLive, batonLive } from '../src/index.js';
 import { fakeLiveServer } from './fake-live-server.js';
 
-const BUDGET_MS = 300;
+const BUDGET_MS = VOICE_BUDGET_MS;
 const SESSION = 'voice-1';
 
 /** The call goes to the background as soon as it has started. */
@@ -27,40 +27,7 @@ afterEach(async () => {
 
 /** A runtime with a slow research tool per scheduling, and a fast look-up, on a simulated clock. */
 async function setUp() {
-  const gates = new Map<string, ReturnType<typeof deferred<string>>>();
-  const gateOf = (topic: string) => {
-    const gate = gates.get(topic) ?? deferred<string>();
-    gates.set(topic, gate);
-    return gate;
-  };
-  const research = (scheduling: Scheduling) =>
-    defineTool({
-      name: `research_${scheduling}`,
-      description: 'Researches a topic; takes minutes',
-      input: z.object({ topic: z.string() }),
-      execution: { mode: 'auto', scheduling },
-      async execute({ topic }, ctx) {
-        const gate = gateOf(topic);
-        ctx.signal.addEventListener('abort', () => gate.resolve('(aborted)'));
-        return `${topic}: ${await gate.promise}`;
-      },
-    });
-  const lookUp = defineTool({
-    name: 'look_up',
-    description: 'Looks a word up',
-    input: z.object({ word: z.string() }),
-    execute: ({ word }) => {
-      if (word === 'nothing') throw new ToolError(`No entry for "${word}".`);
-      return { word, meaning: 'a greeting' };
-    },
-  });
-  const clock = new SimulatedClock();
-  const runtime = createRuntime({
-    tools: [research('interrupt'), research('when_idle'), research('silent'), lookUp],
-    store: memoryStore(),
-    clock,
-    inlineBudgetMs: BUDGET_MS,
-  });
+  const { runtime, clock, gateOf } = voiceRuntime();
   cleanups.push(() => runtime.close());
   const server = await fakeLiveServer();
   cleanups.push(() => server.close());
