@@ -100,7 +100,7 @@ await session.connect({ apiKey: 'example' });
 await results.attach(session);
 await ended;
 
-results.close();
+await results.close();
 session.close();
 await runtime.close();
 endpoint.close();

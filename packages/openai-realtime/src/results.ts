@@ -59,11 +59,17 @@ export class BatonRealtimeResults {
       this.#responding = false;
       this.#flush();
     };
+    // The user spoke over the model: the response is cut, and the SDK drops the output of a tool
+    // call still running in it. Those calls are cancelled; those already in the background go on.
+    const interrupted = () =>
+      void this.#cancelAnswering('the user interrupted the response').catch(this.#onError);
     session.transport.on('turn_started', started);
     session.transport.on('turn_done', done);
+    session.transport.on('audio_interrupted', interrupted);
     this.#detachers.push(
       () => session.transport.off('turn_started', started),
       () => session.transport.off('turn_done', done),
+      () => session.transport.off('audio_interrupted', interrupted),
     );
     const queued = await this.#runtime.notifications.list({ sessionId: this.#sessionId, status: 'queued' });
     await Promise.all(queued.map((notification) => this.#deliver(notification)));
@@ -76,9 +82,26 @@ export class BatonRealtimeResults {
     this.#responding = false;
   }
 
-  close(): void {
+  /**
+   * The conversation is over: the calls it is still waiting for (within their budget) are
+   * cancelled, as no one will take their answer; those in the background go on, and their ends
+   * wait in the store for a session of `sessionId`.
+   */
+  async close(): Promise<void> {
     this.detach();
     this.#watching.unsubscribe();
+    await this.#cancelAnswering('the voice session ended');
+  }
+
+  /** Cancels the session's calls that have not answered yet (queued, or running within their budget). */
+  async #cancelAnswering(reason: string): Promise<void> {
+    const pages = await Promise.all(
+      (['queued', 'inline'] as const).map((status) =>
+        this.#runtime.list({ sessionId: this.#sessionId, status }),
+      ),
+    );
+    const calls = pages.flatMap((page) => page.calls);
+    await Promise.all(calls.map((call) => this.#runtime.cancel(call.callId, reason)));
   }
 
   async #deliver(notification: Notification): Promise<void> {

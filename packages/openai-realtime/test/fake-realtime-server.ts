@@ -70,6 +70,21 @@ export async function fakeRealtimeServer() {
         },
       });
     },
+    /** The model speaks in the response `responseId`: a chunk of its audio. */
+    speak(responseId: string): void {
+      send({
+        type: 'response.output_audio.delta',
+        response_id: responseId,
+        item_id: `item_speech_${responseId}`,
+        output_index: 0,
+        content_index: 0,
+        delta: Buffer.alloc(4_800).toString('base64'),
+      });
+    },
+    /** The user starts speaking over the model (the server's voice activity detection). */
+    userSpeaks(): void {
+      send({ type: 'input_audio_buffer.speech_started', audio_start_ms: 0, item_id: 'item_user' });
+    },
     /** The model's response ends. */
     endResponse(id: string): void {
       speaking = undefined;

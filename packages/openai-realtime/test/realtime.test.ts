@@ -226,7 +226,7 @@ describe('Baton in an OpenAI Realtime session', () => {
     await promoted;
     await server.until(answeredAfter('call_restart'));
     // A deploy: the runtime stops while the call runs (it hands the call over); the session ends.
-    before.results.close();
+    await before.results.close();
     before.session.close();
     await first.close();
 
@@ -247,5 +247,34 @@ describe('Baton in an OpenAI Realtime session', () => {
     );
     expect(text).toContain('orbits: elliptical');
     expect(await second.get('call_restart')).toMatchObject({ status: 'succeeded', attempt: 2 });
+  });
+
+  it('cancels the calls still within their budget when the user speaks over the model, and leaves those in the background', async () => {
+    const { runtime, clock, server, gateOf } = await setUp();
+    const promoted = promoteAtStart(runtime, clock, 'call_background');
+    server.startResponse('resp_bg');
+    server.callFunction('resp_bg', 'call_background', 'research_when_idle', { topic: 'rivers' });
+    server.endResponse('resp_bg');
+    await promoted;
+    await server.until(answeredAfter('call_background'));
+
+    const started = firstValueFrom(
+      runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === 'call_inline')),
+    );
+    server.startResponse('resp_talk');
+    server.speak('resp_talk');
+    server.callFunction('resp_talk', 'call_inline', 'research_interrupt', { topic: 'lakes' });
+    await started;
+    const cancelled = firstValueFrom(runtime.events$.pipe(filter((event) => event.type === 'cancelled')));
+    server.userSpeaks();
+    expect(await cancelled).toMatchObject({
+      callId: 'call_inline',
+      reason: 'the user interrupted the response',
+    });
+    expect((await runtime.get('call_background'))?.status).toBe('backgrounded');
+    gateOf('rivers').resolve('long');
+    await server.until((events) =>
+      messagesOf(events).some((text) => text.includes('rivers: long')) ? true : undefined,
+    );
   });
 });
