@@ -125,6 +125,8 @@ export class BatonLive {
       .then(
         (reply) => {
           const backgrounded = reply.status === 'backgrounded';
+          // Cancelled by the server before it answered: it expects no answer, and no end comes.
+          if (!backgrounded && this.#cancelled.delete(id)) return;
           this.#send({
             id,
             name,

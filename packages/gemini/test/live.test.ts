@@ -143,6 +143,24 @@ describe('Baton in a Gemini Live session', () => {
     expect(responsesTo(server.responses(), 'fc-cancel')).toHaveLength(1);
   });
 
+  it('sends no answer for a call the server cancels before it answered', async () => {
+    const { runtime, server, live } = await setUp();
+    await connect(server, live);
+    const started = firstValueFrom(
+      runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === 'fc-early')),
+    );
+    server.send({
+      toolCall: { functionCalls: [{ id: 'fc-early', name: 'research_when_idle', args: { topic: 'tides' } }] },
+    });
+    await started;
+    const cancelled = firstValueFrom(runtime.events$.pipe(filter((event) => event.type === 'cancelled')));
+    server.send({ toolCallCancellation: { ids: ['fc-early'] } });
+    expect(await cancelled).toMatchObject({ callId: 'fc-early' });
+    server.send({ toolCall: { functionCalls: [{ id: 'fc-next', name: 'look_up', args: { word: 'hi' } }] } });
+    await server.until(() => responsesTo(server.responses(), 'fc-next').length === 1 || undefined);
+    expect(responsesTo(server.responses(), 'fc-early')).toEqual([]);
+  });
+
   it('keeps a result that ends while the socket is down, and sends it once into the resumed session', async () => {
     const { runtime, clock, server, live, gateOf } = await setUp();
     await connect(server, live);
