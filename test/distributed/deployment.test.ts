@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
+import { freshDatabase, type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
 import { type ServerProcess, startServer, startWorker, type WorkerProcess } from '@baton/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,14 +23,7 @@ let postgres: ThrowawayPostgres;
 let store: string;
 beforeAll(async () => {
   postgres = await throwawayPostgres();
-  const name = `deployment_${process.pid}_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: postgres.url });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(postgres.url);
-  url.pathname = `/${name}`;
-  store = url.toString();
+  store = await freshDatabase(postgres.url, 'deployment');
 }, 60_000);
 /** Every process the test started: those a failing test leaves running are killed at the end. */
 const started: Array<{ child: { kill(signal: NodeJS.Signals): boolean; exitCode: number | null } }> = [];

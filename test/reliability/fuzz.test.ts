@@ -1,8 +1,7 @@
 import { request } from 'node:http';
-import { type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
+import { freshDatabase, type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
 import { type ServerProcess, startServer } from '@baton/test-support';
 import fc from 'fast-check';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -22,18 +21,6 @@ beforeAll(async () => {
   process.stdout.write(`fuzz seed: ${SEED} (replay with FUZZ_SEED=${SEED})\n`);
 }, 60_000);
 afterAll(() => postgres.stop());
-
-/** A new, empty database on the test PostgreSQL, for one server. */
-async function freshDatabase(): Promise<string> {
-  const name = `fuzz_${process.pid}_${Date.now()}`;
-  const client = new pg.Client({ connectionString: postgres.url });
-  await client.connect();
-  await client.query(`CREATE DATABASE ${name}`);
-  await client.end();
-  const url = new URL(postgres.url);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 let server: ServerProcess;
 let port: number;
@@ -190,7 +177,7 @@ async function honestTraffic(stop: { done: boolean }): Promise<string[]> {
 
 describe.each([
   ['SQLite', async () => ({})],
-  ['PostgreSQL', async () => ({ BATON_STORE: await freshDatabase() })],
+  ['PostgreSQL', async () => ({ BATON_STORE: await freshDatabase(postgres.url, 'fuzz') })],
 ])('fuzzing the server on %s', (_store, environment) => {
   beforeAll(async () => {
     server = await startServer({ env: await environment() });

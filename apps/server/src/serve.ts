@@ -2,7 +2,7 @@ import { toMcpTool } from '@baton/contracts';
 import { redactedLocation, type ServerConfig } from './config.js';
 import { demoTools } from './demo-tools.js';
 import { createLogger, type LogLevel } from './logger.js';
-import { listenOn, retentionOf, runtimeFor, storeReady } from './served-runtime.js';
+import { listenOn, retentionOf, runtimeFor, stopOnSignals, storeReady } from './served-runtime.js';
 import { createServer } from './server.js';
 import { loadServedModule, type ServedModule } from './tools-module.js';
 import { LOOPBACK_HOSTS } from './web-safety.js';
@@ -63,19 +63,7 @@ export async function serve(
   });
   const address = await listenOn(app, config.host, config.port);
   // Before the banner: whoever reads it may stop the server at once (stdout to a pipe is synchronous).
-  const stop = async (signal: NodeJS.Signals) => {
-    log.info(
-      { signal, drainMs: config.drainMs },
-      'stopping: no new calls (503); live calls may end for the drain, then are handed over',
-    );
-    await runtime.close({ drainMs: config.drainMs });
-    await app.close();
-    log.info('stopped');
-    log.flush();
-    process.exit(0);
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  stopOnSignals(runtime, app, log, { drainMs: config.drainMs, stopping: 'no new calls (503)' });
   const tools = runtime.tools.names();
   log.info({ address, tools, store: redactedLocation(config.storePath), role: config.role }, 'started');
   const tenants = new Set(Object.values(config.tokens));

@@ -143,3 +143,28 @@ export async function storeReady(runtime: Runtime, config: ServerConfig): Promis
     );
   });
 }
+
+/**
+ * SIGINT and SIGTERM stop the process as a deploy would: `stopping` says what is refused meanwhile;
+ * the live calls have the drain to end, then are handed over; the HTTP side (if any) closes last.
+ */
+export function stopOnSignals(
+  runtime: Pick<Runtime, 'close'>,
+  app: Pick<FastifyInstance, 'close'> | undefined,
+  log: Pick<Logger, 'info' | 'flush'>,
+  { drainMs, stopping }: { drainMs: number; stopping: string },
+): void {
+  const stop = async (signal: NodeJS.Signals) => {
+    log.info(
+      { signal, drainMs },
+      `stopping: ${stopping}; live calls may end for the drain, then are handed over`,
+    );
+    await runtime.close({ drainMs });
+    await app?.close();
+    log.info('stopped');
+    log.flush();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}

@@ -5,7 +5,7 @@ import { demoTools } from './demo-tools.js';
 import { createLogger, type LogLevel } from './logger.js';
 import { runtimeMetrics } from './metrics.js';
 import { healthOf, metricsRefusal } from './operations.js';
-import { checkRole, listenOn, runtimeFor, storeReady } from './served-runtime.js';
+import { checkRole, listenOn, runtimeFor, stopOnSignals, storeReady } from './served-runtime.js';
 import { Tenancy } from './tenancy.js';
 import { loadServedModule, type ServedModule } from './tools-module.js';
 import { LOOPBACK_HOSTS, webSafetyHook } from './web-safety.js';
@@ -70,19 +70,7 @@ export async function work(
   await storeReady(runtime, config);
   const app = port === undefined ? undefined : workerHttp(runtime, config);
   const address = app && port !== undefined ? await listenOn(app, config.host, port) : undefined;
-  const stop = async (signal: NodeJS.Signals) => {
-    log.info(
-      { signal, drainMs: config.drainMs },
-      'stopping: no new calls claimed; live calls may end for the drain, then are handed over',
-    );
-    await runtime.close({ drainMs: config.drainMs });
-    await app?.close();
-    log.info('stopped');
-    log.flush();
-    process.exit(0);
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  stopOnSignals(runtime, app, log, { drainMs: config.drainMs, stopping: 'no new calls claimed' });
   const tools = runtime.tools.names();
   const concurrency = config.limits.concurrency ?? DEFAULT_CONCURRENCY;
   log.info(

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
+import { freshDatabase, type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
 import { CLI, startServer, startWorker } from '@baton/test-support';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -37,18 +37,8 @@ export const where = defineTool({
 `,
 );
 
-let databases = 0;
 /** A new, empty database on the test PostgreSQL. */
-async function freshDatabase(): Promise<string> {
-  const name = `roles_${process.pid}_${Date.now()}_${databases++}`;
-  const client = new pg.Client({ connectionString: postgres.url });
-  await client.connect();
-  await client.query(`CREATE DATABASE ${name}`);
-  await client.end();
-  const url = new URL(postgres.url);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
+const freshDatabaseUrl = () => freshDatabase(postgres.url, 'roles');
 
 /** Runs `baton …` to its end: its exit code and what it printed on stderr. */
 function baton(
@@ -71,7 +61,7 @@ function baton(
 
 describe('baton serve --role client and baton worker', () => {
   it('runs a call sent to the client, over REST and over MCP, on the worker', async () => {
-    const store = await freshDatabase();
+    const store = await freshDatabaseUrl();
     const worker = await startWorker({
       store,
       module: './tools.mjs',
@@ -105,7 +95,7 @@ describe('baton serve --role client and baton worker', () => {
   });
 
   it('answers probes and scrapes on the port of a worker, /metrics to an operator token only', async () => {
-    const store = await freshDatabase();
+    const store = await freshDatabaseUrl();
     const env = { BATON_TOKENS: 'acme:token-of-tenant-acme', BATON_OPERATOR_TOKENS: 'token-of-the-operator' };
     const worker = await startWorker({ store, module: './tools.mjs', cwd: dir, port: true, env });
     const client = await startServer({
@@ -154,7 +144,7 @@ describe('baton serve --role client and baton worker', () => {
 
 describe('a PostgreSQL store at start', () => {
   it('refuses an emptied schema in one line, and starts afresh there with --init', async () => {
-    const store = await freshDatabase();
+    const store = await freshDatabaseUrl();
     const first = await startServer({ dir, env: { BATON_STORE: store } });
     await first.stop();
     const admin = new pg.Client({ connectionString: store });

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import pg from 'pg';
 
 export interface ThrowawayPostgres {
   /** A database URL for the server's `postgres` database, as the superuser `baton`. */
@@ -99,4 +100,24 @@ export async function throwawayPostgres(options: { own?: boolean } = {}): Promis
       await pgCtl(['-D', data, '-o', settings, '-l', join(dir, 'log'), '-w', 'start']);
     },
   };
+}
+
+let databases = 0;
+
+/**
+ * A new, empty database on the server of `url` (a throw-away one's), named after `prefix`: a test
+ * that needs a store of its own, not the schema another test left. Its URL.
+ */
+export async function freshDatabase(url: string, prefix: string): Promise<string> {
+  const name = `${prefix}_${process.pid}_${Date.now()}_${databases++}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const database = new URL(url);
+  database.pathname = `/${name}`;
+  return database.toString();
 }
