@@ -40,12 +40,17 @@ function noticesCounted(store: Store) {
     },
   });
   const heardCallIds = () =>
-    new Set(heard.flatMap((notice) => (notice.type === 'events' ? notice.callIds : [])));
+    new Set(
+      heard.flatMap((notice) => {
+        if (notice.type === 'replies') return notice.records.map((record) => record.callId);
+        return notice.type === 'events' ? notice.callIds : [];
+      }),
+    );
   return { counting, topics, heard, heardCallIds };
 }
 
 describe('a client reading its replies on PostgreSQL', () => {
-  it('reads a call when a worker stored its events, never on the notice of its own submit', {
+  it('answers from the records the notices hold, reading back only a record too long for one, and never on the notice of its own submit', {
     timeout: 120_000,
   }, async () => {
     const schema = `reply_reads_${process.pid}`;
@@ -62,17 +67,19 @@ describe('a client reading its replies on PostgreSQL', () => {
     });
     try {
       await Promise.all([worker.ready, caller.ready]);
+      // Longer than a PostgreSQL notice may be (8,000 bytes).
+      const long = 'x'.repeat(8_000);
       const replies = await Promise.all(
         Array.from({ length: 300 }, (_, i) =>
-          caller.call({ name: 'echo', args: { text: `#${i}` }, sessionId: `s${i % 5}` }),
+          caller.call({ name: 'echo', args: { text: i === 150 ? long : `#${i}` }, sessionId: `s${i % 5}` }),
         ),
       );
       expect(replies.filter((reply) => reply.status !== 'succeeded')).toEqual([]);
-      // The notice of the client's own write (the queued calls) is not a reason to read: before,
-      // every call was read once for nothing, still queued.
-      expect(client.read.filter((record) => record.status === 'queued')).toEqual([]);
-      const succeeded = client.read.filter((record) => record.status === 'succeeded');
-      expect(new Set(succeeded.map((record) => record.callId)).size).toBe(300);
+      expect(replies[150]?.output).toMatchObject({ text: long });
+      // Read back: the one call whose record no notice could hold, once it ended.
+      expect(client.read.map((record) => [record.status, record.args])).toEqual([
+        ['succeeded', { text: long }],
+      ]);
     } finally {
       await Promise.all([caller.close(), worker.close()]);
     }

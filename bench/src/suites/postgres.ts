@@ -3,7 +3,7 @@ import { throwawayPostgres } from '@baton/store-postgres/testing';
 import pg from 'pg';
 import type { BenchConfig } from '../config.js';
 import { captureWrites, postgresLimit } from '../limit.js';
-import { atMost, type Row } from '../measure.js';
+import { atMost, type Row, ratioAtLeast } from '../measure.js';
 import { reports, startRole, warmUp } from '../role-process.js';
 import { serverCpuMeter } from '../server-cpu.js';
 import { LIMIT } from './sqlite.js';
@@ -144,6 +144,8 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
       unit: 'calls/s',
       values: result.perSecond,
       ...(setup.both ? {} : { comparedWith: 'one process (both roles)' }),
+      // Scale-out: as many processes as cores, doing most of what one process does on them.
+      ...(setup.clients > 1 ? { target: ratioAtLeast(0.6) } : {}),
     });
     if (setup.both) {
       rows.push({
@@ -176,6 +178,8 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
         subject: `${setup.subject}: PostgreSQL CPU per call`,
         unit: 'µs',
         values: result.serverUs,
+        // The split path's cost to the database, which all processes share: near one process's.
+        ...(setup.both ? {} : { target: atMost(45, 'µs') }),
       });
     }
     rows.push({

@@ -1,11 +1,145 @@
 CREATE SCHEMA baton;
 
+CREATE FUNCTION baton.baton_call_written() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM call_queue WHERE position = OLD.position;
+    DELETE FROM call_owners WHERE position = OLD.position;
+  ELSE
+    PERFORM baton_keep_calls(ARRAY[NEW.position], ARRAY[TG_OP = 'INSERT'],
+                             ARRAY[baton_claimable(NEW.status, NEW.owner_id, NEW.record)],
+                             ARRAY[baton_holder(NEW.status, NEW.owner_id, NEW.ended_at)]);
+  END IF;
+  RETURN NULL;
+END;
+$$;
+
+CREATE FUNCTION baton.baton_claim(p_owner text, p_limit integer, p_call_id text) RETURNS TABLE(claimed_position bigint, claimed_record json, claimed_owner text, claimed_last_seq integer, claimed_requests json)
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  taken bigint[];
+BEGIN
+  PERFORM set_config('baton.keeps_calls', 'on', true);
+  IF p_call_id IS NULL THEN
+    -- = ANY(ARRAY(...)): looked up by position whatever the planner thinks of the tables' sizes.
+    WITH picked AS MATERIALIZED (
+      SELECT q.position FROM call_queue AS q ORDER BY q.position LIMIT p_limit FOR UPDATE SKIP LOCKED),
+    unqueued AS (DELETE FROM call_queue AS q WHERE q.position = ANY(ARRAY(SELECT position FROM picked))),
+    claimed AS (
+      UPDATE calls AS c SET owner_id = p_owner
+      WHERE c.position = ANY(ARRAY(SELECT position FROM picked))
+        AND baton_claimable(c.status, c.owner_id, c.record)
+      RETURNING c.position)
+    SELECT array_agg(position) INTO taken FROM claimed;
+  ELSE
+    WITH claimed AS (
+      UPDATE calls AS c SET owner_id = p_owner
+      WHERE c.position = ANY(ARRAY(
+        SELECT x.position FROM calls AS x
+        WHERE x.call_id = p_call_id AND x.owner_id IS NULL AND x.status = 'queued'
+        FOR UPDATE SKIP LOCKED))
+      RETURNING c.position)
+    SELECT array_agg(position) INTO taken FROM claimed;
+    IF taken IS NOT NULL THEN
+      DELETE FROM call_queue WHERE position = ANY(ARRAY(
+        SELECT q.position FROM call_queue AS q WHERE q.position = ANY(taken) FOR UPDATE SKIP LOCKED));
+    END IF;
+  END IF;
+  IF taken IS NULL THEN
+    PERFORM set_config('baton.keeps_calls', 'off', true);
+    RETURN;
+  END IF;
+  INSERT INTO call_owners (position, owner_id) SELECT unnest(taken), p_owner
+  ON CONFLICT (position) DO UPDATE SET owner_id = excluded.owner_id;
+  RETURN QUERY
+    SELECT c.position, c.record, c.owner_id,
+           coalesce((SELECT r.last_seq FROM event_rows AS r WHERE r.call_id = c.call_id
+                     ORDER BY r.seq DESC LIMIT 1), 0),
+           (SELECT json_agg(q.request ORDER BY q.position) FROM requests AS q
+            WHERE q.call_id = c.call_id)
+    FROM calls AS c WHERE c.position = ANY(taken) ORDER BY c.position;
+  PERFORM set_config('baton.keeps_calls', 'off', true);
+END;
+$$;
+
+CREATE FUNCTION baton.baton_claim_orphans(p_owner text, p_gone text[]) RETURNS TABLE(claimed_position bigint, claimed_record json, claimed_owner text)
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+  PERFORM set_config('baton.keeps_calls', 'on', true);
+  RETURN QUERY
+    WITH claimed AS (
+      UPDATE calls AS c SET owner_id = p_owner
+      WHERE c.position = ANY(ARRAY(SELECT o.position FROM call_owners AS o WHERE o.owner_id = ANY(p_gone)))
+        AND c.owner_id = ANY(p_gone) AND baton_holder(c.status, c.owner_id, c.ended_at) IS NOT NULL
+      RETURNING c.position, c.record, c.owner_id),
+    held AS (
+      UPDATE call_owners AS o SET owner_id = p_owner FROM claimed AS c WHERE o.position = c.position)
+    SELECT * FROM claimed;
+  PERFORM set_config('baton.keeps_calls', 'off', true);
+END;
+$$;
+
+CREATE FUNCTION baton.baton_claimable(p_status text, p_owner text, p_record json) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  SELECT CASE WHEN p_status <> 'queued' OR p_owner IS NOT NULL THEN false
+              WHEN strpos(p_record::text, 'pending') = 0 THEN true
+              ELSE (p_record->>'approval') IS DISTINCT FROM 'pending' END
+$$;
+
 CREATE FUNCTION baton.baton_delete_event() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
   DELETE FROM event_rows WHERE call_id = OLD.call_id AND seq <= OLD.seq AND last_seq >= OLD.seq;
   RETURN OLD;
+END;
+$$;
+
+CREATE FUNCTION baton.baton_holder(p_status text, p_owner text, p_ended bigint) RETURNS text
+    LANGUAGE sql IMMUTABLE
+    AS $$
+  SELECT CASE WHEN p_ended IS NULL
+                AND p_status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out')
+              THEN p_owner END
+$$;
+
+CREATE FUNCTION baton.baton_keep_calls(p_written bigint[], p_added boolean[], p_claimable boolean[], p_holders text[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+  unqueued bigint[];
+  queued bigint[];
+  held bigint[];
+  holders text[];
+  unheld bigint[];
+BEGIN
+  SELECT array_agg(position) FILTER (WHERE NOT added AND NOT claimable),
+         array_agg(position) FILTER (WHERE claimable),
+         array_agg(position) FILTER (WHERE holder IS NOT NULL),
+         array_agg(holder) FILTER (WHERE holder IS NOT NULL),
+         array_agg(position) FILTER (WHERE NOT added AND holder IS NULL)
+    INTO unqueued, queued, held, holders, unheld
+    FROM unnest(p_written, p_added, p_claimable, p_holders) AS w(position, added, claimable, holder);
+  IF unqueued IS NOT NULL THEN
+    DELETE FROM call_queue WHERE position = ANY(ARRAY(
+      SELECT position FROM call_queue WHERE position = ANY(unqueued) FOR UPDATE SKIP LOCKED));
+  END IF;
+  IF queued IS NOT NULL THEN
+    INSERT INTO call_queue (position) SELECT unnest(queued) ON CONFLICT (position) DO NOTHING;
+  END IF;
+  IF unheld IS NOT NULL THEN
+    DELETE FROM call_owners WHERE position = ANY(unheld);
+  END IF;
+  IF held IS NOT NULL THEN
+    INSERT INTO call_owners (position, owner_id) SELECT * FROM unnest(held, holders)
+    ON CONFLICT (position) DO UPDATE SET owner_id = excluded.owner_id
+      WHERE call_owners.owner_id <> excluded.owner_id;
+  END IF;
 END;
 $$;
 
@@ -34,7 +168,7 @@ BEGIN
 END;
 $$;
 
-CREATE FUNCTION baton.baton_write_lines(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json) RETURNS void
+CREATE FUNCTION baton.baton_write_calls(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_created bigint[], p_call_attempts integer[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json) RETURNS void
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -46,26 +180,44 @@ DECLARE
   clash_call text;
   clash_seq int;
   entry json;
+  written_positions bigint[];
+  written_added boolean[];
+  written_claimable boolean[];
+  written_holders text[];
 BEGIN
   IF p_call_ids IS NOT NULL THEN
+    PERFORM set_config('baton.keeps_calls', 'on', true);
     WITH input AS MATERIALIZED (
       SELECT * FROM unnest(p_call_ids, p_call_sessions, p_call_tools, p_call_statuses, p_call_owners,
-                           p_call_ended, string_to_array(p_call_records, E'\n')::json[])
-        AS r(call_id, session_id, tool_name, status, owner_id, ended_at, record)),
+                           p_call_ended, p_call_created, p_call_attempts,
+                           string_to_array(p_call_records, E'\n')::json[])
+        AS r(call_id, session_id, tool_name, status, owner_id, ended_at, created_at, attempt, record)),
     written AS (
-      INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, record)
+      INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, created_at,
+                         attempt, record)
       SELECT * FROM input
+      -- No indexed column changes: the row's new version is heap-only (HOT).
       ON CONFLICT (call_id) DO UPDATE SET
         status = excluded.status, owner_id = excluded.owner_id, ended_at = excluded.ended_at,
-        record = excluded.record
+        attempt = excluded.attempt, record = excluded.record
       WHERE (p_writer IS NULL OR ((calls.owner_id IS NULL OR calls.owner_id = p_writer)
                                   AND calls.ended_at IS NULL))
-        AND (calls.record->>'attempt')::int <= (excluded.record->>'attempt')::int
-      RETURNING call_id)
+        AND calls.attempt <= excluded.attempt
+      -- A new row has no xmax; one updated by ON CONFLICT carries the lock that chose it.
+      RETURNING call_id, position, xmax = 0 AS added,
+                baton_claimable(status, owner_id, record) AS claimable,
+                baton_holder(status, owner_id, ended_at) AS holder)
     SELECT coalesce(array_agg(i.call_id) FILTER (WHERE w.call_id IS NOT NULL), '{}'),
-           coalesce(array_agg(i.call_id) FILTER (WHERE w.call_id IS NULL), '{}')
-      INTO accepted, refused
+           coalesce(array_agg(i.call_id) FILTER (WHERE w.call_id IS NULL), '{}'),
+           array_agg(w.position) FILTER (WHERE w.call_id IS NOT NULL),
+           array_agg(w.added) FILTER (WHERE w.call_id IS NOT NULL),
+           array_agg(w.claimable) FILTER (WHERE w.call_id IS NOT NULL),
+           array_agg(w.holder) FILTER (WHERE w.call_id IS NOT NULL)
+      INTO accepted, refused, written_positions, written_added, written_claimable, written_holders
       FROM input AS i LEFT JOIN written AS w ON w.call_id = i.call_id;
+    IF written_positions IS NOT NULL THEN
+      PERFORM baton_keep_calls(written_positions, written_added, written_claimable, written_holders);
+    END IF;
   END IF;
   IF p_row_calls IS NOT NULL THEN
     PERFORM pg_advisory_xact_lock(key) FROM (
@@ -135,9 +287,31 @@ BEGIN
     ON CONFLICT (key) DO NOTHING;
   END IF;
   FOR entry IN SELECT e FROM json_array_elements(p_notices) AS e LOOP
-    PERFORM pg_notify(entry->>0, (entry->1)::text);
+    IF cardinality(refused) > 0 AND entry->1->>'type' = 'replies' THEN
+      -- A record refused was not stored: its client is told which calls to read, not what it was.
+      PERFORM pg_notify(entry->>0, json_build_object(
+        'type', 'events', 'sessionIds', '[]'::json,
+        'callIds', (SELECT json_agg(r->>'callId') FROM json_array_elements(entry->1->'records') AS r))::text);
+    ELSE
+      PERFORM pg_notify(entry->>0, (entry->1)::text);
+    END IF;
   END LOOP;
+  PERFORM set_config('baton.keeps_calls', 'off', true);
 END;
+$$;
+
+CREATE FUNCTION baton.baton_write_lines(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json) RETURNS void
+    LANGUAGE sql
+    AS $$
+  SELECT baton_write_calls(
+    p_call_ids, p_call_sessions, p_call_tools, p_call_statuses, p_call_owners, p_call_ended,
+    (SELECT array_agg((r->>'createdAt')::bigint ORDER BY n)
+     FROM unnest(string_to_array(p_call_records, E'\n')::json[]) WITH ORDINALITY AS u(r, n)),
+    (SELECT array_agg((r->>'attempt')::int ORDER BY n)
+     FROM unnest(string_to_array(p_call_records, E'\n')::json[]) WITH ORDINALITY AS u(r, n)),
+    p_call_records, p_row_calls, p_row_sessions, p_row_seqs, p_row_last_seqs, p_row_events,
+    p_notifications, p_artifacts, p_steps, p_schedules, p_resolutions, p_writer, p_sessions,
+    p_notices)
 $$;
 
 CREATE FUNCTION baton.baton_write_notifying(p_calls json, p_events json, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json) RETURNS void
@@ -156,116 +330,26 @@ END;
 $$;
 
 CREATE FUNCTION baton.baton_write_rows(p_calls json, p_event_rows json, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json) RETURNS void
-    LANGUAGE plpgsql
+    LANGUAGE sql
     AS $$
-DECLARE
-  accepted text[] := '{}';
-  refused text[] := '{}';
-  later_calls text[];
-  later_seqs int[];
-  later_last_seqs int[];
-  clash_call text;
-  clash_seq int;
-  entry json;
-BEGIN
-  IF p_calls IS NOT NULL THEN
-    -- The records read once: which were accepted and which refused come from the same rows.
-    WITH input AS MATERIALIZED (
-      SELECT r."callId", r."sessionId", r."toolName", r.status, r."ownerId", r."endedAt", c
-      FROM json_array_elements(p_calls) AS c,
-           json_to_record(c) AS r("callId" text, "sessionId" text, "toolName" text, status text,
-                                  "ownerId" text, "endedAt" bigint)),
-    written AS (
-      INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, record)
-      SELECT * FROM input
-      ON CONFLICT (call_id) DO UPDATE SET
-        status = excluded.status, owner_id = excluded.owner_id, ended_at = excluded.ended_at,
-        record = excluded.record
-      WHERE (p_writer IS NULL OR ((calls.owner_id IS NULL OR calls.owner_id = p_writer)
-                                  AND calls.ended_at IS NULL))
-        AND (calls.record->>'attempt')::int <= (excluded.record->>'attempt')::int
-      RETURNING call_id)
-    SELECT coalesce(array_agg(i."callId") FILTER (WHERE w.call_id IS NOT NULL), '{}'),
-           coalesce(array_agg(i."callId") FILTER (WHERE w.call_id IS NULL), '{}')
-      INTO accepted, refused
-      FROM input AS i LEFT JOIN written AS w ON w.call_id = i."callId";
-  END IF;
-  IF p_event_rows IS NOT NULL THEN
-    -- Writers of one session take turns (an advisory lock per session, taken in one order), so
-    -- the positions of a session's rows grow in the order they commit.
-    PERFORM pg_advisory_xact_lock(key) FROM (
-      SELECT DISTINCT hashtext('baton-session:' || session) AS key
-      FROM unnest(p_sessions) AS session ORDER BY key) AS keys;
-    WITH inserted AS (
-      INSERT INTO event_rows (call_id, seq, last_seq, session_id, events)
-      SELECT r."callId", r.seq, r."lastSeq", r."sessionId", r.events
-      FROM json_array_elements(p_event_rows) WITH ORDINALITY AS t(x, n),
-           json_to_record(x) AS r("callId" text, "sessionId" text, seq int, "lastSeq" int, events json)
-      WHERE r."callId" IN (SELECT unnest(accepted))
-         OR (r."callId" NOT IN (SELECT unnest(refused)) AND baton_unheld(r."callId", p_writer))
-      ORDER BY n
-      RETURNING call_id, seq, last_seq)
-    SELECT array_agg(call_id), array_agg(seq), array_agg(last_seq)
-      INTO later_calls, later_seqs, later_last_seqs FROM inserted WHERE seq > 1;
-    -- (call_id, seq) refuses a row that repeats another's first event; a row that does not start
-    -- its call's numbering must not overlap another row at all. (Numbering starts at 1.)
-    IF later_calls IS NOT NULL THEN
-      -- LATERAL ... LIMIT 1: one probe of (call_id, seq) per row, never a scan of the table.
-      SELECT n.call_id, n.seq INTO clash_call, clash_seq
-        FROM unnest(later_calls, later_seqs, later_last_seqs) AS n(call_id, seq, last_seq)
-        CROSS JOIN LATERAL (
-          SELECT 1 FROM event_rows AS p
-          WHERE p.call_id = n.call_id AND p.seq <= n.last_seq AND p.last_seq >= n.seq
-            AND p.seq <> n.seq
-          LIMIT 1) AS clash
-        LIMIT 1;
-      IF FOUND THEN
-        RAISE EXCEPTION 'call % already has an event among those from %', clash_call, clash_seq
-          USING ERRCODE = 'unique_violation';
-      END IF;
-    END IF;
-  END IF;
-  IF p_notifications IS NOT NULL THEN
-    INSERT INTO notifications (id, call_id, session_id, status, created_at, acknowledged_at, notification)
-    SELECT x->>'id', x->>'callId', x->>'sessionId', x->>'status', (x->>'createdAt')::bigint,
-           (x->>'acknowledgedAt')::bigint, x
-    FROM jsonb_array_elements(p_notifications) AS x
-    WHERE (x->>'callId') IN (SELECT unnest(accepted))
-       OR ((x->>'callId') NOT IN (SELECT unnest(refused)) AND baton_unheld(x->>'callId', p_writer));
-  END IF;
-  IF p_artifacts IS NOT NULL THEN
-    INSERT INTO artifacts (call_id, name, content)
-    SELECT x->>'callId', x->>'name', x->>'content' FROM jsonb_array_elements(p_artifacts) AS x
-    WHERE (x->>'callId') IN (SELECT unnest(accepted))
-       OR ((x->>'callId') NOT IN (SELECT unnest(refused)) AND baton_unheld(x->>'callId', p_writer))
-    ON CONFLICT (call_id, name) DO UPDATE SET content = excluded.content;
-  END IF;
-  IF p_steps IS NOT NULL THEN
-    INSERT INTO steps (call_id, step_id, value)
-    SELECT x->>'callId', x->>'stepId', coalesce(x->'value', 'null'::jsonb)
-    FROM jsonb_array_elements(p_steps) AS x
-    WHERE (x->>'callId') IN (SELECT unnest(accepted))
-       OR ((x->>'callId') NOT IN (SELECT unnest(refused)) AND baton_unheld(x->>'callId', p_writer))
-    ON CONFLICT (call_id, step_id) DO UPDATE SET value = excluded.value;
-  END IF;
-  IF p_schedules IS NOT NULL THEN
-    INSERT INTO schedules (id, session_id, enabled, next_at, schedule)
-    SELECT x->>'id', x->>'sessionId', (x->>'enabled')::boolean, (x->>'nextAt')::bigint, x
-    FROM jsonb_array_elements(p_schedules) AS x
-    ON CONFLICT (id) DO UPDATE SET
-      enabled = excluded.enabled, next_at = excluded.next_at, schedule = excluded.schedule;
-  END IF;
-  IF p_resolutions IS NOT NULL THEN
-    INSERT INTO event_resolutions (key, call_id, outcome, at)
-    SELECT x->>'key', x->>'callId', x->'outcome', (x->>'at')::bigint
-    FROM jsonb_array_elements(p_resolutions) AS x
-    ON CONFLICT (key) DO NOTHING;
-  END IF;
-  -- Delivered when the transaction commits, and only then: a listener can read what it hears of.
-  FOR entry IN SELECT e FROM json_array_elements(p_notices) AS e LOOP
-    PERFORM pg_notify(entry->>0, (entry->1)::text);
-  END LOOP;
-END;
+  SELECT baton_write_calls(
+    c.ids, c.sessions, c.tools, c.statuses, c.owners, c.ended, c.created, c.attempts, c.records,
+    r.calls, r.sessions, r.seqs, r.last_seqs, r.events,
+    p_notifications, p_artifacts, p_steps, p_schedules, p_resolutions, p_writer, p_sessions,
+    coalesce(p_notices, '[]'))
+  FROM (SELECT array_agg(x->>'callId' ORDER BY n) AS ids, array_agg(x->>'sessionId' ORDER BY n) AS sessions,
+               array_agg(x->>'toolName' ORDER BY n) AS tools, array_agg(x->>'status' ORDER BY n) AS statuses,
+               array_agg(x->>'ownerId' ORDER BY n) AS owners,
+               array_agg((x->>'endedAt')::bigint ORDER BY n) AS ended,
+               array_agg((x->>'createdAt')::bigint ORDER BY n) AS created,
+               array_agg((x->>'attempt')::int ORDER BY n) AS attempts,
+               string_agg(x::text, E'\n' ORDER BY n) AS records
+        FROM json_array_elements(p_calls) WITH ORDINALITY AS t(x, n)) AS c,
+       (SELECT array_agg(x->>'callId' ORDER BY n) AS calls, array_agg(x->>'sessionId' ORDER BY n) AS sessions,
+               array_agg((x->>'seq')::int ORDER BY n) AS seqs,
+               array_agg((x->>'lastSeq')::int ORDER BY n) AS last_seqs,
+               string_agg((x->'events')::text, E'\n' ORDER BY n) AS events
+        FROM json_array_elements(p_event_rows) WITH ORDINALITY AS t(x, n)) AS r
 $$;
 
 CREATE TABLE baton.artifacts (
@@ -279,6 +363,15 @@ CREATE TABLE baton.baton_schema (
     applied_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
+CREATE TABLE baton.call_owners (
+    "position" bigint NOT NULL,
+    owner_id text NOT NULL
+);
+
+CREATE TABLE baton.call_queue (
+    "position" bigint NOT NULL
+);
+
 CREATE TABLE baton.calls (
     "position" bigint NOT NULL,
     call_id text NOT NULL,
@@ -287,8 +380,11 @@ CREATE TABLE baton.calls (
     status text NOT NULL,
     owner_id text,
     ended_at bigint,
-    record json NOT NULL
-);
+    record json NOT NULL,
+    created_at bigint NOT NULL,
+    attempt integer NOT NULL
+)
+WITH (fillfactor='30');
 
 CREATE SEQUENCE baton.calls_position_seq
     START WITH 1
@@ -438,6 +534,12 @@ ALTER TABLE ONLY baton.artifacts
 ALTER TABLE ONLY baton.baton_schema
     ADD CONSTRAINT baton_schema_pkey PRIMARY KEY (version);
 
+ALTER TABLE ONLY baton.call_owners
+    ADD CONSTRAINT call_owners_pkey PRIMARY KEY ("position");
+
+ALTER TABLE ONLY baton.call_queue
+    ADD CONSTRAINT call_queue_pkey PRIMARY KEY ("position");
+
 ALTER TABLE ONLY baton.calls
     ADD CONSTRAINT calls_call_id_key UNIQUE (call_id);
 
@@ -479,17 +581,11 @@ ALTER TABLE ONLY baton.webhook_deliveries
 ALTER TABLE ONLY baton.webhook_deliveries
     ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY ("position");
 
-CREATE INDEX calls_by_end ON baton.calls USING btree (ended_at) WHERE (ended_at IS NOT NULL);
+CREATE INDEX calls_by_creation ON baton.calls USING btree (created_at);
 
 CREATE INDEX calls_by_session ON baton.calls USING btree (session_id, "position");
 
-CREATE INDEX calls_by_status ON baton.calls USING btree (status, "position");
-
 CREATE INDEX calls_by_tool ON baton.calls USING btree (tool_name, "position");
-
-CREATE INDEX calls_unclaimed ON baton.calls USING btree ("position") WHERE ((owner_id IS NULL) AND (status = 'queued'::text));
-
-CREATE INDEX calls_unfinished_by_owner ON baton.calls USING btree (owner_id) WHERE (ended_at IS NULL);
 
 CREATE INDEX event_resolutions_by_call ON baton.event_resolutions USING btree (call_id);
 
@@ -506,5 +602,7 @@ CREATE INDEX webhook_deliveries_by_call ON baton.webhook_deliveries USING btree 
 CREATE INDEX webhook_deliveries_by_session ON baton.webhook_deliveries USING btree (session_id, "position");
 
 CREATE INDEX webhook_deliveries_due ON baton.webhook_deliveries USING btree (next_at) WHERE (status = 'pending'::text);
+
+CREATE TRIGGER calls_written AFTER INSERT OR DELETE OR UPDATE ON baton.calls FOR EACH ROW WHEN ((current_setting('baton.keeps_calls'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION baton.baton_call_written();
 
 CREATE TRIGGER events_delete INSTEAD OF DELETE ON baton.events FOR EACH ROW EXECUTE FUNCTION baton.baton_delete_event();

@@ -64,14 +64,16 @@ interface Named {
 /**
  * What the processes hear of a write, each on its topic's channel: the calls whose events it
  * stored, and by whom (`events`); those of them that ended or were detached, told to the client
- * that waits for them (`replies`: a client is not woken by the calls of others); and new unclaimed
- * calls (`work`). The calls go in as few notices as hold them: each fills up to PostgreSQL's limit
- * on a payload, counted in bytes (ids may be long, and not ASCII).
+ * that waits for them with their records (`replies`: a client is not woken by the calls of others,
+ * nor reads back what it is told); and new unclaimed calls (`work`). The calls go in as few notices
+ * as hold them: each fills up to PostgreSQL's limit on a payload, counted in bytes (ids may be
+ * long, and not ASCII). `recordJson` is the JSON of each call's record as the batch stores it.
  */
 export function noticesOf(
   batch: StoreWrite,
   sessionOf: ReadonlyMap<string, string>,
   channels: Channels,
+  recordJson: ReadonlyMap<string, string>,
 ): NoticesJson {
   const { writer } = batch;
   const entries: string[] = [];
@@ -92,12 +94,54 @@ export function noticesOf(
     waiting.set(replyTo, calls.set(callId, { callId, sessionId }));
   }
   for (const [replyTo, calls] of waiting) {
-    add(channels.replies(replyTo), eventsNotices([...calls.values()], writer));
+    const { payloads, unfit } = repliesNotices([...calls.keys()], recordJson);
+    add(channels.replies(replyTo), payloads);
+    // A record too long for a notice: the call is named, and the client reads it.
+    add(
+      channels.replies(replyTo),
+      eventsNotices(
+        unfit.map((callId) => calls.get(callId) as Named),
+        writer,
+      ),
+    );
   }
   if ((batch.calls ?? []).some((record) => record.status === 'queued' && record.ownerId === undefined)) {
     add(channels.work, [JSON.stringify({ type: 'queued' } satisfies StoreNotice)]);
   }
   return entries.length === 0 ? null : `[${entries.join(',')}]`;
+}
+
+const REPLIES_OPEN = '{"type":"replies","records":[';
+const REPLIES_CLOSE = ']}';
+
+/** `replies` notices holding these calls' records, packed up to the payload limit, and the calls none holds. */
+function repliesNotices(
+  callIds: readonly string[],
+  recordJson: ReadonlyMap<string, string>,
+): { payloads: string[]; unfit: string[] } {
+  const payloads: string[] = [];
+  const unfit: string[] = [];
+  const empty = REPLIES_OPEN.length + REPLIES_CLOSE.length;
+  let records: string[] = [];
+  let bytes = empty;
+  const flush = () => {
+    if (records.length > 0) payloads.push(`${REPLIES_OPEN}${records.join(',')}${REPLIES_CLOSE}`);
+    records = [];
+    bytes = empty;
+  };
+  for (const callId of callIds) {
+    const json = recordJson.get(callId);
+    const recordBytes = json === undefined ? Number.POSITIVE_INFINITY : Buffer.byteLength(json) + 1;
+    if (empty + recordBytes > NOTICE_MAX_BYTES) {
+      unfit.push(callId);
+      continue;
+    }
+    if (bytes + recordBytes > NOTICE_MAX_BYTES) flush();
+    records.push(json as string);
+    bytes += recordBytes;
+  }
+  flush();
+  return { payloads, unfit };
 }
 
 /** `events` notices naming these calls (each with its session), packed up to the payload limit. */

@@ -81,7 +81,6 @@ function wholeOption(name: string, value: number): number {
   return value;
 }
 const INT8_OID = 20;
-const UNFINISHED = "status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out')";
 
 /** Times in milliseconds since the epoch are BIGINT; they fit a JavaScript number. */
 const int8AsNumber = ((oid: number, format?: 'text' | 'binary') =>
@@ -495,7 +494,8 @@ export class PostgresStore implements Store {
     return this.#transaction(async (client) => {
       // The calls are locked first, so each statement after removes the rows of the same calls.
       const { rows } = await client.query<{ call_id: string }>(
-        'SELECT call_id FROM calls WHERE ended_at < $1 ORDER BY ended_at LIMIT $2 FOR UPDATE',
+        // A call that ended before the time was created before it (calls_by_creation).
+        'SELECT call_id FROM calls WHERE created_at < $1 AND ended_at < $1 ORDER BY created_at LIMIT $2 FOR UPDATE',
         [time, limit ?? null],
       );
       const ids = rows.map((row) => row.call_id);
@@ -509,6 +509,8 @@ export class PostgresStore implements Store {
       await client.query("DELETE FROM webhook_deliveries WHERE status <> 'pending' AND call_id = ANY($1)", [
         ids,
       ]);
+      // An ended call is in neither call_queue nor call_owners: the trigger that would look is not needed.
+      await client.query("SELECT set_config('baton.keeps_calls', 'on', true)");
       await client.query('DELETE FROM calls WHERE call_id = ANY($1)', [ids]);
       // The last batch also takes the notifications acknowledged, and the deliveries settled,
       // after their call was removed.
@@ -566,39 +568,33 @@ export class PostgresStore implements Store {
     await this.#ready;
     return this.#transaction(async (client) => {
       // A second claimer waits on the row locks, then sees the new owner and takes nothing.
-      const { rows } = await client.query<CallRow>(
-        `UPDATE calls SET owner_id = $1 WHERE owner_id = ANY($2) AND ended_at IS NULL AND ${UNFINISHED}
-         RETURNING position, record, owner_id`,
+      const { rows } = await client.query<{ claimed_record: CallRecord; claimed_owner: string | null }>(
+        'SELECT claimed_record, claimed_owner FROM baton_claim_orphans($1, $2) ORDER BY claimed_position',
         [ownerId, goneInstanceIds],
       );
       await client.query('DELETE FROM instances WHERE id = ANY($1)', [goneInstanceIds]);
-      return rows.map(recordOf);
+      return rows.map((row) => recordOf({ record: row.claimed_record, owner_id: row.claimed_owner }));
     });
   }
 
   async claimQueued(ownerId: string, limit: number, callId?: string): Promise<ClaimedCall[]> {
-    const only =
-      callId === undefined ? "AND (record->>'approval') IS DISTINCT FROM 'pending'" : 'AND call_id = $3';
-    // SKIP LOCKED: workers that claim at once each take different calls, without waiting.
-    const rows = await this.#query<CallRow & { last_seq: number; requests: CallControl[] | null }>(
-      `UPDATE calls SET owner_id = $1 WHERE position IN (
-         SELECT position FROM calls WHERE owner_id IS NULL AND status = 'queued' ${only}
-         ORDER BY position LIMIT $2 FOR UPDATE SKIP LOCKED)
-       RETURNING position, record, owner_id,
-         coalesce((SELECT last_seq FROM event_rows WHERE event_rows.call_id = calls.call_id
-                   ORDER BY seq DESC LIMIT 1), 0) AS last_seq,
-         (SELECT json_agg(request ORDER BY requests.position) FROM requests
-          WHERE requests.call_id = calls.call_id) AS requests`,
-      callId === undefined ? [ownerId, limit] : [ownerId, limit, callId],
-      callId === undefined ? 'baton_claim_queued' : 'baton_claim_queued_call',
+    // SKIP LOCKED: workers that claim at once each take different calls, without waiting (see
+    // baton_claim in sql/).
+    const rows = await this.#query<{
+      claimed_record: CallRecord;
+      claimed_owner: string | null;
+      claimed_last_seq: number;
+      claimed_requests: CallControl[] | null;
+    }>(
+      'SELECT claimed_record, claimed_owner, claimed_last_seq, claimed_requests FROM baton_claim($1, $2, $3)',
+      [ownerId, limit, callId ?? null],
+      'baton_claim',
     );
-    return rows
-      .sort((a, b) => a.position - b.position)
-      .map((row) => ({
-        record: recordOf(row),
-        lastSeq: row.last_seq,
-        ...(row.requests === null ? {} : { requests: row.requests }),
-      }));
+    return rows.map((row) => ({
+      record: recordOf({ record: row.claimed_record, owner_id: row.claimed_owner }),
+      lastSeq: row.claimed_last_seq,
+      ...(row.claimed_requests === null ? {} : { requests: row.claimed_requests }),
+    }));
   }
 
   listen(listener: (notice: StoreNotice) => void, topic: NoticeTopic): () => void {

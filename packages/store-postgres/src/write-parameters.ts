@@ -4,13 +4,14 @@ import { type Channels, noticesOf } from './notices.js';
 
 /**
  * One statement, prepared once per connection: the whole batch in one round trip, in the
- * statement's own transaction, fenced (see `baton_write_lines` in migrations.ts).
+ * statement's own transaction, fenced (see `baton_write_calls` in `sql/`).
  */
 export const WRITE = {
-  name: 'baton_write_lines',
-  text: `SELECT baton_write_lines($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text,
-    $8::text[], $9::text[], $10::int[], $11::int[], $12::text,
-    $13::jsonb, $14::jsonb, $15::jsonb, $16::jsonb, $17::jsonb, $18::text, $19::text[], $20::json)`,
+  name: 'baton_write_calls',
+  text: `SELECT baton_write_calls($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[],
+    $7::bigint[], $8::int[], $9::text,
+    $10::text[], $11::text[], $12::int[], $13::int[], $14::text,
+    $15::jsonb, $16::jsonb, $17::jsonb, $18::jsonb, $19::jsonb, $20::text, $21::text[], $22::json)`,
 };
 
 /** The last of each key wins, as it would if the rows were written one after another. */
@@ -44,9 +45,9 @@ function arrayLiteral(
   return OTHER_ESCAPE.test(json) ? values : `{${json.slice(1, -1)}}`;
 }
 
-/** The records' columns and JSON as `baton_write_lines` takes them, or nulls when there are none. */
-function callParameters(records: readonly CallRecord[]): unknown[] {
-  if (records.length === 0) return [null, null, null, null, null, null, null];
+/** The records' columns and JSON as `baton_write_calls` takes them, or nulls when there are none. */
+function callParameters(records: readonly CallRecord[], json: readonly string[]): unknown[] {
+  if (records.length === 0) return [null, null, null, null, null, null, null, null, null];
   return [
     arrayLiteral(records.map((record) => record.callId)),
     arrayLiteral(records.map((record) => record.sessionId)),
@@ -54,7 +55,9 @@ function callParameters(records: readonly CallRecord[]): unknown[] {
     arrayLiteral(records.map((record) => record.status)),
     arrayLiteral(records.map((record) => record.ownerId ?? null)),
     arrayLiteral(records.map((record) => record.endedAt ?? null)),
-    jsonLines(records),
+    arrayLiteral(records.map((record) => record.createdAt)),
+    arrayLiteral(records.map((record) => record.attempt)),
+    json.join('\n'),
   ];
 }
 
@@ -78,10 +81,16 @@ export function parametersOf(batch: StoreWrite, channels: Channels): unknown[] {
   const eventRows = eventRowsOf(batch.events ?? []);
   // The session of each call with events in the batch, in the order of the calls' first events.
   const sessionOf = new Map(eventRows.map((row): [string, string] => [row.callId, row.sessionId]));
-  const notices = noticesOf(batch, sessionOf, channels);
+  const records = lastByKey(batch.calls, (record) => record.callId);
+  // Each record's JSON, made once: stored, and told to the client that waits for it.
+  const json = records.map((record) => JSON.stringify(record));
+  const recordJson = new Map(
+    records.map((record, i): [string, string] => [record.callId, json[i] as string]),
+  );
+  const notices = noticesOf(batch, sessionOf, channels, recordJson);
   const sessions = new Set(sessionOf.values());
   return [
-    ...callParameters(lastByKey(batch.calls, (record) => record.callId)),
+    ...callParameters(records, json),
     ...eventRowParameters(eventRows),
     jsonRows(batch.notifications ?? []),
     jsonRows(lastByKey(batch.artifacts, (artifact) => `${artifact.callId}\u0000${artifact.name}`)),

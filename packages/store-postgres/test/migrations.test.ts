@@ -269,6 +269,124 @@ describe('PostgreSQL migrations on a database of an earlier version', () => {
   });
 });
 
+describe('the queue and the owners of calls', () => {
+  it('index no column that a claim or an end changes, so that both are heap-only updates', async () => {
+    const schema = `heap_only_${process.pid}`;
+    await openOn(schema);
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    try {
+      // Every column an index of calls holds, in its key, an expression or its predicate.
+      const { rows } = await client.query<{ index: string; columns: string[] }>(
+        `SELECT i.indexrelid::regclass::text AS index,
+                array(SELECT a.attname::text FROM pg_attribute AS a
+                      WHERE a.attrelid = i.indrelid AND a.attnum > 0
+                        AND (a.attnum = ANY(i.indkey)
+                             OR pg_get_indexdef(i.indexrelid) ~ ('\\m' || a.attname || '\\M'))) AS columns
+         FROM pg_index AS i WHERE i.indrelid = $1::regclass`,
+        [`${schema}.calls`],
+      );
+      const changed = ['status', 'owner_id', 'ended_at', 'attempt', 'record'];
+      expect(rows.length).toBeGreaterThan(3);
+      for (const { index, columns } of rows) {
+        expect(
+          columns.filter((column) => changed.includes(column)),
+          index,
+        ).toEqual([]);
+      }
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('follow the statements of a process of the previous version: a call its worker claimed is not claimed again, and is recovered once that worker is gone', async () => {
+    const schema = `previous_claims_${process.pid}`;
+    const store = postgresStore({ connectionString: server.url, schema });
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    try {
+      await store.write({
+        calls: ['first', 'second', 'third'].map((callId) => makeCallRecord({ callId, sessionId: 's' })),
+      });
+      await client.query(`SET search_path = ${schema}`);
+      // The claim of the previous version's store, as it was written.
+      const previousClaim = await client.query<{ call_id: string }>(
+        `UPDATE calls SET owner_id = $1 WHERE position IN (
+           SELECT position FROM calls WHERE owner_id IS NULL AND status = 'queued'
+             AND (record->>'approval') IS DISTINCT FROM 'pending'
+           ORDER BY position LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING call_id`,
+        ['previous-worker', 1],
+      );
+      expect(previousClaim.rows.map((row) => row.call_id)).toEqual(['first']);
+      const claimed = await store.claimQueued('this-worker', 10);
+      expect(claimed.map(({ record }) => record.callId)).toEqual(['second', 'third']);
+      expect(await store.claimQueued('another-worker', 10)).toEqual([]);
+      // And a row a person changes by hand: a call given back to the queue.
+      await client.query("UPDATE calls SET owner_id = NULL WHERE call_id = 'third'");
+      expect((await store.claimQueued('another-worker', 10)).map(({ record }) => record.callId)).toEqual([
+        'third',
+      ]);
+      const recovered = await store.claimCalls(['previous-worker'], 'this-worker');
+      expect(recovered.map((record) => [record.callId, record.ownerId])).toEqual([['first', 'this-worker']]);
+      expect(await store.claimCalls(['previous-worker'], 'another-worker')).toEqual([]);
+    } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+
+  it('are made, as a store upgrades, from the calls it has: one that waits is claimed, one a process held is recovered', async () => {
+    const schema = `queue_upgraded_${process.pid}`;
+    const before = MIGRATIONS.findIndex((step) => step.includes('CREATE TABLE call_queue'));
+    await schemaAtStep(schema, before, { rows: false });
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    try {
+      for (const record of [
+        makeCallRecord({ callId: 'old', sessionId: 's' }),
+        makeCallRecord({ callId: 'held', sessionId: 's', status: 'inline', ownerId: 'gone' }),
+      ]) {
+        await client.query(
+          `INSERT INTO ${schema}.calls (call_id, session_id, tool_name, status, owner_id, record)
+           VALUES ($1, $2, $3, $4, $5, $6)`,
+          [
+            record.callId,
+            record.sessionId,
+            record.toolName,
+            record.status,
+            record.ownerId,
+            JSON.stringify(record),
+          ],
+        );
+      }
+    } finally {
+      await client.end();
+    }
+    const store = postgresStore({ connectionString: server.url, schema });
+    try {
+      expect((await store.claimQueued('worker', 10)).map(({ record }) => record.callId)).toEqual(['old']);
+      expect((await store.claimCalls(['gone'], 'worker')).map((record) => record.callId)).toEqual(['held']);
+      // Retention finds the calls by their creation, read from the records at the upgrade.
+      await store.write({
+        calls: [
+          makeCallRecord({
+            callId: 'old',
+            sessionId: 's',
+            status: 'succeeded',
+            endedAt: 1_500,
+            ownerId: 'worker',
+          }),
+        ],
+        writer: 'worker',
+      });
+      expect(await store.deleteEndedBefore(2_000)).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('what a store finds in its schema at start', () => {
   async function sql(text: string): Promise<void> {
     const client = new pg.Client({ connectionString: server.url });

@@ -1,9 +1,10 @@
-import type { CallEvent } from '@baton/contracts';
+import type { CallEvent, CallRecord } from '@baton/contracts';
 import type { CallControl, NoticeTopic, Store, StoreNotice } from '@baton/store';
 import { makeCallRecord } from '@baton/store/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
+import { NOTICE_MAX_BYTES } from '../src/notices.js';
 import { type ThrowawayPostgres, throwawayPostgres } from '../src/testing.js';
 
 let server: ThrowawayPostgres;
@@ -52,6 +53,33 @@ function noticesOf(store: Store, topic: NoticeTopic): () => Promise<StoreNotice>
 /** Waits until the notices heard name `count` calls. */
 async function heardCalls(heard: Array<{ callIds: string[] }>, count: number): Promise<void> {
   for (let turn = 0; turn < 500 && heard.flatMap((notice) => notice.callIds).length < count; turn++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+type ReplyNotice = Extract<StoreNotice, { type: 'events' | 'replies' }>;
+
+/** What a client hears on its topic: the calls it waits for, with their records or by name. */
+async function replies(store: Store, to: string): Promise<ReplyNotice[]> {
+  const heard: ReplyNotice[] = [];
+  await new Promise<void>((resolve) => {
+    store.listen?.(
+      (notice) => {
+        if (notice.type === 'listening') resolve();
+        else if (notice.type === 'events' || notice.type === 'replies') heard.push(notice);
+      },
+      { type: 'replies', to },
+    );
+  });
+  return heard;
+}
+
+/** Waits until the notices tell of `count` calls. */
+async function heardReplies(heard: ReplyNotice[], count: number): Promise<void> {
+  const told = () =>
+    heard.flatMap((notice): unknown[] => (notice.type === 'replies' ? notice.records : notice.callIds))
+      .length;
+  for (let turn = 0; turn < 500 && told() < count; turn++) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
@@ -163,10 +191,10 @@ describe('the notices of a PostgreSQL write', () => {
       postgresStore({ connectionString: server.url, schema }),
     );
     const followed = await listening(follower as Store);
-    const toOne = await listening(clientOne as Store, { type: 'replies', to: 'client-1' });
+    const toOne = await replies(clientOne as Store, 'client-1');
     // An instance id may hold any character: its channel is made of a hash of it.
     const two = `client 2 on ${'h'.repeat(100)}.example:会`;
-    const toTwo = await listening(clientTwo as Store, { type: 'replies', to: two });
+    const toTwo = await replies(clientTwo as Store, two);
     const record = (callId: string, replyTo: string, status: 'queued' | 'inline' | 'succeeded') =>
       makeCallRecord({ callId, sessionId: 's', status, replyTo });
     const event = (callId: string, seq: number): CallEvent => ({ ...queuedEvent(callId, 's'), seq });
@@ -189,18 +217,50 @@ describe('the notices of a PostgreSQL write', () => {
       writer: 'worker-1',
     });
     await heardCalls(followed, 5);
-    await heardCalls(toOne, 1);
-    await heardCalls(toTwo, 1);
+    await heardReplies(toOne, 1);
+    await heardReplies(toTwo, 1);
     expect(followed.map((notice) => [notice.writer, notice.callIds])).toEqual([
       ['client-1', ['a']],
       [two, ['b']],
       ['worker-1', ['a']],
       ['worker-1', ['a', 'b']],
     ]);
-    // Notices come in the order of the commits: any of the clients' own would have come first.
-    expect(toOne).toEqual([{ type: 'events', callIds: ['a'], sessionIds: ['s'], writer: 'worker-1' }]);
-    expect(toTwo).toEqual([{ type: 'events', callIds: ['b'], sessionIds: ['s'], writer: 'worker-1' }]);
+    // Notices come in the order of the commits: any of the clients' own would have come first. A
+    // client hears the record as it was stored, and need not read it.
+    expect(toOne).toEqual([{ type: 'replies', records: [record('a', 'client-1', 'succeeded')] }]);
+    expect(toTwo).toEqual([{ type: 'replies', records: [record('b', two, 'succeeded')] }]);
     await Promise.all([writer, follower, clientOne, clientTwo].map((store) => store?.close()));
+  });
+
+  it('name to a client, rather than hold, a record too long for a notice, and one the write refused', async () => {
+    const schema = `long_replies_${process.pid}`;
+    const writer = postgresStore({ connectionString: server.url, schema });
+    const client = postgresStore({ connectionString: server.url, schema });
+    const heard = await replies(client, 'client-1');
+    const record = (callId: string, overrides: Partial<CallRecord> = {}) =>
+      makeCallRecord({ callId, sessionId: 's', replyTo: 'client-1', ...overrides });
+    await writer.write({
+      calls: ['short', 'long', 'taken'].map((callId) => record(callId)),
+      writer: 'client-1',
+    });
+    // Another worker holds `taken`: what worker-1 writes of it is refused.
+    await writer.claimQueued('worker-2', 1, 'taken');
+    const ended = { status: 'succeeded' as const, endedAt: 2_000, ownerId: 'worker-1' };
+    await writer.write({
+      calls: [record('short', ended), record('long', { ...ended, output: 'x'.repeat(NOTICE_MAX_BYTES) })],
+      writer: 'worker-1',
+    });
+    await heardReplies(heard, 2);
+    expect(heard).toEqual([
+      { type: 'replies', records: [record('short', ended)] },
+      { type: 'events', callIds: ['long'], sessionIds: ['s'], writer: 'worker-1' },
+    ]);
+    heard.length = 0;
+    await writer.write({ calls: [record('taken', ended)], writer: 'worker-1' });
+    await heardReplies(heard, 1);
+    expect(heard).toEqual([{ type: 'events', callIds: ['taken'], sessionIds: [] }]);
+    expect((await writer.getCall('taken'))?.status).toBe('queued');
+    await Promise.all([writer.close(), client.close()]);
   });
 
   it('say `listening` again when a lost LISTEN connection is made anew, and go on telling', async () => {

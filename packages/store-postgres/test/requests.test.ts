@@ -56,10 +56,10 @@ describe('the requests sent through a PostgreSQL store', () => {
       ['c2', undefined],
     ]);
     await store.write({
-      calls: [makeCallRecord({ callId: 'c1', status: 'cancelled', endedAt: 5, ownerId: 'worker-1' })],
+      calls: [makeCallRecord({ callId: 'c1', status: 'cancelled', endedAt: 1_005, ownerId: 'worker-1' })],
       writer: 'worker-1',
     });
-    expect(await store.deleteEndedBefore(10)).toBe(1);
+    expect(await store.deleteEndedBefore(1_010)).toBe(1);
     expect(await store.requestsFor?.(['c1'])).toEqual([]);
     await store.close();
   });

@@ -55,6 +55,11 @@ export type StoreNotice =
    * runtime can skip its own writes, which its bus has already told of.
    */
   | { type: 'events'; callIds: string[]; sessionIds: string[]; writer?: string }
+  /**
+   * These calls, as stored, ended or were detached (on the `replies` topic): the client that waits
+   * for them has its answers without reading them back.
+   */
+  | { type: 'replies'; records: CallRecord[] }
   /** A call waits for a worker to claim it. */
   | { type: 'queued' }
   /** A request for the instance that runs a call. */
@@ -69,7 +74,8 @@ export type StoreNotice =
  * What a listener hears of, so that a process is woken only by what concerns it:
  * - `work`: queued calls and requests (`queued`, `control`), for the processes that run calls;
  * - `events`: the events of every call (`events`), for those that follow calls or sessions;
- * - `replies`: the calls whose `replyTo` is `to` that were detached or ended, for that client.
+ * - `replies`: the calls whose `replyTo` is `to` that were detached or ended, for that client
+ *   (`replies` with their records where they fit a notice, else `events` naming them).
  * Each topic also brings `listening`. A store may tell a listener more than its topic.
  */
 export type NoticeTopic = { type: 'work' } | { type: 'events' } | { type: 'replies'; to: string };
@@ -225,10 +231,12 @@ export interface Store {
     next: { nextAt?: number; enabled: boolean },
   ): Promise<boolean>;
   /**
-   * Removes calls that ended before `time`, the earliest ends first, at most `limit` of them when it
-   * is given, with their events, artifacts, steps, resolutions, acknowledged notifications (a
-   * notification not yet acknowledged stays) and settled webhook deliveries (a pending one stays);
-   * returns how many calls.
+   * Removes calls that ended before `time`, at most `limit` of them when it is given, with their
+   * events, artifacts, steps, resolutions, acknowledged notifications (a notification not yet
+   * acknowledged stays) and settled webhook deliveries (a pending one stays); returns how many
+   * calls. A store may find them by creation (a call ended before a time was created before it):
+   * where the clocks of the processes that create and end a call disagree, its removal waits by
+   * as much.
    */
   deleteEndedBefore(time: number, limit?: number): Promise<number>;
 

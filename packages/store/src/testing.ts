@@ -615,9 +615,9 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
     it('deletes calls that ended before a time, with their events and artifacts, and keeps the rest', async () => {
       await store.write({
         calls: [
-          makeCallRecord({ callId: 'old', status: 'succeeded', endedAt: 10 }),
-          makeCallRecord({ callId: 'new', status: 'succeeded', endedAt: 30 }),
-          makeCallRecord({ callId: 'running', status: 'backgrounded' }),
+          makeCallRecord({ callId: 'old', status: 'succeeded', createdAt: 5, endedAt: 10 }),
+          makeCallRecord({ callId: 'new', status: 'succeeded', createdAt: 5, endedAt: 30 }),
+          makeCallRecord({ callId: 'running', status: 'backgrounded', createdAt: 5 }),
         ],
         events: [statusEvent('old', 1), statusEvent('new', 1)],
         artifacts: [{ callId: 'old', name: 'output.log', content: 'x' }],

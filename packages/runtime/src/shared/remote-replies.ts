@@ -14,10 +14,11 @@ export interface RemoteRepliesDeps {
 }
 
 /**
- * The replies a client waits for, read together. The store tells this client alone (its topic
- * `replies`) of the calls whose `replyTo` it is, and every waiting call that notices of one turn
- * name is read in one query (the store's `getCalls`), not one query per call. The shared store's
- * poll reads every waiting call, so a lost notice delays a reply but never loses it.
+ * The replies a client waits for. The store tells this client alone (its topic `replies`) of the
+ * calls whose `replyTo` it is: with their records (a shared store's notice holds them where they
+ * fit), or by name, and every waiting call that notices of one turn name is read in one query (the
+ * store's `getCalls`), not one query per call. The shared store's poll reads every waiting call,
+ * so a lost notice delays a reply but never loses it.
  */
 export class RemoteReplies {
   readonly #waiting = new Map<string, (record: CallRecord | undefined) => void>();
@@ -111,10 +112,20 @@ export class RemoteReplies {
     if (notice.type === 'listening') {
       this.#listened();
       this.#tellAll();
+    } else if (notice.type === 'replies') {
+      // The records as stored: answered without reading them back.
+      for (const record of notice.records) this.#answer(record);
     } else if (notice.type === 'events') {
       for (const callId of notice.callIds) if (this.#waiting.has(callId)) this.#told.add(callId);
       this.#schedule();
     }
+  }
+
+  /** A waiting call's record, read or told: it settles the call once detached or ended. */
+  #answer(record: CallRecord): void {
+    if (!record.detached && !isTerminalStatus(record.status)) return;
+    this.#told.delete(record.callId);
+    this.#settle(record.callId, record);
   }
 
   /** Every waiting call is read again: at a poll, or when notices may have been lost. */
@@ -145,9 +156,7 @@ export class RemoteReplies {
     try {
       if (callIds.length === 0) return;
       const records = await this.deps.store.getCalls(callIds);
-      for (const record of records) {
-        if (record.detached || isTerminalStatus(record.status)) this.#settle(record.callId, record);
-      }
+      for (const record of records) this.#answer(record);
     } catch (error) {
       // The callers hear that their calls continue (a reply of what they know), rather than wait on.
       this.deps.failures.report('read the replies of calls', error);
