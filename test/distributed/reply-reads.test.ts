@@ -40,12 +40,7 @@ function noticesCounted(store: Store) {
     },
   });
   const heardCallIds = () =>
-    new Set(
-      heard.flatMap((notice) => {
-        if (notice.type === 'replies') return notice.records.map((record) => record.callId);
-        return notice.type === 'events' ? notice.callIds : [];
-      }),
-    );
+    new Set(heard.flatMap((notice) => (notice.type === 'events' ? notice.callIds : [])));
   return { counting, topics, heard, heardCallIds };
 }
 

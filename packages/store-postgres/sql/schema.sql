@@ -287,11 +287,11 @@ BEGIN
     ON CONFLICT (key) DO NOTHING;
   END IF;
   FOR entry IN SELECT e FROM json_array_elements(p_notices) AS e LOOP
-    IF cardinality(refused) > 0 AND entry->1->>'type' = 'replies' THEN
+    IF cardinality(refused) > 0 AND entry->1->'records' IS NOT NULL THEN
       -- A record refused was not stored: its client is told which calls to read, not what it was.
       PERFORM pg_notify(entry->>0, json_build_object(
-        'type', 'events', 'sessionIds', '[]'::json,
-        'callIds', (SELECT json_agg(r->>'callId') FROM json_array_elements(entry->1->'records') AS r))::text);
+        'type', 'events', 'callIds', entry->1->'callIds', 'sessionIds', entry->1->'sessionIds',
+        'writer', entry->1->'writer')::text);
     ELSE
       PERFORM pg_notify(entry->>0, (entry->1)::text);
     END IF;

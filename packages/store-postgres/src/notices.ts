@@ -94,16 +94,7 @@ export function noticesOf(
     waiting.set(replyTo, calls.set(callId, { callId, sessionId }));
   }
   for (const [replyTo, calls] of waiting) {
-    const { payloads, unfit } = repliesNotices([...calls.keys()], recordJson);
-    add(channels.replies(replyTo), payloads);
-    // A record too long for a notice: the call is named, and the client reads it.
-    add(
-      channels.replies(replyTo),
-      eventsNotices(
-        unfit.map((callId) => calls.get(callId) as Named),
-        writer,
-      ),
-    );
+    add(channels.replies(replyTo), eventsNotices([...calls.values()], writer, recordJson));
   }
   if ((batch.calls ?? []).some((record) => record.status === 'queued' && record.ownerId === undefined)) {
     add(channels.work, [JSON.stringify({ type: 'queued' } satisfies StoreNotice)]);
@@ -111,52 +102,32 @@ export function noticesOf(
   return entries.length === 0 ? null : `[${entries.join(',')}]`;
 }
 
-const REPLIES_OPEN = '{"type":"replies","records":[';
-const REPLIES_CLOSE = ']}';
-
-/** `replies` notices holding these calls' records, packed up to the payload limit, and the calls none holds. */
-function repliesNotices(
-  callIds: readonly string[],
-  recordJson: ReadonlyMap<string, string>,
-): { payloads: string[]; unfit: string[] } {
-  const payloads: string[] = [];
-  const unfit: string[] = [];
-  const empty = REPLIES_OPEN.length + REPLIES_CLOSE.length;
-  let records: string[] = [];
-  let bytes = empty;
-  const flush = () => {
-    if (records.length > 0) payloads.push(`${REPLIES_OPEN}${records.join(',')}${REPLIES_CLOSE}`);
-    records = [];
-    bytes = empty;
-  };
-  for (const callId of callIds) {
-    const json = recordJson.get(callId);
-    const recordBytes = json === undefined ? Number.POSITIVE_INFINITY : Buffer.byteLength(json) + 1;
-    if (empty + recordBytes > NOTICE_MAX_BYTES) {
-      unfit.push(callId);
-      continue;
-    }
-    if (bytes + recordBytes > NOTICE_MAX_BYTES) flush();
-    records.push(json as string);
-    bytes += recordBytes;
-  }
-  flush();
-  return { payloads, unfit };
-}
-
-/** `events` notices naming these calls (each with its session), packed up to the payload limit. */
-function eventsNotices(calls: readonly Named[], writer: string | undefined): string[] {
+/**
+ * `events` notices naming these calls (each with its session), packed up to the payload limit;
+ * with `recordJson`, each holds the records of its calls too, but for a record too long for a
+ * notice of its own (that call is named, and read).
+ */
+function eventsNotices(
+  calls: readonly Named[],
+  writer: string | undefined,
+  recordJson?: ReadonlyMap<string, string>,
+): string[] {
   const payloads: string[] = [];
   const empty: StoreNotice = { type: 'events', callIds: [], sessionIds: [], writer };
-  const emptyBytes = jsonBytes(empty);
+  // `,"records":[]` when records go in.
+  const emptyBytes = jsonBytes(empty) + (recordJson ? 13 : 0);
   let callIds: string[] = [];
   let sessionIds = new Set<string>();
+  let records: string[] = [];
   let bytes = emptyBytes;
   const flush = () => {
     if (callIds.length === 0) return;
-    payloads.push(JSON.stringify({ ...empty, callIds, sessionIds: [...sessionIds] } satisfies StoreNotice));
+    const json = JSON.stringify({ ...empty, callIds, sessionIds: [...sessionIds] } satisfies StoreNotice);
+    // The records are JSON already: they go in as they are, not parsed and written again.
+    payloads.push(recordJson ? `${json.slice(0, -1)},"records":[${records.join(',')}]}` : json);
     callIds = [];
     sessionIds = new Set();
+    records = [];
     bytes = emptyBytes;
   };
   for (const { callId, sessionId } of calls) {
@@ -164,13 +135,18 @@ function eventsNotices(calls: readonly Named[], writer: string | undefined): str
     const callBytes = jsonStringBytes(callId) + 1;
     const sessionBytes = jsonStringBytes(sessionId) + 1;
     if (emptyBytes + callBytes + sessionBytes > NOTICE_MAX_BYTES) continue; // see NOTICE_MAX_BYTES
-    let added = callBytes + (sessionIds.has(sessionId) ? 0 : sessionBytes);
+    const record = recordJson?.get(callId);
+    const recordBytes = record === undefined ? 0 : Buffer.byteLength(record) + 1;
+    const held =
+      record !== undefined && emptyBytes + callBytes + sessionBytes + recordBytes <= NOTICE_MAX_BYTES;
+    let added = callBytes + (sessionIds.has(sessionId) ? 0 : sessionBytes) + (held ? recordBytes : 0);
     if (bytes + added > NOTICE_MAX_BYTES) {
       flush();
-      added = callBytes + sessionBytes;
+      added = callBytes + sessionBytes + (held ? recordBytes : 0);
     }
     callIds.push(callId);
     sessionIds.add(sessionId);
+    if (held) records.push(record);
     bytes += added;
   }
   flush();

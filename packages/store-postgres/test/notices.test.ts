@@ -57,33 +57,6 @@ async function heardCalls(heard: Array<{ callIds: string[] }>, count: number): P
   }
 }
 
-type ReplyNotice = Extract<StoreNotice, { type: 'events' | 'replies' }>;
-
-/** What a client hears on its topic: the calls it waits for, with their records or by name. */
-async function replies(store: Store, to: string): Promise<ReplyNotice[]> {
-  const heard: ReplyNotice[] = [];
-  await new Promise<void>((resolve) => {
-    store.listen?.(
-      (notice) => {
-        if (notice.type === 'listening') resolve();
-        else if (notice.type === 'events' || notice.type === 'replies') heard.push(notice);
-      },
-      { type: 'replies', to },
-    );
-  });
-  return heard;
-}
-
-/** Waits until the notices tell of `count` calls. */
-async function heardReplies(heard: ReplyNotice[], count: number): Promise<void> {
-  const told = () =>
-    heard.flatMap((notice): unknown[] => (notice.type === 'replies' ? notice.records : notice.callIds))
-      .length;
-  for (let turn = 0; turn < 500 && told() < count; turn++) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** A store that writes and one that listens, on a schema of their own. */
 async function writerAndListener(name: string) {
   const schema = `${name}_${process.pid}`;
@@ -191,10 +164,10 @@ describe('the notices of a PostgreSQL write', () => {
       postgresStore({ connectionString: server.url, schema }),
     );
     const followed = await listening(follower as Store);
-    const toOne = await replies(clientOne as Store, 'client-1');
+    const toOne = await listening(clientOne as Store, { type: 'replies', to: 'client-1' });
     // An instance id may hold any character: its channel is made of a hash of it.
     const two = `client 2 on ${'h'.repeat(100)}.example:会`;
-    const toTwo = await replies(clientTwo as Store, two);
+    const toTwo = await listening(clientTwo as Store, { type: 'replies', to: two });
     const record = (callId: string, replyTo: string, status: 'queued' | 'inline' | 'succeeded') =>
       makeCallRecord({ callId, sessionId: 's', status, replyTo });
     const event = (callId: string, seq: number): CallEvent => ({ ...queuedEvent(callId, 's'), seq });
@@ -217,8 +190,8 @@ describe('the notices of a PostgreSQL write', () => {
       writer: 'worker-1',
     });
     await heardCalls(followed, 5);
-    await heardReplies(toOne, 1);
-    await heardReplies(toTwo, 1);
+    await heardCalls(toOne, 1);
+    await heardCalls(toTwo, 1);
     expect(followed.map((notice) => [notice.writer, notice.callIds])).toEqual([
       ['client-1', ['a']],
       [two, ['b']],
@@ -226,9 +199,17 @@ describe('the notices of a PostgreSQL write', () => {
       ['worker-1', ['a', 'b']],
     ]);
     // Notices come in the order of the commits: any of the clients' own would have come first. A
-    // client hears the record as it was stored, and need not read it.
-    expect(toOne).toEqual([{ type: 'replies', records: [record('a', 'client-1', 'succeeded')] }]);
-    expect(toTwo).toEqual([{ type: 'replies', records: [record('b', two, 'succeeded')] }]);
+    // client hears the record as it was stored, and need not read it; the notice names the call
+    // too, for a client of the previous version, which reads what it is told of.
+    const told = (callId: string, replyTo: string) => ({
+      type: 'events',
+      callIds: [callId],
+      sessionIds: ['s'],
+      writer: 'worker-1',
+      records: [record(callId, replyTo, 'succeeded')],
+    });
+    expect(toOne).toEqual([told('a', 'client-1')]);
+    expect(toTwo).toEqual([told('b', two)]);
     await Promise.all([writer, follower, clientOne, clientTwo].map((store) => store?.close()));
   });
 
@@ -236,7 +217,7 @@ describe('the notices of a PostgreSQL write', () => {
     const schema = `long_replies_${process.pid}`;
     const writer = postgresStore({ connectionString: server.url, schema });
     const client = postgresStore({ connectionString: server.url, schema });
-    const heard = await replies(client, 'client-1');
+    const heard = await listening(client, { type: 'replies', to: 'client-1' });
     const record = (callId: string, overrides: Partial<CallRecord> = {}) =>
       makeCallRecord({ callId, sessionId: 's', replyTo: 'client-1', ...overrides });
     await writer.write({
@@ -250,15 +231,20 @@ describe('the notices of a PostgreSQL write', () => {
       calls: [record('short', ended), record('long', { ...ended, output: 'x'.repeat(NOTICE_MAX_BYTES) })],
       writer: 'worker-1',
     });
-    await heardReplies(heard, 2);
+    await heardCalls(heard, 2);
     expect(heard).toEqual([
-      { type: 'replies', records: [record('short', ended)] },
-      { type: 'events', callIds: ['long'], sessionIds: ['s'], writer: 'worker-1' },
+      {
+        type: 'events',
+        callIds: ['short', 'long'],
+        sessionIds: ['s'],
+        writer: 'worker-1',
+        records: [record('short', ended)],
+      },
     ]);
     heard.length = 0;
     await writer.write({ calls: [record('taken', ended)], writer: 'worker-1' });
-    await heardReplies(heard, 1);
-    expect(heard).toEqual([{ type: 'events', callIds: ['taken'], sessionIds: [] }]);
+    await heardCalls(heard, 1);
+    expect(heard).toEqual([{ type: 'events', callIds: ['taken'], sessionIds: ['s'], writer: 'worker-1' }]);
     expect((await writer.getCall('taken'))?.status).toBe('queued');
     await Promise.all([writer.close(), client.close()]);
   });

@@ -52,14 +52,11 @@ export interface ClaimedCall {
 export type StoreNotice =
   /**
    * Events of these calls were stored; `writer` is the `StoreWrite.writer` that stored them, so a
-   * runtime can skip its own writes, which its bus has already told of.
+   * runtime can skip its own writes, which its bus has already told of. On the `replies` topic, a
+   * store may hold in `records` the records of those calls, as stored: the client that waits for
+   * them has its answers without reading them back (it reads the others).
    */
-  | { type: 'events'; callIds: string[]; sessionIds: string[]; writer?: string }
-  /**
-   * These calls, as stored, ended or were detached (on the `replies` topic): the client that waits
-   * for them has its answers without reading them back.
-   */
-  | { type: 'replies'; records: CallRecord[] }
+  | { type: 'events'; callIds: string[]; sessionIds: string[]; writer?: string; records?: CallRecord[] }
   /** A call waits for a worker to claim it. */
   | { type: 'queued' }
   /** A request for the instance that runs a call. */
@@ -75,7 +72,7 @@ export type StoreNotice =
  * - `work`: queued calls and requests (`queued`, `control`), for the processes that run calls;
  * - `events`: the events of every call (`events`), for those that follow calls or sessions;
  * - `replies`: the calls whose `replyTo` is `to` that were detached or ended, for that client
- *   (`replies` with their records where they fit a notice, else `events` naming them).
+ *   (`events`, with their records where they fit).
  * Each topic also brings `listening`. A store may tell a listener more than its topic.
  */
 export type NoticeTopic = { type: 'work' } | { type: 'events' } | { type: 'replies'; to: string };

@@ -112,11 +112,16 @@ export class RemoteReplies {
     if (notice.type === 'listening') {
       this.#listened();
       this.#tellAll();
-    } else if (notice.type === 'replies') {
-      // The records as stored: answered without reading them back.
-      for (const record of notice.records) this.#answer(record);
     } else if (notice.type === 'events') {
-      for (const callId of notice.callIds) if (this.#waiting.has(callId)) this.#told.add(callId);
+      // The records the notice holds, as stored, answer their calls without a read; the rest are read.
+      const told = new Set<string>();
+      for (const record of notice.records ?? []) {
+        told.add(record.callId);
+        this.#answer(record);
+      }
+      for (const callId of notice.callIds) {
+        if (!told.has(callId) && this.#waiting.has(callId)) this.#told.add(callId);
+      }
       this.#schedule();
     }
   }
