@@ -184,6 +184,7 @@ DECLARE
   written_added boolean[];
   written_claimable boolean[];
   written_holders text[];
+  queue_or_owners boolean;
 BEGIN
   IF p_call_ids IS NOT NULL THEN
     PERFORM set_config('baton.keeps_calls', 'on', true);
@@ -212,10 +213,13 @@ BEGIN
            array_agg(w.position) FILTER (WHERE w.call_id IS NOT NULL),
            array_agg(w.added) FILTER (WHERE w.call_id IS NOT NULL),
            array_agg(w.claimable) FILTER (WHERE w.call_id IS NOT NULL),
-           array_agg(w.holder) FILTER (WHERE w.call_id IS NOT NULL)
-      INTO accepted, refused, written_positions, written_added, written_claimable, written_holders
+           array_agg(w.holder) FILTER (WHERE w.call_id IS NOT NULL),
+           coalesce(bool_or(NOT w.added OR w.claimable OR w.holder IS NOT NULL), false)
+      INTO accepted, refused, written_positions, written_added, written_claimable, written_holders,
+           queue_or_owners
       FROM input AS i LEFT JOIN written AS w ON w.call_id = i.call_id;
-    IF written_positions IS NOT NULL THEN
+    -- New calls that ended already (one process's) are in neither table: nothing to keep.
+    IF queue_or_owners THEN
       PERFORM baton_keep_calls(written_positions, written_added, written_claimable, written_holders);
     END IF;
   END IF;
