@@ -1,5 +1,5 @@
--- The split path (client and worker processes) as cheap for PostgreSQL as one process. A call's
--- row was rewritten three times (queued, claimed, ended), and each new version went into all eight
+-- The split path (client and worker processes) cheaper for PostgreSQL. A call's row was
+-- rewritten three times (queued, claimed, ended), and each new version went into all eight
 -- indexes, four of them on the columns a claim or an end changes (status, owner_id, ended_at).
 -- Now no index holds a column that changes after the insert, so a claim and an end are heap-only
 -- updates (HOT) on a page with room for them (fillfactor): no index entry at all.
