@@ -102,6 +102,9 @@ export function noticesOf(
   return entries.length === 0 ? null : `[${entries.join(',')}]`;
 }
 
+/** Where the records go in a notice, at its end: `,"records":[` and then `]`. */
+const RECORDS_OPEN = ',"records":[';
+
 /**
  * `events` notices naming these calls (each with its session), packed up to the payload limit;
  * with `recordJson`, each holds the records of its calls too, but for a record too long for a
@@ -114,8 +117,7 @@ function eventsNotices(
 ): string[] {
   const payloads: string[] = [];
   const empty: StoreNotice = { type: 'events', callIds: [], sessionIds: [], writer };
-  // `,"records":[]` when records go in.
-  const emptyBytes = jsonBytes(empty) + (recordJson ? 13 : 0);
+  const emptyBytes = jsonBytes(empty) + (recordJson ? RECORDS_OPEN.length + 1 : 0);
   let callIds: string[] = [];
   let sessionIds = new Set<string>();
   let records: string[] = [];
@@ -124,7 +126,7 @@ function eventsNotices(
     if (callIds.length === 0) return;
     const json = JSON.stringify({ ...empty, callIds, sessionIds: [...sessionIds] } satisfies StoreNotice);
     // The records are JSON already: they go in as they are, not parsed and written again.
-    payloads.push(recordJson ? `${json.slice(0, -1)},"records":[${records.join(',')}]}` : json);
+    payloads.push(recordJson ? `${json.slice(0, -1)}${RECORDS_OPEN}${records.join(',')}]}` : json);
     callIds = [];
     sessionIds = new Set();
     records = [];

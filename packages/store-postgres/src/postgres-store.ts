@@ -568,32 +568,31 @@ export class PostgresStore implements Store {
     await this.#ready;
     return this.#transaction(async (client) => {
       // A second claimer waits on the row locks, then sees the new owner and takes nothing.
-      const { rows } = await client.query<{ claimed_record: CallRecord; claimed_owner: string | null }>(
-        'SELECT claimed_record, claimed_owner FROM baton_claim_orphans($1, $2) ORDER BY claimed_position',
+      const { rows } = await client.query<Pick<CallRow, 'record' | 'owner_id'>>(
+        `SELECT claimed_record AS record, claimed_owner AS owner_id FROM baton_claim_orphans($1, $2)
+         ORDER BY claimed_position`,
         [ownerId, goneInstanceIds],
       );
       await client.query('DELETE FROM instances WHERE id = ANY($1)', [goneInstanceIds]);
-      return rows.map((row) => recordOf({ record: row.claimed_record, owner_id: row.claimed_owner }));
+      return rows.map(recordOf);
     });
   }
 
   async claimQueued(ownerId: string, limit: number, callId?: string): Promise<ClaimedCall[]> {
     // SKIP LOCKED: workers that claim at once each take different calls, without waiting (see
     // baton_claim in sql/).
-    const rows = await this.#query<{
-      claimed_record: CallRecord;
-      claimed_owner: string | null;
-      claimed_last_seq: number;
-      claimed_requests: CallControl[] | null;
-    }>(
-      'SELECT claimed_record, claimed_owner, claimed_last_seq, claimed_requests FROM baton_claim($1, $2, $3)',
+    const rows = await this.#query<
+      Pick<CallRow, 'record' | 'owner_id'> & { last_seq: number; requests: CallControl[] | null }
+    >(
+      `SELECT claimed_record AS record, claimed_owner AS owner_id, claimed_last_seq AS last_seq,
+         claimed_requests AS requests FROM baton_claim($1, $2, $3)`,
       [ownerId, limit, callId ?? null],
       'baton_claim',
     );
     return rows.map((row) => ({
-      record: recordOf({ record: row.claimed_record, owner_id: row.claimed_owner }),
-      lastSeq: row.claimed_last_seq,
-      ...(row.claimed_requests === null ? {} : { requests: row.claimed_requests }),
+      record: recordOf(row),
+      lastSeq: row.last_seq,
+      ...(row.requests === null ? {} : { requests: row.requests }),
     }));
   }
 

@@ -114,14 +114,8 @@ export class RemoteReplies {
       this.#tellAll();
     } else if (notice.type === 'events') {
       // The records the notice holds, as stored, answer their calls without a read; the rest are read.
-      const told = new Set<string>();
-      for (const record of notice.records ?? []) {
-        told.add(record.callId);
-        this.#answer(record);
-      }
-      for (const callId of notice.callIds) {
-        if (!told.has(callId) && this.#waiting.has(callId)) this.#told.add(callId);
-      }
+      for (const record of notice.records ?? []) this.#answer(record);
+      for (const callId of notice.callIds) if (this.#waiting.has(callId)) this.#told.add(callId);
       this.#schedule();
     }
   }
