@@ -17,6 +17,7 @@ import { mcpOverHttp } from './suites/mcp-http.js';
 import { parkedMemory } from './suites/parked-memory.js';
 import { pgPeers } from './suites/pg-peers.js';
 import { throughPostgres } from './suites/postgres.js';
+import { postgresParts } from './suites/postgres-parts.js';
 import { promotionAccuracy } from './suites/promotion.js';
 import { throughStores } from './suites/sqlite.js';
 
@@ -62,6 +63,8 @@ if (runs(6)) {
 if (runs(7)) {
   log('7. inline calls through PostgreSQL: one process, then a client and worker processes');
   rows.push(...(await throughPostgres(config)));
+  log("7. PostgreSQL's CPU for each part of a call: Baton's writes replayed one at a time");
+  rows.push(...(await postgresParts(config)));
 }
 
 if (runs(8)) {
