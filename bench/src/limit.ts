@@ -24,16 +24,24 @@ function rowsOf(batch: StoreWrite): string[] {
   return rows;
 }
 
-/** Runs `calls` no-op calls, `inFlight` at a time, through Baton on `store`, and keeps what it wrote. */
-export async function captureWrites(store: Store, calls: number, inFlight: number): Promise<CapturedWrites> {
-  const batches: StoreWrite[] = [];
-  const capturing: Store = Object.assign(Object.create(store), {
+/** `store`, keeping a copy of each batch written through it in `batches`, in order. */
+export function keepingWrites(store: Store, batches: StoreWrite[]): Store {
+  return Object.assign(Object.create(store) as Store, {
     write(batch: StoreWrite) {
       batches.push(JSON.parse(JSON.stringify(batch)) as StoreWrite);
       return store.write(batch);
     },
   });
-  const runtime = createRuntime({ tools: [addOneTool], store: capturing, inlineBudgetMs: 60_000 });
+}
+
+/** Runs `calls` no-op calls, `inFlight` at a time, through Baton on `store`, and keeps what it wrote. */
+export async function captureWrites(store: Store, calls: number, inFlight: number): Promise<CapturedWrites> {
+  const batches: StoreWrite[] = [];
+  const runtime = createRuntime({
+    tools: [addOneTool],
+    store: keepingWrites(store, batches),
+    inlineBudgetMs: 60_000,
+  });
   await runtime.ready;
   await throughput(calls, inFlight, (i) => callAddOne(runtime, i));
   await runtime.close();

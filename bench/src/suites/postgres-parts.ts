@@ -5,7 +5,7 @@ import { throwawayPostgres } from '@baton/store-postgres/testing';
 import pg from 'pg';
 import { addOneTool, callAddOne } from '../add-one.js';
 import type { BenchConfig } from '../config.js';
-import { captureWrites } from '../limit.js';
+import { captureWrites, keepingWrites } from '../limit.js';
 import { type Row, throughput } from '../measure.js';
 import { serverCpuMeter } from '../server-cpu.js';
 
@@ -20,13 +20,10 @@ interface CapturedSplit {
   claims: { ownerId: string; taken: number }[];
 }
 
-/** A store that keeps a copy of every write and the size of every claim it does. */
+/** A store that keeps a copy of every write, and the size of every claim, done through it. */
 function capturing(store: Store, writes: StoreWrite[], claims?: CapturedSplit['claims']): Store {
-  return Object.assign(Object.create(store) as Store, {
-    write(batch: StoreWrite) {
-      writes.push(JSON.parse(JSON.stringify(batch)) as StoreWrite);
-      return store.write(batch);
-    },
+  const kept = keepingWrites(store, writes);
+  return Object.assign(kept, {
     async claimQueued(ownerId: string, limit: number, callId?: string) {
       const claimed = await store.claimQueued(ownerId, limit, callId);
       if (claimed.length > 0) {
@@ -109,6 +106,20 @@ export async function postgresParts(config: BenchConfig): Promise<Row[]> {
       await work();
       return (serverCpu() - before) / calls;
     };
+    const replayOneProcess = async (store: Store) => {
+      parts[ONE_PROCESS].push(await cpuPerCall(() => writeAll(store, oneProcess.batches)));
+    };
+    const replaySplit = async (store: Store) => {
+      const client = await cpuPerCall(() => writeAll(store, split.client));
+      const claim = await cpuPerCall(async () => {
+        for (const { ownerId, taken } of split.claims) await store.claimQueued(ownerId, taken);
+      });
+      const end = await cpuPerCall(() => writeAll(store, split.worker));
+      parts['split: the client stores each call'].push(client);
+      parts['split: the worker claims it'].push(claim);
+      parts['split: the worker stores its end'].push(end);
+      parts['split: all three'].push(client + claim + end);
+    };
     for (let round = 0; round < config.rounds; round++) {
       for (const replay of [replayOneProcess, replaySplit]) {
         const schema = freshSchema();
@@ -122,22 +133,6 @@ export async function postgresParts(config: BenchConfig): Promise<Row[]> {
           await admin.query(`DROP SCHEMA ${schema} CASCADE`);
         }
       }
-    }
-
-    async function replayOneProcess(store: Store) {
-      parts[ONE_PROCESS].push(await cpuPerCall(() => writeAll(store, oneProcess.batches)));
-    }
-
-    async function replaySplit(store: Store) {
-      const client = await cpuPerCall(() => writeAll(store, split.client));
-      const claim = await cpuPerCall(async () => {
-        for (const { ownerId, taken } of split.claims) await store.claimQueued(ownerId, taken);
-      });
-      const end = await cpuPerCall(() => writeAll(store, split.worker));
-      parts['split: the client stores each call'].push(client);
-      parts['split: the worker claims it'].push(claim);
-      parts['split: the worker stores its end'].push(end);
-      parts['split: all three'].push(client + claim + end);
     }
   } finally {
     await admin.end();
