@@ -40,8 +40,9 @@ export type { ListedWrite, RefusedWrite, Rows };
  * One call's rows can never fail another's: a batch the store refuses is written again in halves,
  * and halves of halves, down to the parts (one call's rows each) that it refuses on their own.
  * Only those fail; with one bad call among n, that takes about 2·log2(n) more writes. A store
- * that cannot be reached is not refusing: the batch is written again, whole, while it is away
- * (`storeRetryMs`), and its calls wait.
+ * that cannot be reached is not refusing: the batch is written again, whole and unchanged (a copy
+ * taken when it left), while it is away (`storeRetryMs`), and its calls wait. A store that is
+ * still away after that refuses the whole batch, which is not split.
  */
 export class WriteBatcher {
   readonly #store: Store;
@@ -206,7 +207,9 @@ export class WriteBatcher {
   }
 
   async #write(batch: PendingBatch): Promise<void> {
-    // The store takes what it keeps before write() returns (the Store contract), so no copy here.
+    // The batch is what its calls were when it left: a write made again (the store was away, or
+    // its answer was lost) writes the same rows, never a call's later state beside its old events.
+    for (const [callId, record] of batch.calls) batch.calls.set(callId, { ...record });
     const whole: Required<StoreWrite> = {
       calls: [...batch.calls.values()],
       events: batch.events,
@@ -222,7 +225,7 @@ export class WriteBatcher {
     let parts: Part[] | undefined;
     const startedAt = this.#timed ? performance.now() : 0;
     try {
-      await (this.#outage ? this.#outage.ride(() => this.#store.write(whole)) : this.#store.write(whole));
+      await this.#send(whole);
       this.#timed?.({ durationMs: performance.now() - startedAt, rows: rowsOf(whole), ok: true });
     } catch (error) {
       this.#timed?.({ durationMs: performance.now() - startedAt, rows: rowsOf(whole), ok: false });
@@ -247,20 +250,33 @@ export class WriteBatcher {
     }
   }
 
-  /** Parts that failed together are written in halves; a part refused on its own is refused with its own error. */
+  /**
+   * One write, ridden out while the store is away. A store makes a write that had committed (its
+   * answer was lost on the way) again without change and answers it as written, so a write made
+   * again never refuses what it kept the first time.
+   */
+  #send(write: StoreWrite): Promise<void> {
+    return this.#outage ? this.#outage.ride(() => this.#store.write(write)) : this.#store.write(write);
+  }
+
+  /**
+   * Parts that failed together are written in halves; a part refused on its own is refused with its
+   * own error. Only a store that answered is asked so: one still away past the ride-out would
+   * refuse every half alike, so all the parts are refused with its error, without splitting.
+   */
   async #writeApart(
     parts: readonly Part[],
     error: unknown,
     refused: Map<string, unknown>,
   ): Promise<Map<string, unknown>> {
-    if (parts.length === 1) {
-      refused.set((parts[0] as Part).key, error);
+    if (parts.length === 1 || this.#store.isUnavailable?.(error)) {
+      for (const part of parts) refused.set(part.key, error);
       return refused;
     }
     const middle = parts.length >>> 1;
     for (const half of [parts.slice(0, middle), parts.slice(middle)]) {
       try {
-        await this.#store.write({ ...joined(half), writer: this.#writer });
+        await this.#send({ ...joined(half), writer: this.#writer });
       } catch (halfError) {
         await this.#writeApart(half, halfError, refused);
       }

@@ -185,6 +185,8 @@ DECLARE
   written_claimable boolean[];
   written_holders text[];
   queue_or_owners boolean;
+  inserted_rows bigint;
+  fenced_rows bigint;
 BEGIN
   IF p_call_ids IS NOT NULL THEN
     PERFORM set_config('baton.keeps_calls', 'on', true);
@@ -201,9 +203,14 @@ BEGIN
       ON CONFLICT (call_id) DO UPDATE SET
         status = excluded.status, owner_id = excluded.owner_id, ended_at = excluded.ended_at,
         attempt = excluded.attempt, record = excluded.record
-      WHERE (p_writer IS NULL OR ((calls.owner_id IS NULL OR calls.owner_id = p_writer)
-                                  AND calls.ended_at IS NULL))
-        AND calls.attempt <= excluded.attempt
+      WHERE ((p_writer IS NULL OR ((calls.owner_id IS NULL OR calls.owner_id = p_writer)
+                                   AND calls.ended_at IS NULL))
+             AND calls.attempt <= excluded.attempt)
+        -- The same record again, still held as it was: this write had committed and is made
+        -- again (its answer was lost), an end included. It changes nothing, and the rest of the
+        -- write is not refused. (A claim changes the owner alone: a call claimed since is fenced.)
+        OR (calls.record::text = excluded.record::text
+            AND calls.owner_id IS NOT DISTINCT FROM excluded.owner_id)
       -- A new row has no xmax; one updated by ON CONFLICT carries the lock that chose it.
       RETURNING call_id, position, xmax = 0 AS added,
                 baton_claimable(status, owner_id, record) AS claimable,
@@ -227,18 +234,37 @@ BEGIN
     PERFORM pg_advisory_xact_lock(key) FROM (
       SELECT DISTINCT hashtext('baton-session:' || session) AS key
       FROM unnest(p_sessions) AS session ORDER BY key) AS keys;
-    WITH inserted AS (
-      INSERT INTO event_rows (call_id, seq, last_seq, session_id, events)
-      SELECT r.call_id, r.seq, r.last_seq, r.session_id, r.events
+    WITH input AS MATERIALIZED (
+      SELECT r.call_id, r.seq, r.last_seq, r.session_id, r.events, r.n
       FROM unnest(p_row_calls, p_row_seqs, p_row_last_seqs, p_row_sessions,
                   string_to_array(p_row_events, E'\n')::json[]) WITH ORDINALITY
         AS r(call_id, seq, last_seq, session_id, events, n)
       WHERE r.call_id IN (SELECT unnest(accepted))
-         OR (r.call_id NOT IN (SELECT unnest(refused)) AND baton_unheld(r.call_id, p_writer))
-      ORDER BY n
+         OR (r.call_id NOT IN (SELECT unnest(refused)) AND baton_unheld(r.call_id, p_writer))),
+    inserted AS (
+      INSERT INTO event_rows (call_id, seq, last_seq, session_id, events)
+      SELECT call_id, seq, last_seq, session_id, events FROM input ORDER BY n
+      ON CONFLICT (call_id, seq) DO NOTHING
       RETURNING call_id, seq, last_seq)
-    SELECT array_agg(call_id), array_agg(seq), array_agg(last_seq)
-      INTO later_calls, later_seqs, later_last_seqs FROM inserted WHERE seq > 1;
+    SELECT array_agg(call_id) FILTER (WHERE seq > 1), array_agg(seq) FILTER (WHERE seq > 1),
+           array_agg(last_seq) FILTER (WHERE seq > 1), count(*), (SELECT count(*) FROM input)
+      INTO later_calls, later_seqs, later_last_seqs, inserted_rows, fenced_rows FROM inserted;
+    IF inserted_rows < fenced_rows THEN
+      -- Rows stored already: the same write made again (its answer was lost), which keeps them as
+      -- they are, or another writer's events under the same numbers, which is refused.
+      SELECT r.call_id, r.seq INTO clash_call, clash_seq
+        FROM unnest(p_row_calls, p_row_seqs, string_to_array(p_row_events, E'\n')::json[])
+          AS r(call_id, seq, events)
+        WHERE (r.call_id IN (SELECT unnest(accepted))
+               OR (r.call_id NOT IN (SELECT unnest(refused)) AND baton_unheld(r.call_id, p_writer)))
+          AND NOT EXISTS (SELECT 1 FROM event_rows AS p
+                          WHERE p.call_id = r.call_id AND p.seq = r.seq AND p.events::text = r.events::text)
+        LIMIT 1;
+      IF FOUND THEN
+        RAISE EXCEPTION 'call % already has other events from %', clash_call, clash_seq
+          USING ERRCODE = 'unique_violation';
+      END IF;
+    END IF;
     IF later_calls IS NOT NULL THEN
       SELECT n.call_id, n.seq INTO clash_call, clash_seq
         FROM unnest(later_calls, later_seqs, later_last_seqs) AS n(call_id, seq, last_seq)
@@ -260,7 +286,9 @@ BEGIN
            (x->>'acknowledgedAt')::bigint, x
     FROM jsonb_array_elements(p_notifications) AS x
     WHERE (x->>'callId') IN (SELECT unnest(accepted))
-       OR ((x->>'callId') NOT IN (SELECT unnest(refused)) AND baton_unheld(x->>'callId', p_writer));
+       OR ((x->>'callId') NOT IN (SELECT unnest(refused)) AND baton_unheld(x->>'callId', p_writer))
+    -- A notification stored already: the same write made again.
+    ON CONFLICT (id) DO NOTHING;
   END IF;
   IF p_artifacts IS NOT NULL THEN
     INSERT INTO artifacts (call_id, name, content)

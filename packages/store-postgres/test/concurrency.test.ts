@@ -87,6 +87,14 @@ describe('PostgreSQL under concurrency', () => {
       leaseMs: 1,
     });
     await store.claimCalls(['w1'], 'w2');
+    // Its last write made again (its answer lost) is not taken as written: the call is another's now.
+    await store.write({
+      calls: [makeCallRecord({ callId: 'c', ownerId: 'w1', status: 'inline' })],
+      events: [progressEvent('c', 1, 's')],
+      notifications: [makeNotification({ id: 'n0', callId: 'c', sessionId: 's' })],
+      writer: 'w1',
+    });
+    expect(await store.getCall('c')).toMatchObject({ status: 'inline', ownerId: 'w2' });
     await store.write({
       calls: [makeCallRecord({ callId: 'c', ownerId: 'w1', status: 'succeeded', endedAt: 5 })],
       events: [progressEvent('c', 2, 's')],

@@ -90,9 +90,10 @@ const STATEMENTS: Record<Exclude<keyof WriteRows, 'events'>, string> = {
     VALUES (?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (call_id) DO UPDATE SET
       status = excluded.status, owner_id = excluded.owner_id, ended_at = excluded.ended_at, record = excluded.record`,
+  // One stored already is the same write made again: it stays as it is (acknowledged, perhaps).
   notifications: `
     INSERT INTO notifications (id, call_id, session_id, status, created_at, acknowledged_at, notification)
-    VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
   deliveries: `
     INSERT INTO webhook_deliveries (id, call_id, session_id, status, next_at, delivery)
     VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
@@ -120,6 +121,9 @@ export function rowWriter(db: Database.Database): (rows: WriteRows) => void {
   const insertEvents = db.prepare(
     'INSERT INTO event_rows (call_id, seq, last_seq, events, position) VALUES (?, ?, ?, ?, ?)',
   );
+  const storedAlready = db
+    .prepare('SELECT 1 FROM event_rows WHERE call_id = ? AND seq = ? AND last_seq = ? AND events = ?')
+    .pluck();
   const write = db.transaction((rows: WriteRows) => {
     for (const [kind, statement] of statements) {
       for (const row of rows[kind]) statement.run(row);
@@ -128,7 +132,13 @@ export function rowWriter(db: Database.Database): (rows: WriteRows) => void {
     let position = lastPosition.get() as number;
     for (const [callId, seq, lastSeq, events] of rows.events) {
       position += ROW_EVENTS_MAX;
-      insertEvents.run(callId, seq, lastSeq, events, position);
+      try {
+        insertEvents.run(callId, seq, lastSeq, events, position);
+      } catch (error) {
+        // A row stored already as it is: the same write made again, kept once. (The statement
+        // alone was undone; the transaction goes on.) Other events under its numbers are refused.
+        if (storedAlready.get(callId, seq, lastSeq, events) === undefined) throw error;
+      }
     }
   });
   // IMMEDIATE: the write lock is taken at BEGIN, so two processes' batches queue on the busy timeout.

@@ -120,7 +120,8 @@ describe('the writer thread of a SQLite store', () => {
       at: 1,
     } as const;
     await store.write({ calls: [makeCallRecord({ callId: 'c1' })], events: [event] });
-    await expect(store.write({ events: [event] })).rejects.toMatchObject({
+    // Another event under a seq the call has.
+    await expect(store.write({ events: [{ ...event, at: 2 }] })).rejects.toMatchObject({
       code: 'persistence_failed',
       message: expect.stringContaining('UNIQUE constraint failed'),
     });

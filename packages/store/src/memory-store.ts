@@ -73,7 +73,7 @@ export class MemoryStore implements Store {
   #nextOrder = 0;
 
   async write(batch: StoreWrite): Promise<void> {
-    this.#checkEvents(batch.events ?? []);
+    const repeated = this.#checkEvents(batch.events ?? []);
     for (const record of batch.calls ?? []) {
       const stored = this.#calls.get(record.callId);
       if (stored) stored.record = { ...record };
@@ -101,6 +101,7 @@ export class MemoryStore implements Store {
       stored.artifacts.set(artifact.name, artifact.content);
     }
     for (const event of batch.events ?? []) {
+      if (repeated?.has(event)) continue;
       const events = this.#events.get(event.callId);
       if (events) events.push(event);
       else this.#events.set(event.callId, [event]);
@@ -110,7 +111,10 @@ export class MemoryStore implements Store {
       else this.#sessionEvents.set(event.sessionId, [positioned]);
     }
     for (const notification of batch.notifications ?? []) {
-      this.#notifications.set(notification.id, { ...notification });
+      // One stored already is this write made again: it stays as it is (acknowledged, perhaps).
+      if (!this.#notifications.has(notification.id)) {
+        this.#notifications.set(notification.id, { ...notification });
+      }
     }
     for (const delivery of batch.deliveries ?? []) {
       if (!this.#deliveries.has(delivery.id))
@@ -118,16 +122,29 @@ export class MemoryStore implements Store {
     }
   }
 
-  /** Like a primary key on (call, seq): a batch that repeats a seq is refused whole, before anything changes. */
-  #checkEvents(events: readonly CallEvent[]): void {
+  /**
+   * Like a primary key on (call, seq): a batch that repeats a seq is refused whole, before anything
+   * changes. An event stored already as it is (the same write made again) is not refused: it is
+   * returned, to be kept once.
+   */
+  #checkEvents(events: readonly CallEvent[]): Set<CallEvent> | undefined {
     const last = new Map<string, number>();
+    let repeated: Set<CallEvent> | undefined;
     for (const event of events) {
-      const previous = last.get(event.callId) ?? this.#events.get(event.callId)?.at(-1)?.seq ?? 0;
+      const stored = this.#events.get(event.callId);
+      const previous = last.get(event.callId) ?? stored?.at(-1)?.seq ?? 0;
       if (event.seq <= previous) {
-        throw new Error(`event ${event.seq} of call ${event.callId} is already stored`);
+        const same = !last.has(event.callId) && stored?.find((candidate) => candidate.seq === event.seq);
+        if (!same || JSON.stringify(same) !== JSON.stringify(event)) {
+          throw new Error(`event ${event.seq} of call ${event.callId} is already stored`);
+        }
+        repeated ??= new Set();
+        repeated.add(event);
+        continue;
       }
       last.set(event.callId, event.seq);
     }
+    return repeated;
   }
 
   async getCall(callId: string): Promise<CallRecord | undefined> {

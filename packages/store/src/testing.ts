@@ -12,7 +12,7 @@ import {
   type WebhookDelivery,
 } from '@baton/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ClaimedCall, SessionEvent, Store } from './store.js';
+import type { ClaimedCall, SessionEvent, Store, StoreWrite } from './store.js';
 
 export function makeCallRecord(overrides: Partial<CallRecord> & Pick<CallRecord, 'callId'>): CallRecord {
   return {
@@ -175,7 +175,8 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
 
     it('fails with BatonError only: a write it refuses is persistence_failed, its own error the cause', async () => {
       await store.write({ calls: [makeCallRecord({ callId: 'c1' })], events: [statusEvent('c1', 1)] });
-      const refused = await store.write({ events: [statusEvent('c1', 1)] }).then(
+      const other: CallEvent = { ...statusEvent('c1', 1), at: 0 };
+      const refused = await store.write({ events: [other] }).then(
         () => undefined,
         (error: unknown) => error,
       );
@@ -454,14 +455,41 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       );
     });
 
-    it('refuses an event whose seq a call already has: numbering has no gaps and no repeats', async () => {
+    it('refuses another event under a seq a call already has: numbering has no gaps and no repeats', async () => {
+      const other = (seq: number) => ({ ...statusEvent('c1', seq), text: 'another' });
       await store.write({ calls: [makeCallRecord({ callId: 'c1' })], events: [statusEvent('c1', 1)] });
-      await expect(store.write({ events: [statusEvent('c1', 1)] })).rejects.toThrow();
+      await expect(store.write({ events: [other(1)] })).rejects.toThrow();
       expect((await store.listEvents('c1')).map((event) => event.seq)).toEqual([1]);
       await store.write({ events: [statusEvent('c1', 2), statusEvent('c1', 3), statusEvent('c1', 4)] });
-      await expect(store.write({ events: [statusEvent('c1', 3)] })).rejects.toThrow();
+      await expect(store.write({ events: [other(3)] })).rejects.toThrow();
       await expect(store.write({ events: [statusEvent('c1', 5), statusEvent('c1', 5)] })).rejects.toThrow();
       expect((await store.listEvents('c1')).map((event) => event.seq)).toEqual([1, 2, 3, 4]);
+    });
+
+    it('takes a write made again after it was stored (its answer lost) as written: every row kept once, nothing changed', async () => {
+      const started = makeCallRecord({ callId: 'c1', status: 'inline', startedAt: 2 });
+      await store.write({ calls: [started], events: [statusEvent('c1', 1), statusEvent('c1', 2)] });
+      const ended = { ...started, status: 'succeeded' as const, endedAt: 5, output: 'done' };
+      const end: StoreWrite = {
+        calls: [ended],
+        events: [statusEvent('c1', 3), statusEvent('c1', 4)],
+        notifications: [makeNotification({ id: 'n1', callId: 'c1' })],
+        deliveries: [makeDelivery({ id: 'd1', notificationId: 'n1', callId: 'c1' })],
+        artifacts: [{ callId: 'c1', name: 'result.json', content: '{}' }],
+        steps: [{ callId: 'c1', stepId: 'fetch', value: 1 }],
+        resolutions: [{ key: 'k1', callId: 'c1', outcome: { value: 1 }, at: 4 }],
+      };
+      await store.write(end);
+      // The session took its result meanwhile: the same write again leaves that as it is.
+      expect(await store.acknowledgeNotification('n1', 6)).toBe(true);
+      await store.write(end);
+      expect(await store.getCall('c1')).toEqual(ended);
+      expect(await store.listEvents('c1')).toEqual([1, 2, 3, 4].map((seq) => statusEvent('c1', seq)));
+      expect((await store.listSessionEvents('s1')).map(({ event }) => event.seq)).toEqual([1, 2, 3, 4]);
+      expect(await store.listNotifications()).toMatchObject([{ id: 'n1', status: 'acknowledged' }]);
+      expect((await store.listDeliveries()).map(({ id }) => id)).toEqual(['d1']);
+      expect(await store.listArtifacts('c1')).toEqual(['result.json']);
+      expect(await store.listSteps('c1')).toEqual([{ callId: 'c1', stepId: 'fetch', value: 1 }]);
     });
 
     it('writes a batch whole or not at all', async () => {
