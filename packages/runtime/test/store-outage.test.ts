@@ -1,9 +1,9 @@
 import { defineTool } from '@baton/contracts';
-import { memoryStore, type Store } from '@baton/store';
+import { memoryStore, type Store, type StoreWrite } from '@baton/store';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, type Runtime } from '../src/index.js';
-import { SimulatedClock } from '../src/testing.js';
+import { deferred, SimulatedClock } from '../src/testing.js';
 import { settle } from './helpers.js';
 
 const AWAY = 'connect ECONNREFUSED 127.0.0.1:5432';
@@ -14,15 +14,26 @@ const AWAY = 'connect ECONNREFUSED 127.0.0.1:5432';
  */
 function storeThatGoesAway() {
   const kept = memoryStore();
-  const state = { away: false, requests: 0 };
+  const state = {
+    away: false,
+    requests: 0,
+    /** Each write asked for, as it was asked (JSON), in order. */
+    writes: [] as string[],
+    /** Writes this says yes to are stored, and then fail as if the answer was lost on the way. */
+    loseAnswer: (_write: StoreWrite): boolean => false,
+  };
   const store = Object.create(kept) as Store;
+  const away = () => Object.assign(new Error(AWAY), { code: 'ECONNREFUSED' });
   for (const name of ['write', 'getCall', 'listCalls', 'heartbeat', 'registerInstance'] as const) {
     const method = kept[name] as (...args: unknown[]) => Promise<unknown>;
     Object.defineProperty(store, name, {
       value: async (...args: unknown[]) => {
         state.requests++;
-        if (state.away) throw Object.assign(new Error(AWAY), { code: 'ECONNREFUSED' });
-        return method.apply(kept, args);
+        if (name === 'write') state.writes.push(JSON.stringify(args[0]));
+        if (state.away) throw away();
+        const result = await method.apply(kept, args);
+        if (name === 'write' && state.loseAnswer(args[0] as StoreWrite)) throw away();
+        return result;
       },
     });
   }
@@ -47,13 +58,37 @@ async function pass(clock: SimulatedClock, ms: number): Promise<void> {
   }
 }
 
+/** A call in the background that ends when the test says. */
+const report = { halfway: deferred(), done: deferred<string>() };
+const slowReport = defineTool({
+  name: 'slow_report',
+  description: 'Reports, in the background',
+  input: z.object({}),
+  execution: { mode: 'background' },
+  async execute(_, ctx) {
+    await report.halfway.promise;
+    ctx.status('halfway');
+    return report.done.promise;
+  },
+});
+
 async function started(options: { storeRetryMs?: number } = {}) {
   const clock = new SimulatedClock();
   const { store, state } = storeThatGoesAway();
-  const runtime: Runtime = createRuntime({ tools: [echo], store, clock, inlineBudgetMs: 60_000, ...options });
+  report.halfway = deferred();
+  report.done = deferred<string>();
+  const runtime: Runtime = createRuntime({
+    tools: [echo, slowReport],
+    store,
+    clock,
+    inlineBudgetMs: 60_000,
+    ...options,
+  });
   await runtime.ready;
   return { runtime, clock, state };
 }
+
+const TERMINAL = ['succeeded', 'failed', 'cancelled', 'timed_out'];
 
 describe('a store that goes away for a while', () => {
   it('keeps a call made while it is away waiting, and answers it once the store is back', async () => {
@@ -100,6 +135,68 @@ describe('a store that goes away for a while', () => {
       status: 'failed',
       error: { code: 'persistence_failed', message: expect.stringContaining(AWAY) },
     });
+  });
+
+  it('takes a write whose answer was lost, made again, as written: the call ends once, with one notification', async () => {
+    const { runtime, clock, state } = await started();
+    const { callId, status } = await runtime.call({ name: 'slow_report', args: {}, sessionId: 's' });
+    expect(status).toBe('backgrounded');
+    // The end is stored, and its answer lost on the way back: the runtime cannot tell, and writes it again.
+    let lost = 0;
+    state.loseAnswer = (write) => (write.notifications?.length ?? 0) > 0 && lost++ === 0;
+    report.halfway.resolve();
+    report.done.resolve('the report');
+    await pass(clock, 1_000);
+    expect(lost).toBe(2);
+    expect(await runtime.get(callId)).toMatchObject({ status: 'succeeded', output: 'the report' });
+    const events = await runtime.replay(callId);
+    expect(events.filter((event) => TERMINAL.includes(event.type)).map((event) => event.type)).toEqual([
+      'succeeded',
+    ]);
+    expect(await runtime.notifications.list({ sessionId: 's' })).toMatchObject([
+      { callId, outcome: 'succeeded' },
+    ]);
+  });
+
+  it('writes a batch again as it left, not as its calls are by then', async () => {
+    const { runtime, clock, state } = await started();
+    const { callId } = await runtime.call({ name: 'slow_report', args: {}, sessionId: 's' });
+    state.away = true;
+    const before = state.writes.length;
+    // The call's status is written while the store is away; the call ends meanwhile.
+    report.halfway.resolve();
+    await pass(clock, 200);
+    report.done.resolve('ended while away');
+    await pass(clock, 200);
+    state.away = false;
+    await pass(clock, 2_000);
+    const attempts = state.writes.slice(before).map((write) => JSON.parse(write) as StoreWrite);
+    const first = attempts[0];
+    expect(first?.calls).toMatchObject([{ callId, status: 'backgrounded', statusText: 'halfway' }]);
+    // The first batch, made again until the store took it, each time as it left; then the end.
+    const again = attempts.filter((attempt) => JSON.stringify(attempt) === JSON.stringify(first));
+    expect(again.length).toBeGreaterThan(2);
+    expect(attempts.slice(again.length).map((attempt) => attempt.calls?.[0]?.status)).toEqual(['succeeded']);
+    expect(await runtime.get(callId)).toMatchObject({ status: 'succeeded', output: 'ended while away' });
+    expect(
+      (await runtime.replay(callId)).filter((event) => TERMINAL.includes(event.type)).map((event) => event.type),
+    ).toEqual(['succeeded']);
+    expect(await runtime.notifications.list({ sessionId: 's' })).toMatchObject([{ callId }]);
+  });
+
+  it('refuses a batch whole, without splitting it, when the store is still away past storeRetryMs', async () => {
+    const { runtime, clock, state } = await started({ storeRetryMs: 3_000 });
+    state.away = true;
+    const before = state.writes.length;
+    const replies = Promise.all(
+      ['a', 'b', 'c', 'd'].map((text) => runtime.call({ name: 'echo', args: { text }, sessionId: 's' })),
+    );
+    await pass(clock, 3_500);
+    expect((await replies).map((reply) => reply.error?.code)).toEqual(Array(4).fill('persistence_failed'));
+    // Every write asked for held the four calls: none was cut in halves to find a refused one.
+    const asked = state.writes.slice(before, before + 10).map((write) => JSON.parse(write) as StoreWrite);
+    expect(asked.length).toBeGreaterThan(1);
+    for (const write of asked) expect(write.calls?.length).toBe(4);
   });
 
   it('does not ride out with storeRetryMs 0: the error comes at once', async () => {
