@@ -187,7 +187,10 @@ export interface RuntimeInstance {
   boot: string;
   startedAt: number;
   heartbeatAt: number;
-  /** Past `heartbeatAt + leaseMs` the instance is gone and its calls are recovered. */
+  /**
+   * Past `heartbeatAt + leaseMs` the instance is gone and its calls are recovered. A runtime
+   * declares its lease and, on a store that can be away, its ride-out of the store on top.
+   */
   leaseMs: number;
 }
 

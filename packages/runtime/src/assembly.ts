@@ -94,7 +94,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   const driver = new CallDriver();
   const send = driver.send;
   // Every option is valid by now: only then does the runtime announce itself in the store.
-  const registered = store.registerInstance(thisInstance(settings.instanceId, clock.now(), settings.leaseMs));
+  const registered = store.registerInstance(thisInstance(settings.instanceId, clock.now(), settings.holdMs));
   // Reached once, the store is ridden out when it goes away; at start, its error is told at once.
   registered.then(
     () => outage.reached(),

@@ -63,12 +63,17 @@ export class StoreOutage {
   }
 }
 
-/** Methods the runtime does not ride out here: `write` (the write batcher does), and what is not a request. */
-const NOT_RIDDEN = new Set(['write', 'close', 'listen', 'isUnavailable', 'registerInstance']);
+/**
+ * Methods the runtime does not ride out here: `write` (the write batcher does), the heartbeat (made
+ * again at its next beat, with the time of that beat: a renewal made late with an old time would
+ * renew nothing), and what is not a request.
+ */
+const NOT_RIDDEN = new Set(['write', 'close', 'listen', 'isUnavailable', 'registerInstance', 'heartbeat']);
 
 /**
  * The store, each of its requests ridden out through `outage` (see StoreOutage), but `write`,
- * which the write batcher rides out batch by batch, and `registerInstance`, the start's own.
+ * which the write batcher rides out batch by batch, the heartbeat, and `registerInstance`, the
+ * start's own.
  */
 export function ridingOut<S extends Store>(store: S, outage: StoreOutage): S {
   // A store that is never away (memory) is used as it is.

@@ -42,6 +42,12 @@ export interface Settings {
   readonly leaseMs: number;
   /** How long a store that cannot be reached is ridden out; 0: not at all. */
   readonly storeRetryMs: number;
+  /**
+   * How long this instance's calls are its own past its last heartbeat, as others read it from
+   * the store: its lease, and the ride-out on top where the store can be away, so that no call of
+   * a live instance riding out an outage is taken over (docs/DESIGN.md, "Leases and outages").
+   */
+  readonly holdMs: number;
   readonly limits: Required<RuntimeLimits>;
   readonly tenantOf: ((sessionId: string) => string) | undefined;
   /** On a shared store: how often to look for work, lapsed leases and ends. */
@@ -131,6 +137,11 @@ export function resolveSettings(options: RuntimeOptions, store: Store): Settings
     return settings;
   };
   const ttl = options.retention && positive('retention.endedTtlMs', options.retention.endedTtlMs);
+  const leaseMs = positive('leaseMs', options.leaseMs) ?? defaults.DEFAULT_LEASE_MS;
+  const storeRetryMs =
+    options.storeRetryMs === 0
+      ? 0
+      : (positive('storeRetryMs', options.storeRetryMs) ?? defaults.DEFAULT_STORE_RETRY_MS);
   return {
     instanceId: options.instanceId ?? newId(),
     role,
@@ -141,11 +152,9 @@ export function resolveSettings(options: RuntimeOptions, store: Store): Settings
     },
     maxIdChars: positive('maxIdChars', options.maxIdChars) ?? MAX_ID_CHARS,
     maxOutputChars: positive('maxOutputChars', options.maxOutputChars) ?? defaults.DEFAULT_MAX_OUTPUT_CHARS,
-    leaseMs: positive('leaseMs', options.leaseMs) ?? defaults.DEFAULT_LEASE_MS,
-    storeRetryMs:
-      options.storeRetryMs === 0
-        ? 0
-        : (positive('storeRetryMs', options.storeRetryMs) ?? defaults.DEFAULT_STORE_RETRY_MS),
+    leaseMs,
+    storeRetryMs,
+    holdMs: leaseMs + (store.isUnavailable ? storeRetryMs : 0),
     limits: resolveLimits(options.limits),
     tenantOf: options.tenantOf,
     pollMs: positive('pollMs', options.pollMs) ?? defaults.DEFAULT_POLL_MS,

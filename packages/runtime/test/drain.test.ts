@@ -92,9 +92,9 @@ describe('close({ drainMs }): deploys drain, nothing is cancelled', () => {
     }
     expect(research.runs[0]?.signal.aborted).toBe(true);
 
-    // Later, on a clock past the first's lease (which its close let lapse).
+    // Later, on a clock past the first's lease and ride-out (which its close let lapse).
     const secondClock = new SimulatedClock();
-    secondClock.set(10_000);
+    secondClock.set(30_000);
     const second = createRuntime({
       tools: [research.tool, charge],
       store: sqliteStore({ path }),

@@ -12,8 +12,7 @@ const AWAY = 'connect ECONNREFUSED 127.0.0.1:5432';
  * A store that can go away: while `away`, every request fails as a database that cannot be
  * reached does, and says so through `isUnavailable`.
  */
-function storeThatGoesAway() {
-  const kept = memoryStore();
+function storeThatGoesAway(kept: Store = memoryStore()) {
   const state = {
     away: false,
     requests: 0,
@@ -24,7 +23,15 @@ function storeThatGoesAway() {
   };
   const store = Object.create(kept) as Store;
   const away = () => Object.assign(new Error(AWAY), { code: 'ECONNREFUSED' });
-  for (const name of ['write', 'getCall', 'listCalls', 'heartbeat', 'registerInstance'] as const) {
+  for (const name of [
+    'write',
+    'getCall',
+    'listCalls',
+    'heartbeat',
+    'registerInstance',
+    'listInstances',
+    'claimCalls',
+  ] as const) {
     const method = kept[name] as (...args: unknown[]) => Promise<unknown>;
     Object.defineProperty(store, name, {
       value: async (...args: unknown[]) => {
@@ -211,5 +218,77 @@ describe('a store that goes away for a while', () => {
     state.away = true;
     const runtime = createRuntime({ tools: [echo], store, clock });
     await expect(runtime.ready).rejects.toThrow(AWAY);
+  });
+});
+
+describe('two runtimes on one store that goes away for longer than a lease', () => {
+  /** Two runtimes on one store, each reaching it through its own connection, which goes away with it. */
+  async function twoRuntimes() {
+    const clock = new SimulatedClock();
+    const kept = memoryStore();
+    const a = storeThatGoesAway(kept);
+    const b = storeThatGoesAway(kept);
+    report.halfway = deferred();
+    report.done = deferred<string>();
+    const options = { tools: [echo, slowReport], clock, leaseMs: 5_000, storeRetryMs: 15_000 };
+    const owner = createRuntime({ ...options, store: a.store });
+    const other = createRuntime({ ...options, store: b.store });
+    await Promise.all([owner.ready, other.ready]);
+    const away = (yes: boolean) => {
+      a.state.away = yes;
+      b.state.away = yes;
+    };
+    return { clock, kept, owner, other, away };
+  }
+
+  it('takes over no call of a live instance that rode it out: an 8 s outage interrupts and re-runs nothing', async () => {
+    const { clock, kept, owner, other, away } = await twoRuntimes();
+    const { callId } = await owner.call({ name: 'slow_report', args: {}, sessionId: 's' });
+    await pass(clock, 1_000);
+    away(true);
+    await pass(clock, 8_000);
+    away(false);
+    // Time for every heartbeat and recovery to run after the store is back.
+    await pass(clock, 6_000);
+    expect((await kept.getCall(callId))?.ownerId).toBe(owner.instanceId);
+    report.halfway.resolve();
+    report.done.resolve('once');
+    await pass(clock, 1_000);
+    const events = await kept.listEvents(callId);
+    expect(events.filter((event) => TERMINAL.includes(event.type)).map((event) => event.type)).toEqual([
+      'succeeded',
+    ]);
+    expect(events.filter((event) => event.type === 'started')).toHaveLength(1);
+    expect(await kept.listNotifications({ sessionId: 's' })).toMatchObject([{ callId, outcome: 'succeeded' }]);
+    await Promise.all([owner.close(), other.close()]);
+  });
+
+  it('declares its lease and its ride-out as the time its calls stay its own', async () => {
+    const { kept, owner, other } = await twoRuntimes();
+    expect((await kept.listInstances()).map((instance) => instance.leaseMs)).toEqual([20_000, 20_000]);
+    await Promise.all([owner.close(), other.close()]);
+  });
+
+  it('follows the recovery rules past the lease and the ride-out: the call is taken up by the other', async () => {
+    const { clock, kept, owner, other, away } = await twoRuntimes();
+    const { callId } = await owner.call({ name: 'slow_report', args: {}, sessionId: 's' });
+    await pass(clock, 1_000);
+    away(true);
+    await pass(clock, 25_000);
+    away(false);
+    await pass(clock, 3_000);
+    // A non-idempotent call another process took up ends interrupted, once.
+    const record = await kept.getCall(callId);
+    expect(record?.ownerId).toBe(other.instanceId);
+    expect(record).toMatchObject({ status: 'failed', error: { code: 'interrupted' } });
+    report.halfway.resolve();
+    report.done.resolve('too late');
+    await pass(clock, 1_000);
+    expect((await kept.getCall(callId))?.status).toBe('failed');
+    const events = await kept.listEvents(callId);
+    expect(events.filter((event) => TERMINAL.includes(event.type)).map((event) => event.type)).toEqual([
+      'failed',
+    ]);
+    await Promise.all([owner.close(), other.close()]);
   });
 });

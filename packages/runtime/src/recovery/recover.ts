@@ -14,7 +14,7 @@ import type { Settings } from '../settings.js';
 import { goneInstances, thisInstance, unregisteredTool } from './instances.js';
 
 export interface RecoveryDeps {
-  settings: Pick<Settings, 'instanceId' | 'leaseMs' | 'forTool'>;
+  settings: Pick<Settings, 'instanceId' | 'holdMs' | 'forTool'>;
   tools: ToolRegistry;
   store: Pick<
     Store,
@@ -59,7 +59,7 @@ export class Recovery {
     const now = clock.now();
     if (await store.heartbeat(settings.instanceId, now)) return;
     if (closed()) return;
-    await store.registerInstance(thisInstance(settings.instanceId, now, settings.leaseMs));
+    await store.registerInstance(thisInstance(settings.instanceId, now, settings.holdMs));
     // The calls another instance took while this one was away stop here.
     for (const call of registry.all()) {
       const stored = await store.getCall(call.record.callId);
