@@ -203,9 +203,13 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     closed,
   };
   intake = new Intake({ ...common, submit, tracing });
-  const recovery = new Recovery({
+  const recovery: Recovery = new Recovery({
     ...common,
     catchUp: (callIds) => worker?.catchUp(callIds) ?? Promise.resolve(),
+    outage,
+    retake: () => (settings.role === 'client' ? client.giveBackHeld() : recovery.retakeHeld()),
+    exclusive: (work) => (worker ? worker.exclusive(work) : work()),
+    adopt: (claimed) => (worker as SharedWorker).adopt(claimed, true),
   });
   worker = new SharedWorker({
     ...common,

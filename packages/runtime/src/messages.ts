@@ -245,3 +245,7 @@ export const WEBHOOK_MESSAGES = {
   givenUp: (id: string, attempts: number, last: string) =>
     `webhook delivery ${id} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${last}`,
 } as const;
+
+/** Logged when a call is found held here after an outage, that no claim's answer brought. */
+export const LOST_CLAIM_MESSAGE =
+  'the answer of a claim was lost in an outage: the call it left held here is taken up now';

@@ -13,6 +13,7 @@ export class StoreOutage {
   /** When the store was first found away, while it is. */
   #since: number | undefined;
   #up = false;
+  #troubles = 0;
 
   constructor(
     private readonly store: Pick<Store, 'isUnavailable'>,
@@ -20,6 +21,14 @@ export class StoreOutage {
     private readonly clock: Clock,
     private readonly failures: Pick<Failures, 'report'>,
   ) {}
+
+  /**
+   * How many requests the store could not serve so far. Any of them may have been carried out with
+   * its answer lost on the way: whoever made it can tell that one happened since it last looked.
+   */
+  get troubles(): number {
+    return this.#troubles;
+  }
 
   /** The store was reached once (the runtime registered): outages are ridden out from now on. */
   reached(): void {
@@ -39,6 +48,7 @@ export class StoreOutage {
     let last = error;
     for (;;) {
       if (!this.store.isUnavailable?.(last)) throw last;
+      this.#troubles++;
       const now = this.clock.now();
       this.#away(now, last);
       const left = first + this.retryMs - now;

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import type { CallRecord } from '@baton/contracts';
 import type { ClaimedCall, Store } from '@baton/store';
 import { makeCallRecord, makeInstance } from '@baton/store/testing';
 import { describe, expect, it } from 'vitest';
@@ -181,5 +182,91 @@ describe('the requests for the calls of a worker on a shared store', () => {
     await settle();
     expect(await runtime.get('c1')).toMatchObject({ status: 'cancelled' });
     expect(runs.filter((run) => !run.signal.aborted)).toHaveLength(0);
+  });
+
+  /**
+   * A shared store whose next claim is made in the store, and then its answer is lost on the way,
+   * as when the connection drops after the commit: the claimer hears that the store could not be
+   * reached.
+   */
+  function losingClaimAnswers() {
+    const { store, tell } = sharedStore({ answers: true });
+    const away = () => Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    const state = { loseNext: false };
+    const losing: Store = Object.assign(Object.create(store), {
+      isUnavailable: (error: unknown) => (error as { code?: string }).code === 'ECONNRESET',
+      async claimQueued(...args: Parameters<Store['claimQueued']>): Promise<ClaimedCall[]> {
+        const claimed = await store.claimQueued(...args);
+        if (claimed.length > 0 && state.loseNext) {
+          state.loseNext = false;
+          throw away();
+        }
+        return claimed;
+      },
+    });
+    return { store: losing, tell, state };
+  }
+
+  it('takes up, after an outage, a call whose claim was made and its answer lost: it runs once, here', async () => {
+    const { store, tell, state } = losingClaimAnswers();
+    const { tool, runs } = gatedTool('work');
+    const { runtime, clock } = testRuntime([tool], { store, role: 'worker', leaseMs: 3_000 });
+    await runtime.ready;
+    state.loseNext = true;
+    await store.write({ calls: [makeCallRecord({ callId: 'c1', toolName: 'work', attempt: 0 })] });
+    tell({ type: 'queued' });
+    await settle();
+    clock.increment(100);
+    await settle();
+    // Held here in the store, and known to no one: the claim made again found nothing to take.
+    expect((await store.getCall('c1'))?.ownerId).toBe(runtime.instanceId);
+    expect(runs).toHaveLength(0);
+    // The next heartbeat finds the store back, and what it holds is taken up.
+    clock.increment(1_000);
+    await settle();
+    expect(runs).toHaveLength(1);
+    runs[0]?.resolve('done');
+    await settle();
+    expect(await runtime.get('c1')).toMatchObject({ status: 'succeeded', ownerId: runtime.instanceId });
+    clock.increment(3_000);
+    await settle();
+    expect(runs).toHaveLength(1);
+  });
+
+  it('gives back to the workers, after an outage, a call a client claimed to detach whose answer was lost', async () => {
+    const { store, tell, state } = losingClaimAnswers();
+    const { tool } = gatedTool('work', { mode: 'auto' });
+    const { runtime, clock } = testRuntime([tool], {
+      store,
+      role: 'client',
+      leaseMs: 3_000,
+      inlineBudgetMs: 500,
+    });
+    await runtime.ready;
+    state.loseNext = true;
+    const reply = runtime.call({ name: 'work', args: {}, sessionId: 's', callId: 'c1' });
+    await settle();
+    // Its budget passes with no worker: the client takes it to detach it, and loses the answer.
+    clock.increment(600);
+    await settle();
+    clock.increment(100);
+    await settle();
+    expect((await store.getCall('c1'))?.ownerId).toBe(runtime.instanceId);
+    clock.increment(1_000);
+    await settle();
+    const record = await store.getCall('c1');
+    expect(record).toMatchObject({ status: 'queued' });
+    expect(record?.ownerId).toBeUndefined();
+    const [claimed] = await store.claimQueued('a-worker', 10);
+    expect(claimed?.record.callId).toBe('c1');
+    // That worker ends it, and the caller hears.
+    await store.write({
+      calls: [
+        { ...(claimed?.record as CallRecord), status: 'succeeded', endedAt: clock.now(), output: 'ran' },
+      ],
+      writer: 'a-worker',
+    });
+    tell({ type: 'events', callIds: ['c1'], sessionIds: ['s'], writer: 'a-worker' });
+    expect(await reply).toMatchObject({ status: 'succeeded', output: 'ran' });
   });
 });

@@ -186,7 +186,9 @@ describe('a store that goes away for a while', () => {
     expect(attempts.slice(again.length).map((attempt) => attempt.calls?.[0]?.status)).toEqual(['succeeded']);
     expect(await runtime.get(callId)).toMatchObject({ status: 'succeeded', output: 'ended while away' });
     expect(
-      (await runtime.replay(callId)).filter((event) => TERMINAL.includes(event.type)).map((event) => event.type),
+      (await runtime.replay(callId))
+        .filter((event) => TERMINAL.includes(event.type))
+        .map((event) => event.type),
     ).toEqual(['succeeded']);
     expect(await runtime.notifications.list({ sessionId: 's' })).toMatchObject([{ callId }]);
   });
@@ -259,7 +261,9 @@ describe('two runtimes on one store that goes away for longer than a lease', () 
       'succeeded',
     ]);
     expect(events.filter((event) => event.type === 'started')).toHaveLength(1);
-    expect(await kept.listNotifications({ sessionId: 's' })).toMatchObject([{ callId, outcome: 'succeeded' }]);
+    expect(await kept.listNotifications({ sessionId: 's' })).toMatchObject([
+      { callId, outcome: 'succeeded' },
+    ]);
     await Promise.all([owner.close(), other.close()]);
   });
 

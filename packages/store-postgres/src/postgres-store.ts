@@ -596,6 +596,28 @@ export class PostgresStore implements Store {
     }));
   }
 
+  async heldBy(ownerId: string): Promise<ClaimedCall[]> {
+    const rows = await this.#query<
+      Pick<CallRow, 'record' | 'owner_id'> & { last_seq: number; requests: CallControl[] | null }
+    >(
+      `SELECT c.record, c.owner_id,
+         coalesce((SELECT r.last_seq FROM event_rows AS r WHERE r.call_id = c.call_id
+                   ORDER BY r.seq DESC LIMIT 1), 0) AS last_seq,
+         (SELECT json_agg(q.request ORDER BY q.position) FROM requests AS q
+          WHERE q.call_id = c.call_id) AS requests
+       FROM calls AS c
+       WHERE c.position = ANY(ARRAY(SELECT o.position FROM call_owners AS o WHERE o.owner_id = $1))
+         AND baton_holder(c.status, c.owner_id, c.ended_at) = $1
+       ORDER BY c.position`,
+      [ownerId],
+    );
+    return rows.map((row) => ({
+      record: recordOf(row),
+      lastSeq: row.last_seq,
+      ...(row.requests === null ? {} : { requests: row.requests }),
+    }));
+  }
+
   listen(listener: (notice: StoreNotice) => void, topic: NoticeTopic): () => void {
     return this.#listenConnection.listen(this.#channels.of(topic), listener);
   }

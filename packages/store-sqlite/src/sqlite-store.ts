@@ -414,6 +414,18 @@ export class SqliteStore implements Store {
     return this.#change('claimQueued', false, ownerId, limit, callId);
   }
 
+  async heldBy(ownerId: string): Promise<ClaimedCall[]> {
+    const rows = this.#statement(
+      `SELECT position, record, owner_id,
+         coalesce((SELECT last_seq FROM event_rows WHERE event_rows.call_id = calls.call_id
+                   ORDER BY seq DESC LIMIT 1), 0) AS last_seq
+       FROM calls WHERE owner_id = ? AND ended_at IS NULL
+         AND status NOT IN ('succeeded', 'failed', 'cancelled', 'timed_out')
+       ORDER BY position`,
+    ).all(ownerId) as Array<CallRow & { last_seq: number }>;
+    return rows.map((row) => ({ record: recordOf(row), lastSeq: row.last_seq }));
+  }
+
   /** `PRAGMA integrity_check` over the whole file (slow on a large one): each problem found, none when sound. */
   async integrityCheck(): Promise<string[]> {
     return integrityProblems(this.#db);

@@ -376,6 +376,16 @@ export class MemoryStore implements Store {
     return claimed;
   }
 
+  async heldBy(ownerId: string): Promise<ClaimedCall[]> {
+    const held: ClaimedCall[] = [];
+    for (const { record } of this.#calls.values()) {
+      if (record.ownerId !== ownerId || record.endedAt !== undefined || isTerminalStatus(record.status))
+        continue;
+      held.push({ record: { ...record }, lastSeq: this.#events.get(record.callId)?.at(-1)?.seq ?? 0 });
+    }
+    return held;
+  }
+
   async deleteEndedBefore(time: number, limit = Number.POSITIVE_INFINITY): Promise<number> {
     let deleted = 0;
     const sessions = new Set<string>();

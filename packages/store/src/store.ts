@@ -256,6 +256,13 @@ export interface Store {
    * for approval). Each is given to one claimer.
    */
   claimQueued(ownerId: string, limit: number, callId?: string): Promise<ClaimedCall[]>;
+  /**
+   * The unfinished calls that `ownerId` holds, with the `seq` of each one's last event. A claim
+   * whose answer was lost on the way (the connection dropped after the commit) leaves calls held
+   * by an instance that does not know it holds them: it asks this after an outage, and takes
+   * them up. A store that cannot lose an answer may leave it out.
+   */
+  heldBy?(ownerId: string): Promise<ClaimedCall[]>;
 
   /**
    * Stores that several processes share: hears what the processes commit on a topic, this one's

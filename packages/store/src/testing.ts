@@ -612,6 +612,27 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect((await store.listInstances()).map((instance) => instance.id)).toEqual(['alive']);
     });
 
+    it('tells which unfinished calls an instance holds, each with its last seq: those of a claim whose answer was lost included', async () => {
+      await store.write({
+        calls: [
+          makeCallRecord({ callId: 'q1' }),
+          makeCallRecord({ callId: 'q2' }),
+          makeCallRecord({ callId: 'running', ownerId: 'w1', status: 'inline' }),
+          makeCallRecord({ callId: 'ended', ownerId: 'w1', status: 'succeeded', endedAt: 5 }),
+          makeCallRecord({ callId: 'theirs', ownerId: 'w2', status: 'backgrounded' }),
+        ],
+      });
+      await store.write({ events: [statusEvent('running', 1), statusEvent('running', 2)] });
+      // A claim made, whose answer never came back.
+      await store.claimQueued('w1', 1);
+      const held = await store.heldBy?.('w1');
+      expect(held?.map(({ record, lastSeq }) => [record.callId, record.ownerId, lastSeq]).sort()).toEqual([
+        ['q1', 'w1', 0],
+        ['running', 'w1', 2],
+      ]);
+      expect(await store.heldBy?.('nobody')).toEqual([]);
+    });
+
     it('gives each queued call that no instance owns to one claimer, oldest first', async () => {
       await store.write({
         calls: [

@@ -1,5 +1,5 @@
 import { BatonError, type CallRecord, type ToolRegistry } from '@baton/contracts';
-import type { Store } from '@baton/store';
+import type { ClaimedCall, Store } from '@baton/store';
 import type { Send } from '../call/driver.js';
 import type { LiveCall } from '../call/live-call.js';
 import type { CallRegistry } from '../call/registry.js';
@@ -9,7 +9,8 @@ import type { Timers } from '../call/timers.js';
 import { changeableCopy } from '../changeable-copy.js';
 import type { Clock } from '../clock.js';
 import type { Failures } from '../log.js';
-import { INTERRUPTED_MESSAGE } from '../messages.js';
+import { INTERRUPTED_MESSAGE, LOST_CLAIM_MESSAGE } from '../messages.js';
+import type { StoreOutage } from '../ride-out.js';
 import type { Settings } from '../settings.js';
 import { goneInstances, thisInstance, unregisteredTool } from './instances.js';
 
@@ -18,7 +19,7 @@ export interface RecoveryDeps {
   tools: ToolRegistry;
   store: Pick<
     Store,
-    'heartbeat' | 'registerInstance' | 'getCall' | 'listInstances' | 'claimCalls' | 'listEvents'
+    'heartbeat' | 'registerInstance' | 'getCall' | 'listInstances' | 'claimCalls' | 'listEvents' | 'heldBy'
   >;
   registry: CallRegistry;
   slots: Pick<Slots, 'release'>;
@@ -29,6 +30,14 @@ export interface RecoveryDeps {
   closed: () => boolean;
   /** Carries out the requests stored for calls taken up here (see SharedWorker.catchUp). */
   catchUp: (callIds: readonly string[]) => Promise<void>;
+  /** How many requests the store could not serve so far (see StoreOutage.troubles). */
+  outage: Pick<StoreOutage, 'troubles'>;
+  /** After an outage: takes up the calls held here that a lost answer hid (see `retakeHeld`). */
+  retake: () => Promise<void>;
+  /** Runs work while no claim is out (see SharedWorker.exclusive). */
+  exclusive: (work: () => Promise<void>) => Promise<void>;
+  /** Takes a queued call held here, as a claim does (see SharedWorker.adopt). */
+  adopt: (claimed: ClaimedCall) => Promise<unknown>;
 }
 
 /** How a call ends that a process stopped running and nothing can take up. */
@@ -45,6 +54,8 @@ export const INTERRUPTED = {
 export class Recovery {
   /** Calls claimed here whose taking up failed: tried again at each recovery tick (see `takeUp`). */
   readonly #notTakenUp = new Map<string, () => Promise<unknown>>();
+  /** The store's troubles when the calls held here were last taken up (see `#afterOutage`). */
+  #troublesSeen = 0;
 
   constructor(private readonly deps: RecoveryDeps) {}
 
@@ -57,7 +68,7 @@ export class Recovery {
   async beat(): Promise<void> {
     const { store, settings, clock, registry, closed } = this.deps;
     const now = clock.now();
-    if (await store.heartbeat(settings.instanceId, now)) return;
+    if (await store.heartbeat(settings.instanceId, now)) return this.#afterOutage();
     if (closed()) return;
     await store.registerInstance(thisInstance(settings.instanceId, now, settings.holdMs));
     // The calls another instance took while this one was away stop here.
@@ -66,6 +77,42 @@ export class Recovery {
       if (stored?.ownerId !== undefined && stored.ownerId !== settings.instanceId) this.drop(call);
     }
   }
+
+  /**
+   * Once the store answers again after it could not serve some requests, the calls it says this
+   * instance holds are checked: a claim whose answer was lost left some held here that nothing
+   * here knows of, and no other instance would ever take them up (this one is alive).
+   */
+  async #afterOutage(): Promise<void> {
+    const troubles = this.deps.outage.troubles;
+    if (troubles === this.#troublesSeen || this.deps.closed()) return;
+    await this.deps.retake();
+    this.#troublesSeen = troubles;
+  }
+
+  /**
+   * A worker's part after an outage: each unfinished call the store says it holds that it does not
+   * run is taken up, a queued one as a claim takes it, any other under the recovery rules (the
+   * answer of an orphans' claim was lost). No claim runs meanwhile: none can bring one of them again.
+   */
+  readonly retakeHeld = (): Promise<void> => {
+    const { store, settings, registry, exclusive, adopt, failures, catchUp } = this.deps;
+    const heldBy = store.heldBy?.bind(store);
+    if (!heldBy) return Promise.resolve();
+    return exclusive(async () => {
+      const unknown = (await heldBy(settings.instanceId)).filter(
+        ({ record }) => !registry.has(record.callId) && !registry.heldEnded(record.callId),
+      );
+      for (const claimed of unknown) {
+        const { callId } = claimed.record;
+        failures.report('claim', new Error(LOST_CLAIM_MESSAGE), callId);
+        await this.takeUp(callId, () =>
+          claimed.record.status === 'queued' ? adopt(claimed) : this.recover(claimed.record),
+        );
+      }
+      if (unknown.length > 0) await catchUp(unknown.map(({ record }) => record.callId));
+    });
+  };
 
   /**
    * This instance no longer owns the call (another claimed it, and may be running it): its
@@ -82,7 +129,12 @@ export class Recovery {
     slots.release(call);
   }
 
-  async recoverOrphans(): Promise<void> {
+  /** The orphans' claim, while no claim of queued calls is out (see `retakeHeld`). */
+  recoverOrphans(): Promise<void> {
+    return this.deps.exclusive(() => this.#recoverOrphans());
+  }
+
+  async #recoverOrphans(): Promise<void> {
     const { store, settings, clock } = this.deps;
     // Calls claimed before whose taking up failed go first: nobody else will recover them.
     const retried = [...this.#notTakenUp.keys()];

@@ -17,7 +17,7 @@ export interface ClientDeps {
   settings: Pick<Settings, 'forTool' | 'instanceId'>;
   writes: Pick<CallWrites, 'stamp'>;
   writer: Pick<WriteBatcher, 'add' | 'recordConfirmed'>;
-  store: Pick<Store, 'getCalls' | 'claimQueued' | 'listen' | 'send'>;
+  store: Pick<Store, 'getCalls' | 'claimQueued' | 'listen' | 'send' | 'heldBy'>;
   following: Pick<Following, 'ticks' | 'heardOrPolled'>;
   timers: Timers;
   clock: Clock;
@@ -33,6 +33,8 @@ export class SharedClient {
   readonly #replies: RemoteReplies;
   /** The client stops: a caller still waiting hears that its call goes on without it. */
   #handingOver = false;
+  /** The calls this client is taking a moment to detach (see `#detachUnclaimed`). */
+  readonly #detaching = new Set<string>();
 
   constructor(private readonly deps: ClientDeps) {
     this.#replies = new RemoteReplies({ ...deps, instanceId: deps.settings.instanceId });
@@ -118,6 +120,15 @@ export class SharedClient {
    * hears, and gives it back. A call a worker holds is detached by that worker's own budget.
    */
   async #detachUnclaimed(callId: string, reason: BackgroundReason): Promise<boolean> {
+    this.#detaching.add(callId);
+    try {
+      return await this.#detach(callId, reason);
+    } finally {
+      this.#detaching.delete(callId);
+    }
+  }
+
+  async #detach(callId: string, reason: BackgroundReason): Promise<boolean> {
     const { store, writes, writer, clock, settings } = this.deps;
     const [unclaimed] = await store.claimQueued(settings.instanceId, 1, callId);
     if (!unclaimed) return false;
@@ -138,6 +149,21 @@ export class SharedClient {
       .recordConfirmed(record)
       .then(() => this.#replies.changedHere(callId), refusalHandledElsewhere);
     return true;
+  }
+
+  /**
+   * After an outage: a call this client took to detach, whose claim's answer was lost, is still
+   * held by it in the store, where no worker would claim it. Each such call goes back to the
+   * workers, as it was.
+   */
+  async giveBackHeld(): Promise<void> {
+    const { store, writer, settings } = this.deps;
+    if (!store.heldBy) return;
+    for (const { record } of await store.heldBy(settings.instanceId)) {
+      if (this.#detaching.has(record.callId)) continue;
+      const { ownerId: _, ...released } = record;
+      await writer.recordConfirmed(released);
+    }
   }
 
   /**

@@ -185,6 +185,23 @@ export class SharedWorker {
     return this.#claiming;
   }
 
+  /**
+   * Runs `work` while no claim is out, and starts none until it is done (one asked for meanwhile
+   * runs after): what `work` takes up cannot come back in a claim's answer too.
+   */
+  async exclusive(work: () => Promise<void>): Promise<void> {
+    while (this.#claiming) await this.#claiming;
+    const running = work();
+    const held = running.catch(() => {});
+    this.#claiming = held;
+    try {
+      await running;
+    } finally {
+      if (this.#claiming === held) this.#claiming = undefined;
+      if (this.#claimAgain) void this.claim();
+    }
+  }
+
   /** The claim under way, if any (a closing runtime waits for it). */
   get claiming(): Promise<void> | undefined {
     return this.#claiming;
