@@ -3,14 +3,16 @@
 -- taken as written, not refused. A record identical to the stored one is accepted (an end too),
 -- event rows already stored with the same events are kept as they are (other events under the
 -- same numbers are still refused), and a notification already stored is kept once.
-CREATE OR REPLACE FUNCTION baton_write_calls(
+-- And a write names the calls it makes (p_new_calls): one whose id is stored already, by another
+-- record, is refused with the write (the same id sent to two processes at once).
+CREATE FUNCTION baton_write_calls(
   p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[],
   p_call_owners text[], p_call_ended bigint[], p_call_created bigint[], p_call_attempts int[],
   p_call_records text,
   p_row_calls text[], p_row_sessions text[], p_row_seqs int[], p_row_last_seqs int[],
   p_row_events text,
   p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb,
-  p_writer text, p_sessions text[], p_notices json
+  p_writer text, p_sessions text[], p_notices json, p_new_calls text[]
 ) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   accepted text[] := '{}';
@@ -46,7 +48,9 @@ BEGIN
         attempt = excluded.attempt, record = excluded.record
       WHERE ((p_writer IS NULL OR ((calls.owner_id IS NULL OR calls.owner_id = p_writer)
                                    AND calls.ended_at IS NULL))
-             AND calls.attempt <= excluded.attempt)
+             AND calls.attempt <= excluded.attempt
+             -- A call this write makes never replaces one stored under its id.
+             AND (p_new_calls IS NULL OR excluded.call_id <> ALL(p_new_calls)))
         -- The same record again, still held as it was: this write had committed and is made
         -- again (its answer was lost), an end included. It changes nothing, and the rest of the
         -- write is not refused. (A claim changes the owner alone: a call claimed since is fenced.)
@@ -66,6 +70,14 @@ BEGIN
       INTO accepted, refused, written_positions, written_added, written_claimable, written_holders,
            queue_or_owners
       FROM input AS i LEFT JOIN written AS w ON w.call_id = i.call_id;
+    IF p_new_calls IS NOT NULL THEN
+      -- The same id sent to two processes at once: the one that comes second is refused whole,
+      -- and reads the call the first made.
+      SELECT n INTO clash_call FROM unnest(p_new_calls) AS n WHERE n = ANY(refused) LIMIT 1;
+      IF FOUND THEN
+        RAISE EXCEPTION 'call % exists already', clash_call USING ERRCODE = 'unique_violation';
+      END IF;
+    END IF;
     -- New calls that ended already (one process's) are in neither table: nothing to keep.
     IF queue_or_owners THEN
       PERFORM baton_keep_calls(written_positions, written_added, written_claimable, written_holders);
@@ -173,3 +185,21 @@ BEGIN
 END;
 $$;
 
+
+-- The statement of the previous step, still used by processes of that version during a rolling
+-- start (and by baton_write_lines and baton_write_rows): it names no new calls.
+CREATE OR REPLACE FUNCTION baton_write_calls(
+  p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[],
+  p_call_owners text[], p_call_ended bigint[], p_call_created bigint[], p_call_attempts int[],
+  p_call_records text,
+  p_row_calls text[], p_row_sessions text[], p_row_seqs int[], p_row_last_seqs int[],
+  p_row_events text,
+  p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb,
+  p_writer text, p_sessions text[], p_notices json
+) RETURNS void LANGUAGE sql AS $$
+  SELECT baton_write_calls(
+    p_call_ids, p_call_sessions, p_call_tools, p_call_statuses, p_call_owners, p_call_ended,
+    p_call_created, p_call_attempts, p_call_records, p_row_calls, p_row_sessions, p_row_seqs,
+    p_row_last_seqs, p_row_events, p_notifications, p_artifacts, p_steps, p_schedules,
+    p_resolutions, p_writer, p_sessions, p_notices, NULL::text[])
+$$;

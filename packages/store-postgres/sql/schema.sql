@@ -169,6 +169,16 @@ END;
 $$;
 
 CREATE FUNCTION baton.baton_write_calls(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_created bigint[], p_call_attempts integer[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json) RETURNS void
+    LANGUAGE sql
+    AS $$
+  SELECT baton_write_calls(
+    p_call_ids, p_call_sessions, p_call_tools, p_call_statuses, p_call_owners, p_call_ended,
+    p_call_created, p_call_attempts, p_call_records, p_row_calls, p_row_sessions, p_row_seqs,
+    p_row_last_seqs, p_row_events, p_notifications, p_artifacts, p_steps, p_schedules,
+    p_resolutions, p_writer, p_sessions, p_notices, NULL::text[])
+$$;
+
+CREATE FUNCTION baton.baton_write_calls(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_created bigint[], p_call_attempts integer[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json, p_new_calls text[]) RETURNS void
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -205,7 +215,9 @@ BEGIN
         attempt = excluded.attempt, record = excluded.record
       WHERE ((p_writer IS NULL OR ((calls.owner_id IS NULL OR calls.owner_id = p_writer)
                                    AND calls.ended_at IS NULL))
-             AND calls.attempt <= excluded.attempt)
+             AND calls.attempt <= excluded.attempt
+             -- A call this write makes never replaces one stored under its id.
+             AND (p_new_calls IS NULL OR excluded.call_id <> ALL(p_new_calls)))
         -- The same record again, still held as it was: this write had committed and is made
         -- again (its answer was lost), an end included. It changes nothing, and the rest of the
         -- write is not refused. (A claim changes the owner alone: a call claimed since is fenced.)
@@ -225,6 +237,14 @@ BEGIN
       INTO accepted, refused, written_positions, written_added, written_claimable, written_holders,
            queue_or_owners
       FROM input AS i LEFT JOIN written AS w ON w.call_id = i.call_id;
+    IF p_new_calls IS NOT NULL THEN
+      -- The same id sent to two processes at once: the one that comes second is refused whole,
+      -- and reads the call the first made.
+      SELECT n INTO clash_call FROM unnest(p_new_calls) AS n WHERE n = ANY(refused) LIMIT 1;
+      IF FOUND THEN
+        RAISE EXCEPTION 'call % exists already', clash_call USING ERRCODE = 'unique_violation';
+      END IF;
+    END IF;
     -- New calls that ended already (one process's) are in neither table: nothing to keep.
     IF queue_or_owners THEN
       PERFORM baton_keep_calls(written_positions, written_added, written_claimable, written_holders);

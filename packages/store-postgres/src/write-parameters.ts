@@ -11,7 +11,8 @@ export const WRITE = {
   text: `SELECT baton_write_calls($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[],
     $7::bigint[], $8::int[], $9::text,
     $10::text[], $11::text[], $12::int[], $13::int[], $14::text,
-    $15::jsonb, $16::jsonb, $17::jsonb, $18::jsonb, $19::jsonb, $20::text, $21::text[], $22::json)`,
+    $15::jsonb, $16::jsonb, $17::jsonb, $18::jsonb, $19::jsonb, $20::text, $21::text[], $22::json,
+    $23::text[])`,
 };
 
 /** The last of each key wins, as it would if the rows were written one after another. */
@@ -100,5 +101,6 @@ export function parametersOf(batch: StoreWrite, channels: Channels): unknown[] {
     batch.writer ?? null,
     sessions.size === 0 ? null : arrayLiteral([...sessions]),
     notices,
+    batch.newCalls === undefined || batch.newCalls.length === 0 ? null : arrayLiteral(batch.newCalls),
   ];
 }

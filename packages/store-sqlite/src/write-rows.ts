@@ -19,6 +19,8 @@ export interface WriteRows {
   schedules: Value[][];
   resolutions: Value[][];
   steps: Value[][];
+  /** The calls the write makes (see `StoreWrite.newCalls`). */
+  newCalls: string[];
 }
 
 export function scheduleRow(schedule: Schedule): Value[] {
@@ -69,11 +71,12 @@ export function writeRowsOf(batch: StoreWrite): WriteRows {
       at,
     ]),
     steps: (batch.steps ?? []).map((step) => [step.callId, step.stepId, JSON.stringify(step.value ?? null)]),
+    newCalls: [...(batch.newCalls ?? [])],
   };
 }
 
 /** How many rows a batch has, of every kind. */
-export function rowsIn(rows: WriteRows): number {
+export function rowsIn({ newCalls: _, ...rows }: WriteRows): number {
   let count = 0;
   for (const kind of Object.values(rows)) count += kind.length;
   return count;
@@ -84,7 +87,7 @@ export const UPSERT_SCHEDULE = `
   ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled, next_at = excluded.next_at, schedule = excluded.schedule`;
 
 /** The statement of each kind of row but events (see `rowWriter`). */
-const STATEMENTS: Record<Exclude<keyof WriteRows, 'events'>, string> = {
+const STATEMENTS: Record<Exclude<keyof WriteRows, 'events' | 'newCalls'>, string> = {
   calls: `
     INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, record)
     VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -124,7 +127,14 @@ export function rowWriter(db: Database.Database): (rows: WriteRows) => void {
   const storedAlready = db
     .prepare('SELECT 1 FROM event_rows WHERE call_id = ? AND seq = ? AND last_seq = ? AND events = ?')
     .pluck();
+  const storedRecord = db.prepare('SELECT record FROM calls WHERE call_id = ?').pluck();
   const write = db.transaction((rows: WriteRows) => {
+    for (const callId of rows.newCalls) {
+      // A call this write makes whose id is taken, by another record than this write's own.
+      const stored = storedRecord.get(callId);
+      const record = rows.calls.findLast((row) => row[0] === callId)?.[6];
+      if (stored !== undefined && stored !== record) throw new Error(`call ${callId} exists already`);
+    }
     for (const [kind, statement] of statements) {
       for (const row of rows[kind]) statement.run(row);
     }

@@ -73,6 +73,7 @@ export class MemoryStore implements Store {
   #nextOrder = 0;
 
   async write(batch: StoreWrite): Promise<void> {
+    this.#checkNewCalls(batch);
     const repeated = this.#checkEvents(batch.events ?? []);
     for (const record of batch.calls ?? []) {
       const stored = this.#calls.get(record.callId);
@@ -119,6 +120,17 @@ export class MemoryStore implements Store {
     for (const delivery of batch.deliveries ?? []) {
       if (!this.#deliveries.has(delivery.id))
         this.#deliveries.set(delivery.id, { delivery: { ...delivery } });
+    }
+  }
+
+  /** A call the write makes whose id is taken (by another record than this one) refuses the write. */
+  #checkNewCalls({ newCalls, calls }: StoreWrite): void {
+    for (const callId of newCalls ?? []) {
+      const stored = this.#calls.get(callId)?.record;
+      const record = calls?.findLast((candidate) => candidate.callId === callId);
+      if (stored && JSON.stringify(stored) !== JSON.stringify(record)) {
+        throw new Error(`call ${callId} exists already`);
+      }
     }
   }
 

@@ -17,6 +17,12 @@ import type {
 export interface StoreWrite {
   /** Whole records, inserted or replaced by `callId`. */
   calls?: readonly CallRecord[];
+  /**
+   * The calls among `calls` that this write makes: one whose id a stored call has already (the
+   * same id sent to two processes at once) is refused, and the write with it, unless its record
+   * is the one stored (this write made again).
+   */
+  newCalls?: readonly string[];
   events?: readonly CallEvent[];
   /** New notifications. */
   notifications?: readonly Notification[];

@@ -492,6 +492,26 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await store.listSteps('c1')).toEqual([{ callId: 'c1', stepId: 'fetch', value: 1 }]);
     });
 
+    it('refuses a write that makes a call whose id is taken, whole; the same write made again is taken', async () => {
+      const first = makeCallRecord({ callId: 'c1', createdAt: 1 });
+      const make = (record: CallRecord): StoreWrite => ({
+        calls: [record, makeCallRecord({ callId: `other-${record.createdAt}` })],
+        events: [{ ...statusEvent('c1', 1), at: record.createdAt }],
+        newCalls: [record.callId, `other-${record.createdAt}`],
+      });
+      await store.write(make(first));
+      // The same id, sent to another process at once: its call is not this one.
+      await expect(store.write(make(makeCallRecord({ callId: 'c1', createdAt: 2 })))).rejects.toThrow();
+      expect(await store.getCall('c1')).toEqual(first);
+      expect(await store.getCall('other-2')).toBeUndefined();
+      expect(await store.listEvents('c1')).toEqual([{ ...statusEvent('c1', 1), at: 1 }]);
+      await store.write(make(first));
+      expect(await store.getCall('c1')).toEqual(first);
+      // A write that does not make it changes it as ever.
+      await store.write({ calls: [{ ...first, status: 'inline' }] });
+      expect((await store.getCall('c1'))?.status).toBe('inline');
+    });
+
     it('writes a batch whole or not at all', async () => {
       await store.write({ calls: [makeCallRecord({ callId: 'c1' })], events: [statusEvent('c1', 1)] });
       await expect(
