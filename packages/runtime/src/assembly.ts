@@ -1,6 +1,7 @@
 import type { EventBus } from '@baton/bus';
-import type { ToolRegistry } from '@baton/contracts';
+import type { CallEvent, ToolRegistry } from '@baton/contracts';
 import { type CallControl, memoryStore, type Store } from '@baton/store';
+import type { Observable } from 'rxjs';
 import { Admission } from './admission.js';
 import { SPAWN_BACKGROUND } from './builtins/names.js';
 import { ScheduleRunner } from './builtins/schedules.js';
@@ -13,6 +14,7 @@ import { CallEnding } from './call/ending.js';
 import { Intake } from './call/intake.js';
 import { CallNotifications } from './call/notifications.js';
 import { CallRegistry } from './call/registry.js';
+import { RepeatedCalls } from './call/repeated.js';
 import { Slots } from './call/slots.js';
 import { Timers } from './call/timers.js';
 import { CallWrites } from './call/writes.js';
@@ -185,7 +187,26 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
       clock,
     }),
   );
-  const client = new SharedClient({ settings, writes, writer, store, following, timers, clock, failures });
+  const repeated: RepeatedCalls = new RepeatedCalls({
+    settings,
+    tools,
+    store,
+    follow: (callId) => following.follow({ callId }) as Observable<CallEvent>,
+    clock,
+    failures,
+    detachUnclaimed: (callId): Promise<boolean> => client.detachUnclaimed(callId),
+  });
+  const client = new SharedClient({
+    settings,
+    writes,
+    writer,
+    store,
+    following,
+    timers,
+    clock,
+    failures,
+    repeated,
+  });
   const submit = client.submit.bind(client);
   // What the modules beside the journey share; each takes the part it declares.
   const common = {
@@ -202,7 +223,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     failures,
     closed,
   };
-  intake = new Intake({ ...common, submit, tracing });
+  intake = new Intake({ ...common, submit, tracing, repeated });
   const recovery: Recovery = new Recovery({
     ...common,
     catchUp: (callIds) => worker?.catchUp(callIds) ?? Promise.resolve(),

@@ -121,6 +121,13 @@ export const DEFAULT_WEBHOOK_POLL_MS = 1_000;
 /** Deliveries claimed and attempted at once by one process. */
 export const WEBHOOK_BATCH = 16;
 
+/**
+ * A repeated call id, at a process that does not run the call: an auto call no process has
+ * claimed by the end of its budget is detached here this long after, so that the process of its
+ * first caller, if it is up, does it first.
+ */
+export const REPEATED_DETACH_GRACE_MS = 250;
+
 /** How long a stopping client waits for the detachments it asked for to come back as replies. */
 export const HANDOVER_REPLY_WAIT_MS = 2_000;
 

@@ -126,6 +126,18 @@ export class WriteBatcher {
     return this.#outcome(this.#queueRecord(record), record.callId);
   }
 
+  /**
+   * Queues the first record of a call this process makes, like `recordConfirmed`: the store refuses
+   * it if a call of that id is stored already (made elsewhere at the same time). Only the promise
+   * tells of that refusal: the caller handles it (`failed` is not told).
+   */
+  recordNew(record: CallRecord): Promise<void> {
+    const batch = this.#queueRecord(record);
+    batch.made ??= new Set();
+    batch.made.add(record.callId);
+    return this.#outcome(batch, record.callId);
+  }
+
   #queueRecord(record: CallRecord): PendingBatch {
     const batch = this.#batch(record.callId);
     if (!batch.calls.has(record.callId)) {
@@ -210,7 +222,7 @@ export class WriteBatcher {
     // The batch is what its calls were when it left: a write made again (the store was away, or
     // its answer was lost) writes the same rows, never a call's later state beside its old events.
     for (const [callId, record] of batch.calls) batch.calls.set(callId, { ...record });
-    const whole: Required<StoreWrite> = {
+    const whole: Required<Omit<StoreWrite, 'newCalls'>> & Pick<StoreWrite, 'newCalls'> = {
       calls: [...batch.calls.values()],
       events: batch.events,
       notifications: batch.notifications,
@@ -221,6 +233,7 @@ export class WriteBatcher {
       schedules: batch.schedules,
       writer: this.#writer,
     };
+    if (batch.made) whole.newCalls = [...batch.made];
     let refused: Map<string, unknown> | undefined;
     let parts: Part[] | undefined;
     const startedAt = this.#timed ? performance.now() : 0;
@@ -230,7 +243,7 @@ export class WriteBatcher {
     } catch (error) {
       this.#timed?.({ durationMs: performance.now() - startedAt, rows: rowsOf(whole), ok: false });
       parts = partsOf(batch);
-      refused = await this.#writeApart(parts, error, new Map());
+      refused = await this.#writeApart(parts, error, new Map(), batch.made);
       batch.refused = refused;
     }
     for (const event of batch.events) {
@@ -244,7 +257,8 @@ export class WriteBatcher {
           .map((part) => {
             const callId = part.key.startsWith(SCHEDULE_PART) ? undefined : part.key;
             const record = callId === undefined ? undefined : batch.calls.get(callId);
-            return { callId, record, rows: part.write, error: refused.get(part.key) };
+            const made = callId !== undefined && batch.made?.has(callId) === true;
+            return { callId, record, rows: part.write, error: refused.get(part.key), made };
           }),
       );
     }
@@ -268,6 +282,7 @@ export class WriteBatcher {
     parts: readonly Part[],
     error: unknown,
     refused: Map<string, unknown>,
+    made: ReadonlySet<string> | undefined,
   ): Promise<Map<string, unknown>> {
     if (parts.length === 1 || this.#store.isUnavailable?.(error)) {
       for (const part of parts) refused.set(part.key, error);
@@ -275,10 +290,13 @@ export class WriteBatcher {
     }
     const middle = parts.length >>> 1;
     for (const half of [parts.slice(0, middle), parts.slice(middle)]) {
+      const write: StoreWrite = { ...joined(half), writer: this.#writer };
+      const newCalls = made && half.filter((part) => made.has(part.key)).map((part) => part.key);
+      if (newCalls && newCalls.length > 0) write.newCalls = newCalls;
       try {
-        await this.#send({ ...joined(half), writer: this.#writer });
+        await this.#send(write);
       } catch (halfError) {
-        await this.#writeApart(half, halfError, refused);
+        await this.#writeApart(half, halfError, refused, made);
       }
     }
     return refused;

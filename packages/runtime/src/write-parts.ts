@@ -4,7 +4,7 @@ import type { StoreWrite } from '@baton/store';
 /** The rows of a write batch, cut into the parts (one call's, or one schedule's) that are written or refused together. */
 
 /** What a batch lists besides the calls: events, notifications, deliveries, artifacts, steps, resolutions, schedules. */
-export type ListedWrite = Exclude<keyof StoreWrite, 'calls' | 'writer'>;
+export type ListedWrite = Exclude<keyof StoreWrite, 'calls' | 'writer' | 'newCalls'>;
 
 export type Listed = { [K in ListedWrite]: NonNullable<StoreWrite[K]>[number][] };
 
@@ -17,6 +17,8 @@ export interface RefusedWrite {
   /** Every row of the part, to be written again as it is (`rewrite`) when the fault may pass. */
   rows: Rows;
   error: unknown;
+  /** The part makes its call (`recordNew`): whoever made it hears of the refusal, and handles it. */
+  made: boolean;
 }
 
 export interface PendingBatch extends Listed {
@@ -29,6 +31,8 @@ export interface PendingBatch extends Listed {
   settle: () => void;
   /** Set when parts were refused: the error of each, by part. */
   refused?: Map<string, unknown>;
+  /** The calls this batch makes (see `StoreWrite.newCalls`), when it makes any. */
+  made?: Set<string>;
 }
 
 /** One call's rows of a batch (or one schedule's): what is written or refused together. */
@@ -84,7 +88,7 @@ export function partsOf(batch: PendingBatch): Part[] {
   return [...parts.values()];
 }
 
-export function rowsOf(write: Required<StoreWrite>): number {
+export function rowsOf(write: Omit<Required<StoreWrite>, 'newCalls' | 'writer'>): number {
   const { calls, events, notifications, deliveries, artifacts, steps, resolutions, schedules } = write;
   return (
     calls.length +

@@ -115,7 +115,9 @@ export class CallEnding {
    */
   refused(refusals: readonly RefusedWrite[]): void {
     const { registry, send, failures } = this.deps;
-    for (const { callId, error, rows } of refusals) {
+    for (const { callId, error, rows, made } of refusals) {
+      // The first write of a call this process makes: its maker hears of the refusal (see recordNew).
+      if (made) continue;
       failures.report('write', error, callId);
       if (callId === undefined) continue;
       const call = registry.get(callId);

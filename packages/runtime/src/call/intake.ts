@@ -29,9 +29,10 @@ import type { WriteBatcher } from '../write-batcher.js';
 import { isPromiseLike } from './attempts.js';
 import { failBatch } from './batches.js';
 import type { Send } from './driver.js';
-import type { CallBatch } from './live-call.js';
+import type { CallBatch, LiveCall } from './live-call.js';
 import { failedReply, PrepareInputs } from './prepare-inputs.js';
 import type { CallRegistry } from './registry.js';
+import type { RepeatedCalls } from './repeated.js';
 import { modelVisible, notSavedReply, replyOf } from './replies.js';
 import type { Slots } from './slots.js';
 import type { CallWrites } from './writes.js';
@@ -42,8 +43,10 @@ export interface IntakeDeps {
   registry: CallRegistry;
   slots: Pick<Slots, 'waiting'>;
   writes: CallWrites;
-  writer: Pick<WriteBatcher, 'record' | 'recordConfirmed' | 'add'>;
-  store: Pick<Store, 'getCall'>;
+  writer: Pick<WriteBatcher, 'record' | 'recordConfirmed' | 'recordNew' | 'add'>;
+  store: Pick<Store, 'getCall' | 'listen'>;
+  /** A request that repeats the id of a call this process does not run (see RepeatedCalls). */
+  repeated: Pick<RepeatedCalls, 'reply' | 'afterRefusal' | 'madeElsewhere'>;
   send: Send;
   clock: Clock;
   closed: () => boolean;
@@ -160,14 +163,11 @@ export class Intake {
     if (known) return known;
     let lookup = this.#lookups.get(callId);
     if (!lookup) {
-      const { store, settings, tools } = this.deps;
+      const { store, repeated } = this.deps;
       // A lookup that fails is a reply too: without it, running the call could run it twice.
       lookup = store
         .getCall(callId)
-        .then(
-          (record) => record && replyOf(record, settings.forTool(tools.get(record.toolName))),
-          notSavedReply(callId),
-        );
+        .then((record) => record && repeated.reply(record), notSavedReply(callId));
       this.#lookups.set(callId, lookup);
       const forget = () => this.#lookups.delete(callId);
       lookup.then(forget, forget);
@@ -294,7 +294,7 @@ export class Intake {
     prepared: unknown,
     awaitingApproval: boolean,
   ): Promise<CallReply> {
-    const { settings, registry, writes, send } = this.deps;
+    const { settings, registry, writes } = this.deps;
     const mode = settings.modeOf(tool, run !== undefined);
     const record: CallRecord = {
       callId,
@@ -318,16 +318,51 @@ export class Intake {
     if (settings.role === 'client') return this.deps.submit(tool, record);
     const call = registry.create({ record, tool, args });
     writes.emit(call, { type: 'queued', mode, to: 'queued' });
-    writes.save(call);
     if (batch) {
       call.batch = batch;
       batch.calls.push(call);
-      if (batch.failure) {
-        send(call, { type: 'CANCEL', reason: batch.failure });
-        return call.reply;
-      }
     }
-    send(call, { type: 'ADMIT' });
+    // The caller's own id, on a store that processes share: the same request may reach another
+    // process at the same time (a load balancer's retry). The call runs here once it is stored as
+    // this process's, never while another runs it.
+    if (request.callId !== undefined && this.deps.store.listen) {
+      return this.deps.writer.recordNew(record).then(
+        () => this.#admitted(call),
+        (error: unknown) => this.#notMadeHere(call, error),
+      );
+    }
+    writes.save(call);
+    return this.#admitted(call);
+  }
+
+  /** The machine admits the call (a slot, the queue, or its approval), unless its batch failed. */
+  #admitted(call: LiveCall): Promise<CallReply> {
+    const { batch } = call;
+    if (batch?.failure) {
+      this.deps.send(call, { type: 'CANCEL', reason: batch.failure });
+      return call.reply;
+    }
+    this.deps.send(call, { type: 'ADMIT' });
+    return call.reply;
+  }
+
+  /**
+   * The store refused the first record of a call made here: made elsewhere under the same id at
+   * the same time, it is that call, and this copy goes, having written nothing; else the call
+   * ends, not kept (`persistence_failed`).
+   */
+  async #notMadeHere(call: LiveCall, error: unknown): Promise<CallReply> {
+    const { registry, send, repeated } = this.deps;
+    const { callId } = call.record;
+    const elsewhere = await repeated.madeElsewhere(callId, error);
+    if (elsewhere) {
+      call.dropped = true;
+      registry.release(call);
+      return repeated.reply(elsewhere);
+    }
+    const message = persistenceFailedMessage(error);
+    const failure = { code: 'persistence_failed' as const, message };
+    send(call, { type: 'FAIL', outcome: { ok: false, error: failure, output: { error: message } } });
     return call.reply;
   }
 
@@ -363,9 +398,10 @@ export class Intake {
       writes.stamp({ type: 'failed', error: modelVisible(error), to: 'failed' }, record, 1),
     );
     failBatch(batch, record, this.deps.send);
-    return writer
-      .recordConfirmed(record)
-      .then(() => replyOf(record, this.deps.settings.forTool(undefined)), notSavedReply(callId));
+    return writer.recordNew(record).then(
+      () => replyOf(record, this.deps.settings.forTool(undefined)),
+      (error: unknown) => this.deps.repeated.afterRefusal(callId, error),
+    );
   }
 }
 

@@ -1,7 +1,8 @@
 import { type AnyTool, type CallRecord, type CallReply, isTerminalStatus } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import { refusalHandledElsewhere } from '../call/ending.js';
-import { type BackgroundReason, backgroundedReply, notSavedReply, replyOf } from '../call/replies.js';
+import type { RepeatedCalls } from '../call/repeated.js';
+import { type BackgroundReason, backgroundedReply, replyOf } from '../call/replies.js';
 import type { Timers } from '../call/timers.js';
 import type { CallWrites } from '../call/writes.js';
 import { changeableCopy } from '../changeable-copy.js';
@@ -16,7 +17,9 @@ import { RemoteReplies } from './remote-replies.js';
 export interface ClientDeps {
   settings: Pick<Settings, 'forTool' | 'instanceId'>;
   writes: Pick<CallWrites, 'stamp'>;
-  writer: Pick<WriteBatcher, 'add' | 'recordConfirmed'>;
+  writer: Pick<WriteBatcher, 'add' | 'recordConfirmed' | 'recordNew'>;
+  /** The same id sent to another process at the same time: that process made the call (see RepeatedCalls). */
+  repeated: Pick<RepeatedCalls, 'afterRefusal'>;
   store: Pick<Store, 'getCalls' | 'claimQueued' | 'listen' | 'send' | 'heldBy'>;
   following: Pick<Following, 'ticks' | 'heardOrPolled'>;
   timers: Timers;
@@ -63,11 +66,14 @@ export class SharedClient {
       };
       writer.add('events', writes.stamp(backgrounded, record, 2));
     }
-    const written = writer.recordConfirmed(record);
+    const written = writer.recordNew(record);
     const toolSettings = settings.forTool(tool);
     if (record.detached) {
       const reply = backgroundedReply(record, toolSettings, reason);
-      return written.then(() => reply, notSavedReply(record.callId));
+      return written.then(
+        () => reply,
+        (error: unknown) => this.deps.repeated.afterRefusal(record.callId, error),
+      );
     }
     return this.#remoteReply(record, tool, written);
   }
@@ -87,7 +93,7 @@ export class SharedClient {
       await written;
     } catch (error) {
       this.#replies.forget(record.callId);
-      return notSavedReply(record.callId)(error);
+      return this.deps.repeated.afterRefusal(record.callId, error);
     }
     const answer = await (record.mode === 'auto' ? this.#withinBudget(record, settings, answered) : answered);
     const reason = this.#handingOver ? 'handover' : 'budget';
@@ -119,6 +125,11 @@ export class SharedClient {
    * marks it detached (its end will be a notification) with the `backgrounded` event its caller
    * hears, and gives it back. A call a worker holds is detached by that worker's own budget.
    */
+  /** Detaches a call no process has claimed (see `#detachUnclaimed`): false when one has. */
+  detachUnclaimed(callId: string): Promise<boolean> {
+    return this.#detachUnclaimed(callId, 'budget');
+  }
+
   async #detachUnclaimed(callId: string, reason: BackgroundReason): Promise<boolean> {
     this.#detaching.add(callId);
     try {
