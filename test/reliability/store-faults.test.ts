@@ -9,10 +9,11 @@ import { MAIN, type ServerProcess, startServer } from '@baton/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 
 /**
- * The store fails under a running server: its disk fills up. Calls made during the fault fail with
- * a clear persistence_failed and nothing hangs; once the fault clears, every call that was accepted
- * before it ends (none stays `backgrounded`), and new calls succeed. A store on a read-only file
- * system stops the start with one line. (A file system cannot be turned read-only under a running
+ * The store fails under a running server: its disk fills up. A full disk is an outage, ridden out
+ * for `storeRetryMs`: calls wait, and every accepted call ends once, its caller told once; past the
+ * ride-out, a call that was not kept is told so, leaves nothing, and its id can be used again. A
+ * PostgreSQL outage under load fails nothing. A store on a read-only file system stops the start
+ * with one line. (A file system cannot be turned read-only under a running
  * server: Linux refuses while the database is open for writing, and open files stay writable.)
  *
  * The server runs in a mount namespace of its own, on a small tmpfs that goes away with it; the
@@ -39,6 +40,8 @@ interface Reply {
   callId: string;
   status?: string;
   error?: { code: string; message: string };
+  /** How long its request took. */
+  ms?: number;
 }
 
 async function call(address: string, body: object): Promise<Reply> {
@@ -76,61 +79,142 @@ async function allEnded(address: string, callIds: readonly string[]): Promise<Re
   }
 }
 
-const FAULTS = [
-  {
-    name: 'the disk fills up',
-    make: 'head -c 64m /dev/zero > "$DIR/filler" || true',
-    clear: 'rm -f "$DIR/filler"',
-    says: /full/,
-  },
-];
+/** A disk that fills up under the server: its tmpfs, filled and freed from inside its namespace. */
+const FILL = 'head -c 64m /dev/zero > "$DIR/filler" || true';
+const FREE = 'rm -f "$DIR/filler"';
 
-describe.each(FAULTS)('when $name under a running server', ({ make, clear, says }) => {
-  it('fails the calls it must with persistence_failed, hangs nothing, and ends every accepted call once the fault clears', {
+/** Large calls, one after another until one is refused or `stop` says so: each needs room on the disk. */
+async function largeCalls(address: string, stop: { done: boolean }, prefix: string): Promise<Reply[]> {
+  const replies: Reply[] = [];
+  for (let i = 0; i < 100 && !stop.done; i++) {
+    const callId = `${prefix}-${i}`;
+    const sent = Date.now();
+    const reply = await call(address, {
+      name: 'echo',
+      args: { text: `${i} ${'x'.repeat(400_000)}` },
+      sessionId: 'big',
+      callId,
+    });
+    // A refusal names its call in its error.
+    replies.push({ ...reply, callId, ms: Date.now() - sent });
+    if (reply.status !== 'succeeded') break;
+  }
+  return replies;
+}
+
+/** The server's store as it is now, copied out of its namespace and opened here. */
+async function storeOf(running: ServerProcess) {
+  const copy = mkdtempSync(join(tmpdir(), 'baton-full-disk-copy-'));
+  execFileSync(
+    'nsenter',
+    ['--target', String(running.child.pid), '--mount', '--', 'sh', '-c', 'cp "$DIR"/baton.db* "$COPY"/'],
+    {
+      env: { ...process.env, DIR: running.dir, COPY: copy },
+      stdio: 'ignore',
+    },
+  );
+  return { store: sqliteStore({ path: join(copy, 'baton.db') }), copy };
+}
+
+describe('a disk that fills up under a running server (SQLite)', () => {
+  it('for less than the ride-out, fails nothing: calls wait, and each accepted call ends once, its caller told once', {
     timeout: 120_000,
   }, async () => {
     server = await startServer({ shell: 'mount -t tmpfs -o size=24m tmpfs "$DIR"' });
+    const running = server;
+    const { address } = running;
+    // Calls that run through the fault, in the background: their progress and ends need room.
+    const background = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        call(address, { name: 'slow_report', args: { seconds: 3 }, sessionId: `bg-${i % 2}` }),
+      ),
+    );
+    expect(background.map((reply) => reply.status)).toEqual(Array(6).fill('backgrounded'));
+    inServerNamespace(running, FILL);
+    const stop = { done: false };
+    const large = largeCalls(address, stop, 'during');
+    // The disk stays full for four seconds (a real disk and real processes: this wait is the
+    // fault's length, not a race), then someone frees it.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    // No more large calls: they would fill it again.
+    stop.done = true;
+    inServerNamespace(running, FREE);
+    const replies = await large;
+    // The fault bit: a call waited through it, seconds long; and none was refused.
+    expect(Math.max(...replies.map((reply) => reply.ms ?? 0))).toBeGreaterThan(1_500);
+    expect(replies.filter((reply) => reply.status !== 'succeeded')).toEqual([]);
+    const accepted = [...background, ...replies].map((reply) => reply.callId);
+    const statuses = await allEnded(address, accepted);
+    expect(Object.entries(statuses).filter(([, status]) => status !== 'succeeded')).toEqual([]);
+
+    const { store, copy } = await storeOf(running);
+    try {
+      for (const callId of accepted) {
+        const record = await store.getCall(callId);
+        const events = await store.listEvents(callId);
+        const ends = events.filter((event) => isTerminalStatus(event.type as never));
+        expect({ callId, ends: ends.map((event) => event.type) }).toEqual({ callId, ends: [record?.status] });
+        // No call ran twice.
+        expect(events.filter((event) => event.type === 'started')).toHaveLength(1);
+      }
+      const notifications = await store.listNotifications();
+      for (const reply of background) {
+        expect(notifications.filter((notification) => notification.callId === reply.callId)).toHaveLength(1);
+      }
+      expect(notifications).toHaveLength(background.length);
+    } finally {
+      await store.close();
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
+
+  it('for longer than the ride-out: a call not kept is told so, leaves nothing, and its id works once there is room', {
+    timeout: 120_000,
+  }, async () => {
+    server = await startServer({
+      shell: 'mount -t tmpfs -o size=24m tmpfs "$DIR"',
+      env: { BATON_STORE_RETRY_MS: '2000' },
+    });
     const { address } = server;
-    // Calls that run through the fault: two seconds each, in the background.
     const running = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
         call(address, { name: 'slow_report', args: { seconds: 2 }, sessionId: `bg-${i % 2}` }),
       ),
     );
     expect(running.map((reply) => reply.status)).toEqual(Array(8).fill('backgrounded'));
-
-    inServerNamespace(server, make);
-    // Large calls until the store refuses one: each needs room the store no longer has.
-    let refused: Reply | undefined;
-    for (let i = 0; i < 100 && !refused; i++) {
-      const reply = await call(address, {
-        name: 'echo',
-        args: { text: `${i} ${'x'.repeat(400_000)}` },
-        sessionId: 'big',
-      });
-      if (reply.status !== 'succeeded') refused = reply;
-    }
+    inServerNamespace(server, FILL);
+    const replies = await largeCalls(address, { done: false }, 'full');
+    const refused = replies.at(-1);
     // The call was not kept: the caller hears so, and when to come back.
     expect(refused?.http).toBe(503);
     expect(refused?.error?.code).toBe('store_unavailable');
-    expect(refused?.error?.message).toMatch(says);
+    expect(refused?.error?.message).toMatch(/full/);
+    // Nothing is kept under its id.
+    const missing = await fetch(`${address}/v1/calls/${refused?.callId}`, {
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(missing.status).toBe(404);
     // The health check answers (it may or may not find room for its small write), and fast.
     const health = await fetch(`${address}/healthz`, { signal: AbortSignal.timeout(5_000) });
     expect([200, 503]).toContain(health.status);
 
-    // The running calls end while the disk is still full (they take 2 s): their ends cannot be
-    // stored. A real disk and real processes: this wait is the fault's duration, not a race.
+    // The running calls end while the disk is still full (they take 2 s): their ends wait.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
-    inServerNamespace(server, clear);
+    inServerNamespace(server, FREE);
     const statuses = await allEnded(
       address,
       running.map((reply) => reply.callId),
     );
     expect(Object.values(statuses).filter((status) => !isTerminalStatus(status as never))).toEqual([]);
     expect((await fetch(`${address}/healthz`)).status).toBe(200);
-    expect((await call(address, { name: 'echo', args: { text: 'after' }, sessionId: 'after' })).status).toBe(
-      'succeeded',
-    );
+    // The id of the call that was not kept is free: the same call again runs, and is kept.
+    const again = await call(address, {
+      name: 'echo',
+      args: { text: 'after' },
+      sessionId: 'big',
+      callId: refused?.callId,
+    });
+    expect(again).toMatchObject({ http: 200, status: 'succeeded' });
   });
 });
 

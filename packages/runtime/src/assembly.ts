@@ -165,6 +165,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     failures,
     maxOutputChars,
     later,
+    drop: (call, reply) => recovery.drop(call, reply),
   });
   driver.use(
     callEffects({

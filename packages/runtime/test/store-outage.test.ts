@@ -133,14 +133,24 @@ describe('a store that goes away for a while', () => {
     expect(await reading).toMatchObject({ callId, status: 'succeeded' });
   });
 
-  it('fails an accepted call with persistence_failed once the store stays away past storeRetryMs', async () => {
+  it('fails an accepted call with persistence_failed once the store stays away past storeRetryMs; not kept, it leaves its id free', async () => {
     const { runtime, clock, state } = await started({ storeRetryMs: 3_000 });
     state.away = true;
-    const reply = runtime.call({ name: 'echo', args: { text: 'lost' }, sessionId: 's' });
+    const reply = runtime.call({ name: 'echo', args: { text: 'lost' }, sessionId: 's', callId: 'c1' });
     await pass(clock, 3_500);
     expect(await reply).toMatchObject({
       status: 'failed',
       error: { code: 'persistence_failed', message: expect.stringContaining(AWAY) },
+    });
+    state.away = false;
+    await pass(clock, 6_000);
+    // Nothing was kept under its id, nor is later: the same call again runs.
+    expect(await runtime.get('c1')).toBeUndefined();
+    expect(
+      await runtime.call({ name: 'echo', args: { text: 'again' }, sessionId: 's', callId: 'c1' }),
+    ).toMatchObject({
+      status: 'succeeded',
+      output: 'again',
     });
   });
 

@@ -124,11 +124,15 @@ export class SqliteStore implements Store {
   readonly writeBatchCalls: number | undefined;
   readonly outlivesProcess: boolean;
 
-  /** A lock another process held past the busy timeout: the same write may work shortly. */
+  /**
+   * What may pass while the runtime waits, so that the same write may work shortly: a lock another
+   * process held past the busy timeout, a full disk (`SQLITE_FULL`, or the I/O error a write that
+   * finds no room raises), which someone may free. SQLite undoes the whole transaction first.
+   */
   isUnavailable(error: unknown): boolean {
     for (let cause = error, depth = 0; cause !== undefined && cause !== null && depth < 5; depth++) {
       const code = (cause as { code?: unknown }).code;
-      if (typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code)) return true;
+      if (typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|FULL|IOERR)/.test(code)) return true;
       cause = (cause as { cause?: unknown }).cause;
     }
     return false;

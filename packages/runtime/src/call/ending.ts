@@ -1,4 +1,4 @@
-import { BatonError, type RecordedError, type TerminalStatus } from '@baton/contracts';
+import { BatonError, type CallReply, type RecordedError, type TerminalStatus } from '@baton/contracts';
 import type { CallState } from '@baton/machine';
 import type { Clock } from '../clock.js';
 import { END_REWRITE_INITIAL_MS, END_REWRITE_MAX_MS } from '../defaults.js';
@@ -15,7 +15,7 @@ import type { DriverEvent, Send } from './driver.js';
 import type { LiveCall } from './live-call.js';
 import type { CallNotifications } from './notifications.js';
 import type { CallRegistry } from './registry.js';
-import { forModel, modelVisible } from './replies.js';
+import { forModel, modelVisible, notSavedReply } from './replies.js';
 import type { CallWrites } from './writes.js';
 
 export interface EndingDeps {
@@ -29,6 +29,8 @@ export interface EndingDeps {
   maxOutputChars: number;
   /** Runs a task once after a delay, unless the runtime closes first. */
   later: (ms: number, task: () => void) => void;
+  /** Stops a call here, writing nothing more, and answers its caller (see Recovery.drop). */
+  drop: (call: LiveCall, reply: CallReply) => void;
 }
 
 /**
@@ -121,6 +123,14 @@ export class CallEnding {
       failures.report('write', error, callId);
       if (callId === undefined) continue;
       const call = registry.get(callId);
+      if (rows.events.some((event) => event.callId === callId && event.seq === 1)) {
+        // Its first write: the call was never kept. It stops, leaves nothing under its id (which a
+        // caller may use again), and its caller hears so (an ended one, from its refused end).
+        if (call) this.deps.drop(call, notSavedReply(callId)(error));
+        const ended = registry.heldEnded(callId);
+        if (ended) registry.releaseEnded(ended);
+        continue;
+      }
       if (call) {
         const message = persistenceFailedMessage(error);
         const failure = { code: 'persistence_failed' as const, message };

@@ -348,22 +348,17 @@ export class Intake {
 
   /**
    * The store refused the first record of a call made here: made elsewhere under the same id at
-   * the same time, it is that call, and this copy goes, having written nothing; else the call
-   * ends, not kept (`persistence_failed`).
+   * the same time, it is that call, and this copy goes, having written nothing; else it was not
+   * kept (`persistence_failed`), and the id may be used again.
    */
   async #notMadeHere(call: LiveCall, error: unknown): Promise<CallReply> {
-    const { registry, send, repeated } = this.deps;
+    const { registry, repeated } = this.deps;
     const { callId } = call.record;
     const elsewhere = await repeated.madeElsewhere(callId, error);
-    if (elsewhere) {
-      call.dropped = true;
-      registry.release(call);
-      return repeated.reply(elsewhere);
-    }
-    const message = persistenceFailedMessage(error);
-    const failure = { code: 'persistence_failed' as const, message };
-    send(call, { type: 'FAIL', outcome: { ok: false, error: failure, output: { error: message } } });
-    return call.reply;
+    // Never admitted, it writes nothing: the id stays the other call's, or free to use again.
+    call.dropped = true;
+    registry.release(call);
+    return elsewhere ? repeated.reply(elsewhere) : notSavedReply(callId)(error);
   }
 
   /** Refused calls leave a record too (ended `failed`, never run), so that nothing asked for is unaccounted. */

@@ -1,4 +1,4 @@
-import { BatonError, type CallRecord, type ToolRegistry } from '@baton/contracts';
+import { BatonError, type CallRecord, type CallReply, type ToolRegistry } from '@baton/contracts';
 import type { ClaimedCall, Store } from '@baton/store';
 import type { Send } from '../call/driver.js';
 import type { LiveCall } from '../call/live-call.js';
@@ -119,13 +119,13 @@ export class Recovery {
    * execution is aborted, its slot freed, and it writes nothing more. A caller here hears that it
    * continues in the background, which it does, elsewhere.
    */
-  drop(call: LiveCall): void {
+  drop(call: LiveCall, reply?: CallReply): void {
     const { timers, registry, slots, settings } = this.deps;
     call.dropped = true;
     timers.clearAll(call);
     registry.release(call);
     if (call.executing) call.abort(new BatonError('interrupted', INTERRUPTED_MESSAGE));
-    call.answer(replyOf(call.record, settings.forTool(call.tool)));
+    call.answer(reply ?? replyOf(call.record, settings.forTool(call.tool)));
     slots.release(call);
   }
 
