@@ -38,6 +38,9 @@ Options of serve (each also an environment variable, or a key of baton.config.js
   --role <role>       BATON_ROLE          both (default: runs its calls), or client: its calls run
                                           on the workers (baton worker), on a PostgreSQL store
   --concurrency <n>   BATON_CONCURRENCY   calls run at once (default 64)
+  --request-timeout-ms <n>  BATON_REQUEST_TIMEOUT_MS  a request's time to arrive, body too (default 30000)
+  --max-body-depth <n>      BATON_MAX_BODY_DEPTH      how deep a JSON body may nest (default 80)
+  --max-body-keys <n>       BATON_MAX_BODY_KEYS       its keys and nested values (default 10000)
   --watch                                 restart whenever the module's file changes (development)
 
 Options of worker: --store (a postgres:// URL), --concurrency, --drain-ms, --init, --log-level,

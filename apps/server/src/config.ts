@@ -53,6 +53,12 @@ const FileConfig = z.strictObject({
   drainMs: z.number().int().min(0),
   /** How long a store that cannot be reached is ridden out before a call fails for it. Default 15 s. */
   storeRetryMs: z.number().int().min(0),
+  /** How long a request may take to arrive, headers and body, before it is answered 408. Default 30 s. */
+  requestTimeoutMs: z.number().int().positive(),
+  /** How deep a JSON body may nest, and how many keys and nested values it may hold (413 past them). */
+  bodies: z
+    .strictObject({ maxDepth: z.number().int().positive(), maxKeys: z.number().int().positive() })
+    .partial(),
   /**
    * `both` (default): the server runs its calls, and on PostgreSQL clients' too; `client`: it
    * submits them to the workers (`baton worker`) on PostgreSQL.
@@ -107,6 +113,9 @@ const EnvConfig = z.object({
   BATON_RETENTION_DAYS: z.coerce.number().min(0).optional(),
   BATON_DRAIN_MS: z.coerce.number().int().min(0).optional(),
   BATON_STORE_RETRY_MS: z.coerce.number().int().min(0).optional(),
+  BATON_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
+  BATON_MAX_BODY_DEPTH: z.coerce.number().int().positive().optional(),
+  BATON_MAX_BODY_KEYS: z.coerce.number().int().positive().optional(),
   BATON_ROLE: z.enum(SERVE_ROLES).optional(),
   BATON_CONCURRENCY: z.coerce.number().int().positive().optional(),
   BATON_BUILTINS: commaList.pipe(z.array(z.enum(BUILTIN_TOOLS))).optional(),
@@ -151,6 +160,10 @@ export interface ServerConfig {
   drainMs: number;
   /** How long a store that cannot be reached is ridden out; the runtime's default when unset. */
   storeRetryMs?: number;
+  /** How long a request may take to arrive; the server's default (30 s) when unset. */
+  requestTimeoutMs?: number;
+  /** How deep a JSON body may nest and how many keys it may hold, when configured. */
+  bodyShape?: { maxDepth?: number; maxKeys?: number };
   /** `both`, or `client` (its calls run on workers; PostgreSQL only). */
   role: (typeof SERVE_ROLES)[number];
   limits: Partial<z.infer<typeof Limits>>;
@@ -262,6 +275,16 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
   };
   const storeRetryMs = fromEnv.BATON_STORE_RETRY_MS ?? file.storeRetryMs;
   if (storeRetryMs !== undefined) config.storeRetryMs = storeRetryMs;
+  const requestTimeoutMs = fromEnv.BATON_REQUEST_TIMEOUT_MS ?? file.requestTimeoutMs;
+  if (requestTimeoutMs !== undefined) config.requestTimeoutMs = requestTimeoutMs;
+  const maxDepth = fromEnv.BATON_MAX_BODY_DEPTH ?? file.bodies?.maxDepth;
+  const maxKeys = fromEnv.BATON_MAX_BODY_KEYS ?? file.bodies?.maxKeys;
+  if (maxDepth !== undefined || maxKeys !== undefined) {
+    config.bodyShape = {
+      ...(maxDepth !== undefined ? { maxDepth } : {}),
+      ...(maxKeys !== undefined ? { maxKeys } : {}),
+    };
+  }
   if (file.streams) config.streams = file.streams;
   if (file.mcp) config.mcp = file.mcp;
   if (fromEnv.BATON_MCP_BACKGROUND_CONTROL !== undefined) {

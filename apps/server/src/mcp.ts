@@ -1,3 +1,4 @@
+import type { JsonTextLimits } from '@baton/contracts';
 import type { McpHandler, NodeMcpHandler } from '@baton/mcp';
 import type { Runtime } from '@baton/runtime';
 import type { FastifyInstance } from 'fastify';
@@ -18,6 +19,8 @@ export interface McpSessionOptions {
    * clients that take no tasks, when a tool may go to the background. Default true.
    */
   backgroundControl?: boolean;
+  /** The shape a body may have, read before it is parsed (see `BatonPluginOptions.bodyShape`). */
+  bodyShape?: JsonTextLimits;
   /** How long the runtime keeps an ended call, so that MCP tasks report their real `ttl`. */
   retentionMs?: number;
 }
@@ -55,6 +58,7 @@ export async function mountMcp(
         ...(options.now ? { now: options.now } : {}),
         ...(options.backgroundControl !== undefined ? { backgroundControl: options.backgroundControl } : {}),
         ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
+        ...(options.bodyShape !== undefined ? { bodyShape: options.bodyShape } : {}),
         onError,
       });
       return toNodeHandler(mcp, { onError });

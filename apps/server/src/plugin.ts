@@ -1,9 +1,12 @@
+import { isUtf8 } from 'node:buffer';
 import {
   type CallEvent,
   type CallRecord,
   type CallStatus,
   isBatonError,
   isTerminalStatus,
+  type JsonTextLimits,
+  jsonTextRefusal,
   toAnthropicTool,
   toGeminiFunctionDeclaration,
   toMcpTool,
@@ -42,6 +45,23 @@ export interface BatonPluginOptions {
   limits?: { streamsPerTenant?: number; streams?: number };
   /** MCP sessions: their idle TTL and how many may be open. */
   mcp?: McpSessionOptions;
+  /**
+   * How deep a JSON body may nest and how many keys and nested values it may hold, on REST and MCP
+   * alike, read before it is parsed: past them the answer is 413 `payload_too_large`. Defaults
+   * `DEFAULT_MAX_BODY_DEPTH` and `DEFAULT_MAX_BODY_KEYS` of `@baton/contracts`.
+   */
+  bodyShape?: JsonTextLimits;
+}
+
+/** A body refused before it is parsed: its status, and the API's code and words for it. */
+class BodyRefusal extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** A request that comes while the server shuts down is told to come back after this long. */
@@ -93,7 +113,7 @@ function untilLastEvent(record: CallRecord): (event: CallEvent) => boolean {
  */
 export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   app,
-  { runtime, tokens = {}, operatorTokens = [], webSafety = {}, limits = {}, mcp = {} },
+  { runtime, tokens = {}, operatorTokens = [], webSafety = {}, limits = {}, mcp = {}, bodyShape = {} },
 ) => {
   /** Routes that answer without a token: a load balancer's probe, the API's description, and the
    * inspector's page (which holds no data: it asks for a token when the API wants one). */
@@ -113,10 +133,17 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   // A POST that carries nothing (cancel, approve, ack) may still say it is JSON.
   // Fastify's own parser otherwise: it drops __proto__ and constructor.prototype keys, as the
   // runtime does with the arguments, rather than calling such a body "not valid JSON".
+  // Read as bytes: bytes that are not UTF-8 are refused, not turned into U+FFFD in ids and
+  // arguments; and a body's shape is read before it is parsed (see jsonTextRefusal).
   const parseJson = app.getDefaultJsonParser('remove', 'remove');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') done(null, undefined);
-    else parseJson(request, body.toString(), done);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    if (bytes.length === 0) return done(null, undefined);
+    if (!isUtf8(bytes)) return done(new BodyRefusal(400, 'invalid_utf8', 'the body is not valid UTF-8'));
+    const text = bytes.toString('utf8');
+    const refusal = jsonTextRefusal(text, bodyShape);
+    if (refusal) return done(new BodyRefusal(413, 'payload_too_large', `the body is refused: ${refusal}`));
+    parseJson(request, text, done);
   });
   app.addHook(
     'onRequest',
@@ -158,6 +185,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     fail(reply, 404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`),
   );
   app.setErrorHandler((error: { statusCode?: number; message: string }, _request, reply) => {
+    if (error instanceof BodyRefusal) return fail(reply, error.statusCode, error.code, error.message);
     // The runtime and the stores refuse bad input with a BatonError: the caller's mistake, a 400.
     if (isBatonError(error) && error.code === 'invalid_arguments') {
       return fail(reply, 400, 'invalid_request', error.message);
@@ -407,7 +435,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     }
   });
 
-  await mountMcp(app, runtime, tenancy, mcp);
+  await mountMcp(app, runtime, tenancy, { ...mcp, bodyShape });
   app.get('/inspector', (_request, reply) => reply.redirect(`${app.prefix}/inspector/`));
   await app.register(fastifyStatic, { root: inspectorAssetsDir, prefix: '/inspector/' });
 };

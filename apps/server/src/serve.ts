@@ -60,6 +60,8 @@ export async function serve(
       ...(config.streams?.perTenant ? { streamsPerTenant: config.streams.perTenant } : {}),
       ...(config.streams?.total ? { streams: config.streams.total } : {}),
     },
+    ...(config.bodyShape ? { bodyShape: config.bodyShape } : {}),
+    ...(config.requestTimeoutMs !== undefined ? { requestTimeoutMs: config.requestTimeoutMs } : {}),
   });
   const address = await listenOn(app, config.host, config.port);
   // Before the banner: whoever reads it may stop the server at once (stdout to a pipe is synchronous).

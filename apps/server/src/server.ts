@@ -15,7 +15,19 @@ export interface ServerOptions extends BatonPluginOptions {
    * line at info, with its method, URL, status and time.
    */
   logger?: FastifyBaseLogger | false;
+  /**
+   * How long a request may take to arrive, headers and body, before it is answered 408 and its
+   * connection closed: a client that trickles a large body a byte at a time holds a connection and
+   * its buffer for no longer. Default 30 s.
+   */
+  requestTimeoutMs?: number;
 }
+
+/** How long a request may take to arrive, by default (see `ServerOptions.requestTimeoutMs`). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** Node looks for requests past their time this often at most (its default, 30 s, lets them linger). */
+const TIMEOUT_CHECK_MS = 1_000;
 
 /** One line per request once it is answered, at info (Fastify's own are two: received, then completed). */
 class OneLineRequestLog extends LogController {
@@ -42,13 +54,23 @@ const MAX_PARAM_LENGTH = 2048;
 
 /**
  * The Baton server: a Fastify app with `batonPlugin` mounted at its root, and the server-wide
- * settings the plugin cannot make for an app it is mounted in: the body limit (1 MiB), router
- * limits, the answers to what Node's HTTP parser and Fastify's router refuse, and request logs.
+ * settings the plugin cannot make for an app it is mounted in: the body limit (1 MiB), the time a
+ * request may take to arrive (30 s), router limits, the answers to what Node's HTTP parser and Fastify's router refuse, and request logs.
  * `listen()` it, or `inject()` requests in tests.
  */
-export function createServer({ logger = false, ...options }: ServerOptions): FastifyInstance {
+export function createServer({
+  logger = false,
+  requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS,
+  ...options
+}: ServerOptions): FastifyInstance {
   const app = Fastify({
     bodyLimit: 1024 * 1024,
+    requestTimeout: requestTimeoutMs,
+    http: {
+      // Headers come within the request's time, or Node refuses the setting.
+      headersTimeout: Math.min(requestTimeoutMs, 60_000),
+      connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_MS, requestTimeoutMs),
+    },
     forceCloseConnections: true,
     // A long id is answered by its schema (400), not by the router (414).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },

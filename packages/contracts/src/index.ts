@@ -55,10 +55,13 @@ export {
 } from './formatter.js';
 export { idProblem } from './ids.js';
 export type { ElicitationResponse, InputOptions, InputRequest, InputResponse } from './input.js';
+export { type JsonTextLimits, jsonTextRefusal } from './json-text.js';
 export {
   DEFAULT_INLINE_BUDGET_MS,
   DEFAULT_MAX_ARGS_BYTES,
   DEFAULT_MAX_ARGS_DEPTH,
+  DEFAULT_MAX_BODY_DEPTH,
+  DEFAULT_MAX_BODY_KEYS,
   INTERNAL_ERROR_MESSAGE,
   MAX_ID_CHARS,
   TOOL_NAME_PATTERN,

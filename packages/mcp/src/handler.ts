@@ -1,5 +1,6 @@
+import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
-import type { ExecutionMode } from '@baton/contracts';
+import { type ExecutionMode, type JsonTextLimits, jsonTextRefusal } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import {
   type AuthInfo,
@@ -64,6 +65,12 @@ export interface McpHandlerOptions {
   /** The largest request body read, in bytes; past it the answer is 413. Default 4 MiB. */
   maxBodyBytes?: number;
   /**
+   * How deep a request body may nest, and how many keys and nested values it may hold, read
+   * before it is parsed; past them the answer is 413. Defaults `DEFAULT_MAX_BODY_DEPTH` and
+   * `DEFAULT_MAX_BODY_KEYS` of `@baton/contracts`.
+   */
+  bodyShape?: JsonTextLimits;
+  /**
    * The HMAC key (32 bytes or more) that seals the `requestState` of an input-required round
    * (2026-07-28) and the cursors of `tasks/list`. Default: a random key per handler; give every
    * process behind one endpoint the same.
@@ -74,11 +81,14 @@ export interface McpHandlerOptions {
 /** The SDK's own bound on a request body. */
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-/** The body as text, or undefined once it passes `limit` bytes (read no further). */
-async function bodyText(request: Request, limit: number): Promise<string | undefined> {
+/**
+ * The body's bytes, or undefined once they pass `limit` (read no further). Text only if they are
+ * UTF-8: bytes that are not would otherwise turn silently into U+FFFD in the arguments and ids.
+ */
+async function bodyBytes(request: Request, limit: number): Promise<Buffer | undefined> {
   const declared = Number(request.headers.get('content-length') ?? 0);
   if (declared > limit) return undefined;
-  if (!request.body) return '';
+  if (!request.body) return Buffer.alloc(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
@@ -86,7 +96,7 @@ async function bodyText(request: Request, limit: number): Promise<string | undef
     if (size > limit) return undefined;
     chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 export interface McpHandler {
@@ -170,12 +180,28 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
           'Unsupported Media Type: Content-Type must be application/json',
         );
       }
-      const text = await bodyText(request, maxBodyBytes);
-      if (text === undefined) {
+      const bytes = await bodyBytes(request, maxBodyBytes);
+      if (bytes === undefined) {
         return jsonRpcErrorResponse(
           413,
           -32000,
           `Payload Too Large: a request body is at most ${maxBodyBytes} bytes`,
+        );
+      }
+      if (!isUtf8(bytes)) {
+        return jsonRpcErrorResponse(
+          400,
+          ProtocolErrorCode.ParseError,
+          'Parse error: the body is not valid UTF-8',
+        );
+      }
+      const text = bytes.toString('utf8');
+      const shapeRefusal = jsonTextRefusal(text, options.bodyShape);
+      if (shapeRefusal) {
+        return jsonRpcErrorResponse(
+          413,
+          -32000,
+          `Payload Too Large: the request body is refused: ${shapeRefusal}`,
         );
       }
       try {
