@@ -189,6 +189,17 @@ describe('webhooks: each notification POSTed to the Standard Webhooks spec', () 
     expect(hook.received).toHaveLength(2);
   });
 
+  it('gives a delivery up at once when its receiver answers 410 Gone', async () => {
+    const hook = await receiver([410]);
+    const { runtime, clock, runs } = withWebhook({ endpoint: { url: hook.url, secret: SECRET } });
+    const first = attempted(runtime, 1);
+    await backgroundCall(runtime, clock, runs, 'done');
+    expect(await first).toMatchObject({ status: 'failed', attempts: 1, lastAttempt: { status: 410 } });
+    clock.increment(86_400_000);
+    expect(await runtime.webhooks.deliverDue()).toBe(0);
+    expect(hook.received).toHaveLength(1);
+  });
+
   it('makes after a restart a delivery its receiver refused before it', async () => {
     // A port where nothing listens yet: the first attempt's connection is refused.
     const down = await receiver();
@@ -299,6 +310,31 @@ describe('webhook destinations', () => {
         '::ffff:10.0.0.1',
       ].map(addressKind),
     ).toEqual(Array(9).fill('private'));
+  });
+
+  it('judges every IPv6 form of an IPv4 address as that address: mapped, compatible, NAT64, 6to4, in hexadecimal as a URL writes them', () => {
+    const hostOf = (written: string) => new URL(`http://[${written}]/`).hostname.replace(/^\[|\]$/g, '');
+    // A URL writes `[::ffff:127.0.0.1]` as `[::ffff:7f00:1]`.
+    expect(hostOf('::ffff:127.0.0.1')).toBe('::ffff:7f00:1');
+    expect(
+      ['::ffff:127.0.0.1', '::127.0.0.1', '64:ff9b::127.0.0.1', '2002:7f00:1::', '::ffff:7f00:1'].map(
+        (written) => addressKind(hostOf(written)),
+      ),
+    ).toEqual(Array(5).fill('loopback'));
+    expect(
+      [
+        '::10.0.0.1',
+        '64:ff9b::10.1.2.3',
+        '64:ff9b::169.254.169.254',
+        '2002:c0a8:1::1',
+        '2001:0:4136:e378::1',
+      ].map((written) => addressKind(hostOf(written))),
+    ).toEqual(Array(5).fill('private'));
+    expect(['64:ff9b::8.8.8.8', '2002:808:808::1'].map((written) => addressKind(hostOf(written)))).toEqual([
+      'public',
+      'public',
+    ]);
+    expect(['::1', '::'].map(addressKind)).toEqual(['loopback', 'private']);
   });
 
   it('refuses a name that resolves to a refused address, on the address the connection would use', async () => {

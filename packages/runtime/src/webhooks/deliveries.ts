@@ -22,6 +22,12 @@ import type { WebhookEndpoint, WebhookOptions } from '../options.js';
 import { type DestinationRules, refusedLiteral } from './destinations.js';
 import { type PostOutcome, postWebhook } from './post.js';
 
+/**
+ * A receiver that answers 410 Gone says that it takes no more deliveries: Standard Webhooks
+ * (Svix) stop there, and so does this, rather than trying again for the whole schedule.
+ */
+const GONE = 410;
+
 /** The event type of a delivery's body: a call whose caller was answered `backgrounded` ended. */
 export const CALL_ENDED = 'call.ended';
 
@@ -262,7 +268,11 @@ export class WebhookDeliveries {
     if (delivered) {
       settled.status = 'delivered';
       settled.deliveredAt = at;
-    } else if (wait === undefined || ('refused' in outcome && outcome.refused)) {
+    } else if (
+      wait === undefined ||
+      ('refused' in outcome && outcome.refused) ||
+      ('status' in outcome && outcome.status === GONE)
+    ) {
       settled.status = 'failed';
       const last = 'status' in outcome ? `HTTP ${outcome.status}` : outcome.error;
       failures.report(

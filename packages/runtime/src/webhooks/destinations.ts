@@ -16,7 +16,11 @@ const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
 
-/** Every range that is not the public internet: private, shared, link-local, reserved, multicast. */
+/**
+ * Every range that is not the public internet: private, shared, link-local, reserved, multicast,
+ * and Teredo (2001::/32), whose server and client addresses it hides. IPv6 forms of an IPv4
+ * address are judged as that address (see `embeddedIpv4`).
+ */
 const NOT_PUBLIC = new BlockList();
 for (const [network, prefix] of [
   ['0.0.0.0', 8],
@@ -39,6 +43,7 @@ for (const [network, prefix] of [
   ['::', 128],
   ['64:ff9b:1::', 48],
   ['100::', 64],
+  ['2001::', 32],
   ['2001:db8::', 32],
   ['fc00::', 7],
   ['fe80::', 10],
@@ -47,15 +52,55 @@ for (const [network, prefix] of [
   NOT_PUBLIC.addSubnet(network, prefix, 'ipv6');
 }
 
-/** An IPv4 address written as IPv6 (`::ffff:10.0.0.1`) is the IPv4 address. */
-function unmapped(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  return mapped ? (mapped[1] as string) : address;
+/** The eight 16-bit groups of an IPv6 address (a dotted IPv4 tail read as two), or undefined. */
+function groupsOf(address: string): number[] | undefined {
+  let text = address.toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const part = (side: string) =>
+    side === '' ? [] : side.split(':').map((group) => Number.parseInt(group, 16));
+  const front = part(head);
+  const back = tail === undefined ? [] : part(tail);
+  const groups = [...front, ...Array(8 - front.length - back.length).fill(0), ...back];
+  return groups.length === 8 && groups.every((group) => Number.isInteger(group)) ? groups : undefined;
+}
+
+const ipv4Of = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+
+/**
+ * The IPv4 address an IPv6 address stands for, in whichever way it is written: mapped
+ * (`::ffff:0:0/96`), IPv4-compatible (`::/96`), NAT64 (`64:ff9b::/96`) or 6to4 (`2002::/16`); a
+ * URL writes them in hexadecimal (`[::ffff:7f00:1]` is 127.0.0.1). Undefined for any other.
+ */
+function embeddedIpv4(address: string): string | undefined {
+  const groups = groupsOf(address);
+  if (!groups) return undefined;
+  const [g0, g1, g2, g3, g4, g5, g6, g7] = groups as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const zeroTo80 = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0;
+  // ::1 and :: are IPv6's own loopback and unspecified address.
+  if (zeroTo80 && g5 === 0 && g6 === 0 && g7 <= 1) return undefined;
+  if (zeroTo80 && (g5 === 0xffff || g5 === 0)) return ipv4Of(g6, g7);
+  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return ipv4Of(g6, g7);
+  if (g0 === 0x2002) return ipv4Of(g1, g2);
+  return undefined;
 }
 
 /** Where an IP address is: on this machine, on a network that is not the internet, or public. */
 export function addressKind(given: string): AddressKind {
-  const address = unmapped(given);
+  const address = isIP(given) === 6 ? (embeddedIpv4(given) ?? given) : given;
   const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
   if (LOOPBACK.check(address, family)) return 'loopback';
   return NOT_PUBLIC.check(address, family) ? 'private' : 'public';
