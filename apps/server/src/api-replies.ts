@@ -91,8 +91,11 @@ export const WebhookDelivery = z.looseObject({
 
 export const Health = z.object({
   ok: z.literal(true),
-  instanceId: z.string(),
-  stats: z.looseObject({ active: z.number(), running: z.number(), queued: z.number() }),
+  instanceId: z.string().optional().describe('To an operator token, or on a server without tokens'),
+  stats: z
+    .looseObject({ active: z.number(), running: z.number(), queued: z.number() })
+    .optional()
+    .describe('To an operator token, or on a server without tokens'),
 });
 
 export const MachineGraph = z.looseObject({

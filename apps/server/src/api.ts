@@ -71,7 +71,7 @@ export const API = {
   health: endpoint({
     method: 'GET',
     url: '/healthz',
-    summary: 'Whether the server is up, with the runtime counters',
+    summary: 'Whether the server is up; with the runtime counters to an operator',
     response: { description: 'ok', schema: Health },
   }),
   metrics: endpoint({

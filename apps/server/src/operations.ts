@@ -13,18 +13,24 @@ function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promi
 }
 
 export type Health =
-  | { ok: true; body: { ok: true; instanceId: string; stats: ReturnType<Runtime['stats']> } }
+  | { ok: true; body: { ok: true; instanceId?: string; stats?: ReturnType<Runtime['stats']> } }
   | { ok: false; error: unknown; message: string };
 
-/** Up means the store takes a write and a read; a store that fails (or hangs) is down. */
+/**
+ * Up means the store takes a write and a read; a store that fails (or hangs) is down. Anyone may
+ * ask (a load balancer's probe): the instance and its counters, which count every tenant's calls,
+ * are told only to whoever may read `/metrics` (`detailed`).
+ */
 export async function healthOf(
   runtime: Pick<Runtime, 'checkStore' | 'instanceId' | 'stats'>,
+  detailed: boolean,
 ): Promise<Health> {
   try {
     await withTimeout(runtime.checkStore(), HEALTH_STORE_TIMEOUT_MS, 'the store did not answer in time');
   } catch (error) {
     return { ok: false, error, message: `the store failed: ${(error as Error).message ?? String(error)}` };
   }
+  if (!detailed) return { ok: true, body: { ok: true } };
   return { ok: true, body: { ok: true, instanceId: runtime.instanceId, stats: runtime.stats() } };
 }
 

@@ -153,7 +153,8 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   // come back; a load balancer's probe hears it too, and sends the next requests elsewhere.
   app.addHook('onRequest', async (request, reply) => {
     if (!runtime.closing) return;
-    reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS));
+    // Each answer closes its connection: none is left idle for the listener's close to reset.
+    reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).header('connection', 'close');
     if (request.routeOptions.url === SELF_AUTHENTICATED) {
       return reply.send({ jsonrpc: '2.0', error: { code: -32000, message: SHUTTING_DOWN }, id: null });
     }
@@ -291,8 +292,9 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   const metrics = runtimeMetrics(runtime);
 
   // Up means the store takes a write and a read; a store that fails (or hangs) makes it a 503.
-  route(API.health, async ({ reply }) => {
-    const health = await healthOf(runtime);
+  route(API.health, async ({ request, reply }) => {
+    const detailed = metricsRefusal(request.headers.authorization, tenancy, operators) === undefined;
+    const health = await healthOf(runtime, detailed);
     if (health.ok) return health.body;
     app.log.error({ err: health.error }, 'the health check found the store failing');
     return fail(reply, 503, 'store_unavailable', health.message);

@@ -28,8 +28,9 @@ export function workerHttp(runtime: Runtime, config: ServerConfig): FastifyInsta
     }),
   );
   const metrics = runtimeMetrics(runtime);
-  app.get('/healthz', async (_request, reply) => {
-    const health = await healthOf(runtime);
+  app.get('/healthz', async (request, reply) => {
+    const detailed = metricsRefusal(request.headers.authorization, tenancy, operators) === undefined;
+    const health = await healthOf(runtime, detailed);
     if (health.ok) return health.body;
     app.log.error({ err: health.error }, 'the health check found the store failing');
     return reply.code(503).send({ error: { code: 'store_unavailable', message: health.message } });

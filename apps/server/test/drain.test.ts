@@ -178,4 +178,49 @@ describe('a server told to stop drains, and hands over what is left', () => {
       await staying.stop();
     }
   }, 30_000);
+
+  it('stops listening before it stops answering: a request during the stop gets an answer or a refused connection, never a reset', async () => {
+    const server = await serve({
+      BATON_STORE: join(dir, 'listener.db'),
+      BATON_DRAIN_MS: '1500',
+      BATON_INLINE_BUDGET_MS: '5000',
+    });
+    // A live call keeps the drain going for a while.
+    const live = call(server, 'nap', 800, 'listener-1');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    let exited = false;
+    const stopped = server.stop().then((code) => {
+      exited = true;
+      return code;
+    });
+    const outcomes = new Map<string, number>();
+    const count = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
+    const deadline = Date.now() + 20_000;
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        // Until a while after the process is gone: the requests that come as it exits.
+        while (Date.now() < deadline && !(exited && (outcomes.get('ECONNREFUSED') ?? 0) > 20)) {
+          try {
+            const response = await fetch(`${server.address}/v1/calls`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ name: 'nap', args: { ms: 1 }, sessionId: 'late' }),
+            });
+            await response.arrayBuffer();
+            count(String(response.status));
+          } catch (error) {
+            const cause = (error as { cause?: { code?: string } }).cause;
+            count(cause?.code ?? String(error));
+          }
+        }
+      }),
+    );
+    process.stdout.write(`OUTCOMES ${JSON.stringify([...outcomes])}\n`);
+    expect(await live).toMatchObject({ status: 'succeeded' });
+    expect(await stopped).toBe(0);
+    expect([...outcomes.keys()].filter((outcome) => outcome !== '503' && outcome !== 'ECONNREFUSED')).toEqual(
+      [],
+    );
+    expect(outcomes.get('503')).toBeGreaterThan(0);
+  }, 60_000);
 });

@@ -113,10 +113,11 @@ describe('baton serve --role client and baton worker', () => {
       expect(((await reply.json()) as { status: string }).status).toBe('succeeded');
 
       const health = await fetch(`${worker.address}/healthz`);
-      expect([health.status, ((await health.json()) as { instanceId: string }).instanceId]).toEqual([
-        200,
-        worker.instanceId,
-      ]);
+      expect([health.status, await health.json()]).toEqual([200, { ok: true }]);
+      const detailed = await fetch(`${worker.address}/healthz`, {
+        headers: { authorization: 'Bearer token-of-the-operator' },
+      });
+      expect(((await detailed.json()) as { instanceId: string }).instanceId).toBe(worker.instanceId);
       const operator = await fetch(`${worker.address}/metrics`, {
         headers: { authorization: 'Bearer token-of-the-operator' },
       });

@@ -41,6 +41,15 @@ describe('tenants', () => {
     expect((await as(undefined, { url: '/healthz' })).statusCode).toBe(200);
   });
 
+  it('tells anyone /healthz that it is up, and only an operator its instance and counters', async () => {
+    for (const token of [undefined, A]) {
+      const health = await as(token, { url: '/healthz' });
+      expect([health.statusCode, health.json()]).toEqual([200, { ok: true }]);
+    }
+    const operator = await as(OPERATOR, { url: '/healthz' });
+    expect(operator.json()).toEqual({ ok: true, instanceId: expect.any(String), stats: expect.any(Object) });
+  });
+
   it("answers /metrics, which counts every tenant's calls, to an operator token only; that token reaches no call", async () => {
     await as(A, {
       method: 'POST',
