@@ -38,7 +38,7 @@ import type {
 } from './options.js';
 import { pendingInputs } from './pending-inputs.js';
 import type { Runtime, TypedRuntime } from './runtime-api.js';
-import { drained, handOver } from './shutdown.js';
+import { drained, handOver, mustEndBeforeHandover } from './shutdown.js';
 import { waitForCall } from './waiting.js';
 
 /**
@@ -285,7 +285,10 @@ class BatonRuntime implements Runtime {
     const shutdown = { ...this.#parts, send: this.#parts.driver.send, events$: this.#bus.events$ };
     // A client's calls run elsewhere: its callers wait for the drain, then hear that they go on.
     await this.#parts.client.handOver(drainUntil - clock.now());
-    await drained(shutdown, drainUntil - clock.now());
+    // Alone on its store, it waits only for what cannot be handed over without loss: meanwhile it
+    // refuses calls that no other process takes. With others, it lets its calls end.
+    const alone = store.outlivesProcess === true && !store.listen;
+    await drained(shutdown, drainUntil - clock.now(), alone ? mustEndBeforeHandover : undefined);
     housekeeping.close();
     this.#stopping = true;
     const handedOver = handOver(shutdown, store.outlivesProcess === true);

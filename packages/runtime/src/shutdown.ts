@@ -1,6 +1,7 @@
 import type { CallEvent } from '@baton/contracts';
 import type { Observable } from 'rxjs';
 import type { Send } from './call/driver.js';
+import type { LiveCall } from './call/live-call.js';
 import type { CallRegistry } from './call/registry.js';
 import type { Clock } from './clock.js';
 import { INTERRUPTED, type Recovery } from './recovery/recover.js';
@@ -14,9 +15,17 @@ export interface ShutdownDeps {
   events$: Observable<CallEvent>;
 }
 
-/** Resolves once no call is live here, or once `drainMs` has passed on the runtime's clock. */
-export function drained({ registry, clock, events$ }: ShutdownDeps, drainMs: number): Promise<void> {
-  if (registry.size === 0 || drainMs <= 0) return Promise.resolve();
+/**
+ * Resolves once no call that `mustEnd` is live here, or once `drainMs` has passed on the runtime's
+ * clock (every live call must end, by default).
+ */
+export function drained(
+  { registry, clock, events$ }: ShutdownDeps,
+  drainMs: number,
+  mustEnd: (call: LiveCall) => boolean = () => true,
+): Promise<void> {
+  const over = () => !registry.all().some(mustEnd);
+  if (registry.size === 0 || drainMs <= 0 || over()) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       clock.clearTimeout(timer);
@@ -25,9 +34,19 @@ export function drained({ registry, clock, events$ }: ShutdownDeps, drainMs: num
     };
     const timer = clock.setTimeout(done, drainMs);
     const watching = events$.subscribe(() => {
-      if (registry.size === 0) done();
+      if (registry.size === 0 || over()) done();
     });
   });
+}
+
+/**
+ * What a drain must wait for when the process that stops is the only one on its store (SQLite),
+ * so that it refuses new calls no longer than it must: a call whose caller waits for its end, or
+ * one that may not run again. An idempotent call in the background loses nothing handed over:
+ * the next start runs it again, from its durable steps.
+ */
+export function mustEndBeforeHandover(call: LiveCall): boolean {
+  return !call.record.detached || !call.tool.execution.idempotent;
 }
 
 /**

@@ -51,6 +51,32 @@ describe('close({ drainMs }): deploys drain, nothing is cancelled', () => {
     expect(await call).toMatchObject({ status: 'succeeded' });
   });
 
+  it('alone on SQLite, waits only for what cannot be handed over without loss: idempotent background calls go to the next start at once', async () => {
+    const path = join(dir, 'alone.db');
+    const research = gatedTool('research', { mode: 'background', idempotent: true });
+    const charge = gatedTool('charge', { mode: 'background', idempotent: false });
+    const clock = new SimulatedClock();
+    const store = sqliteStore({ path });
+    const runtime = createRuntime({ tools: [research.tool, charge.tool], store, clock });
+    await runtime.call({ name: 'research', sessionId: 's', callId: 'r1' });
+    await runtime.call({ name: 'charge', sessionId: 's', callId: 'c1' });
+    await settle();
+    let closed = false;
+    const closing = runtime.close({ drainMs: 60_000 }).then(() => {
+      closed = true;
+    });
+    await settle();
+    // The charge may not run again: the drain waits for it, and for it alone.
+    expect(closed).toBe(false);
+    charge.runs[0]?.resolve('charged');
+    await closing;
+    expect(research.runs[0]?.signal.aborted).toBe(true);
+    const reopened = sqliteStore({ path });
+    expect(await reopened.getCall('c1')).toMatchObject({ status: 'succeeded' });
+    expect((await reopened.getCall('r1'))?.status).toBe('backgrounded');
+    await reopened.close();
+  });
+
   it('hands over on SQLite what still runs: its caller hears it goes on in the background, and the next start takes it up', async () => {
     const path = join(dir, 'handover.db');
     let runsOfCharge = 0;
