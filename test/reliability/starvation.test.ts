@@ -3,10 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const A = 'token-of-tenant-a-0001';
 const B = 'token-of-tenant-b-0001';
+const OPERATOR = 'token-of-the-operator-01';
 let server: ServerProcess;
 
 beforeAll(async () => {
-  server = await startServer({ env: { BATON_TOKENS: `a:${A},b:${B}` } });
+  server = await startServer({ env: { BATON_TOKENS: `a:${A},b:${B}`, BATON_OPERATOR_TOKENS: OPERATOR } });
 });
 afterAll(() => server.stop());
 
@@ -32,7 +33,10 @@ describe('one tenant cannot starve another', () => {
       ),
     );
     expect(flood.every((reply) => reply.status === 'backgrounded')).toBe(true);
-    const health = (await (await fetch(`${server.address}/healthz`)).json()) as {
+    // An operator sees the counters.
+    const health = (await (
+      await fetch(`${server.address}/healthz`, { headers: { authorization: `Bearer ${OPERATOR}` } })
+    ).json()) as {
       stats: { running: number; queued: number };
     };
     // A holds its share, 48 of the 64 slots; its other calls wait.
