@@ -1,8 +1,8 @@
-// The tools of the deployment test, served by `baton serve --role client` and run by
+// The tools of the deployment and outage tests, served by `baton serve --role client` and run by
 // `baton worker`. Each run appends a line to $RUNS_LOG: the tool, the call, the process.
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defineTool } from '@baton/contracts';
+import { defineTool, ToolError } from '@baton/contracts';
 
 const input = {
   type: 'object',
@@ -34,5 +34,18 @@ export const charge = defineTool({
     ran('charge', ctx);
     await sleep(ms, undefined, { signal: ctx.signal });
     return { charged: n };
+  },
+});
+
+/** Fails, as a tool does: the model reads why. */
+export const refuse = defineTool({
+  name: 'refuse',
+  description: 'Refuses, after a while',
+  input,
+  execution: { mode: 'auto', idempotent: false },
+  async execute({ n, ms }, ctx) {
+    ran('refuse', ctx);
+    await sleep(ms, undefined, { signal: ctx.signal });
+    throw new ToolError(`refused ${n}`);
   },
 });

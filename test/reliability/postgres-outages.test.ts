@@ -17,7 +17,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TcpProxy, tcpProxy } from './tcp-proxy.js';
 
-const TOOLS = join(import.meta.dirname, 'outage-tools.mjs');
+const TOOLS = join(import.meta.dirname, '..', 'distributed', 'deployment-tools.mjs');
 const dir = mkdtempSync(join(tmpdir(), 'baton-outages-'));
 const RUNS_LOG = join(dir, 'runs.log');
 writeFileSync(RUNS_LOG, '');

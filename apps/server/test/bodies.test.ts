@@ -1,27 +1,8 @@
 import { connect } from 'node:net';
 import { DEFAULT_MAX_BODY_DEPTH, DEFAULT_MAX_BODY_KEYS } from '@baton/contracts';
-import { createRuntime, type Runtime } from '@baton/runtime';
-import { SimulatedClock } from '@baton/runtime/testing';
 import type { FastifyInstance } from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
-import { demoTools } from '../src/demo-tools.js';
-import { createServer, type ServerOptions } from '../src/server.js';
-
-const open: Array<{ app: FastifyInstance; runtime: Runtime }> = [];
-afterEach(async () => {
-  for (const { app, runtime } of open.splice(0)) {
-    await app.close();
-    await runtime.close();
-  }
-});
-
-async function server(options: Omit<ServerOptions, 'runtime'> = {}) {
-  const runtime = createRuntime({ tools: demoTools, clock: new SimulatedClock() });
-  await runtime.ready;
-  const app = createServer({ runtime, ...options });
-  open.push({ app, runtime });
-  return { app, runtime };
-}
+import { describe, expect, it } from 'vitest';
+import { testServer } from './test-server.js';
 
 /** A call whose arguments hold `value`. */
 const callWith = (value: string) => `{"name":"echo","args":{"text":"x","extra":${value}},"sessionId":"s"}`;
@@ -44,7 +25,7 @@ const MCP_HEADERS = {
 
 describe('request bodies, bounded before they are parsed', () => {
   it('refuses on REST a body nested deeper than the limit, or of more keys, with 413 payload_too_large', async () => {
-    const { app } = await server();
+    const { app } = await testServer();
     for (const [value, says] of [
       [nested(500_000), `nests deeper than ${DEFAULT_MAX_BODY_DEPTH} levels`],
       [keys(DEFAULT_MAX_BODY_KEYS + 1), `more than ${DEFAULT_MAX_BODY_KEYS} keys`],
@@ -71,7 +52,7 @@ describe('request bodies, bounded before they are parsed', () => {
   });
 
   it('refuses on MCP the same bodies, in JSON-RPC, with 413', async () => {
-    const { app } = await server();
+    const { app } = await testServer();
     for (const value of [nested(500_000), keys(DEFAULT_MAX_BODY_KEYS + 1)]) {
       const reply = await app.inject({
         method: 'POST',
@@ -88,7 +69,7 @@ describe('request bodies, bounded before they are parsed', () => {
   });
 
   it('takes the limits it is given', async () => {
-    const { app } = await server({ bodyShape: { maxDepth: 4, maxKeys: 5 } });
+    const { app } = await testServer({ bodyShape: { maxDepth: 4, maxKeys: 5 } });
     const deep = await app.inject({
       method: 'POST',
       url: '/v1/calls',
@@ -106,7 +87,7 @@ describe('request bodies, bounded before they are parsed', () => {
   });
 
   it('refuses a body that is not UTF-8 with invalid_utf8 on REST, and a parse error on MCP, rather than changing its text', async () => {
-    const { app, runtime } = await server();
+    const { app, runtime } = await testServer();
     const bytes = Buffer.concat([
       Buffer.from('{"name":"echo","args":{"text":"'),
       Buffer.from([0xff, 0xfe, 0x80]),
@@ -138,7 +119,7 @@ describe('request bodies, bounded before they are parsed', () => {
   });
 
   it('answers 408 and closes a connection whose body does not arrive in time', async () => {
-    const { app } = await server({ requestTimeoutMs: 500 });
+    const { app } = await testServer({ requestTimeoutMs: 500 });
     const address = await app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = new URL(address);
     const socket = connect(Number(port), '127.0.0.1');

@@ -1,26 +1,7 @@
 import { connect } from 'node:net';
-import { createRuntime, type Runtime } from '@baton/runtime';
-import { SimulatedClock } from '@baton/runtime/testing';
 import type { FastifyInstance } from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
-import { demoTools } from '../src/demo-tools.js';
-import { createServer, type ServerOptions } from '../src/server.js';
-
-const open: Array<{ app: FastifyInstance; runtime: Runtime }> = [];
-afterEach(async () => {
-  for (const { app, runtime } of open.splice(0)) {
-    await app.close();
-    await runtime.close();
-  }
-});
-
-async function server(options: Omit<ServerOptions, 'runtime'> = {}) {
-  const runtime = createRuntime({ tools: demoTools, clock: new SimulatedClock() });
-  await runtime.ready;
-  const app = createServer({ runtime, ...options });
-  open.push({ app, runtime });
-  return { app, runtime };
-}
+import { describe, expect, it } from 'vitest';
+import { testServer } from './test-server.js';
 
 const json = { 'content-type': 'application/json' };
 
@@ -37,7 +18,7 @@ async function pendingDeploy(app: FastifyInstance, headers: Record<string, strin
 
 describe('a server on loopback without tokens, as a browser reaches it', () => {
   it('refuses a Host that is not its own (DNS rebinding), on the API and on MCP', async () => {
-    const { app } = await server();
+    const { app } = await testServer();
     for (const url of ['/v1/calls', '/healthz']) {
       const reply = await app.inject({ url, headers: { host: 'evil.example.com' } });
       expect([reply.statusCode, reply.json().error.code]).toEqual([403, 'forbidden_host']);
@@ -61,7 +42,7 @@ describe('a server on loopback without tokens, as a browser reaches it', () => {
   });
 
   it('refuses a cross-site approval, by its Origin or by Sec-Fetch-Site, and the call still waits', async () => {
-    const { app, runtime } = await server();
+    const { app, runtime } = await testServer();
     await pendingDeploy(app);
     const attempts = [
       { origin: 'https://evil.example.com' },
@@ -80,7 +61,7 @@ describe('a server on loopback without tokens, as a browser reaches it', () => {
   });
 
   it('takes its own pages by any of its loopback names, and refuses another site on MCP in JSON-RPC', async () => {
-    const { app } = await server();
+    const { app } = await testServer();
     await pendingDeploy(app);
     const sameServer = { host: '127.0.0.1:8787', origin: 'http://localhost:8787' };
     const approved = await app.inject({
@@ -120,7 +101,7 @@ describe('a server on loopback without tokens, as a browser reaches it', () => {
   });
 
   it('refuses a POST that is not JSON, as a plain HTML form sends it, even with no body', async () => {
-    const { app, runtime } = await server();
+    const { app, runtime } = await testServer();
     await pendingDeploy(app);
     for (const type of [
       'application/x-www-form-urlencoded',
@@ -144,7 +125,7 @@ describe('a server on loopback without tokens, as a browser reaches it', () => {
   });
 
   it('lets its own pages (same origin, as the inspector) and allowed origins change state', async () => {
-    const { app } = await server({ webSafety: { allowedOrigins: ['https://console.example.com'] } });
+    const { app } = await testServer({ webSafety: { allowedOrigins: ['https://console.example.com'] } });
     await pendingDeploy(app, { origin: 'http://localhost:80', 'sec-fetch-site': 'same-origin' });
     const approved = await app.inject({
       method: 'POST',
@@ -170,9 +151,9 @@ describe('a server with tokens', () => {
   it('takes any Host (a browser cannot send the token), unless hosts are given', async () => {
     const tokens = { 'token-of-sixteen-chars': 'acme' };
     const auth = { authorization: 'Bearer token-of-sixteen-chars', host: 'baton.internal:8787' };
-    const { app } = await server({ tokens });
+    const { app } = await testServer({ tokens });
     expect((await app.inject({ url: '/v1/calls', headers: auth })).statusCode).toBe(200);
-    const { app: pinned } = await server({ tokens, webSafety: { allowedHosts: ['baton.example.com'] } });
+    const { app: pinned } = await testServer({ tokens, webSafety: { allowedHosts: ['baton.example.com'] } });
     expect((await pinned.inject({ url: '/v1/calls', headers: auth })).statusCode).toBe(403);
     const named = { ...auth, host: 'baton.example.com' };
     expect((await pinned.inject({ url: '/v1/calls', headers: named })).statusCode).toBe(200);
@@ -197,7 +178,7 @@ describe('a request names one host', () => {
     ['with tokens, which take any Host', { tokens: { 'token-of-sixteen-chars': 'acme' } }],
   ] as const) {
     it(`refuses an absolute-form target for another host and two Host headers (${setting})`, async () => {
-      const { app } = await server(options);
+      const { app } = await testServer(options);
       const address = await app.listen({ host: '127.0.0.1', port: 0 });
       const { port } = new URL(address);
       const auth = 'tokens' in options ? '\r\nAuthorization: Bearer token-of-sixteen-chars' : '';
