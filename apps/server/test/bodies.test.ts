@@ -1,6 +1,5 @@
 import { connect } from 'node:net';
 import { DEFAULT_MAX_BODY_DEPTH, DEFAULT_MAX_BODY_KEYS } from '@baton/contracts';
-import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { testServer } from './test-server.js';
 
