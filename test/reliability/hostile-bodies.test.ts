@@ -74,10 +74,14 @@ async function post(path: string, body: string): Promise<number> {
   return response.status;
 }
 
-/** A connection that announces a 1 MB body and sends it a byte every 200 ms: resolves with what it was answered once closed. */
-function trickle(port: number): Promise<string> {
+/**
+ * A connection that announces a 1 MB body and sends it a byte every 200 ms: resolves, once the
+ * server closes it, with what it was answered and how long it stayed open.
+ */
+function trickle(port: number): Promise<{ answer: string; openMs: number }> {
   return new Promise((resolve) => {
     const socket: Socket = connect(port, '127.0.0.1');
+    const opened = Date.now();
     let answer = '';
     let timer: NodeJS.Timeout | undefined;
     socket.on('connect', () => {
@@ -90,13 +94,16 @@ function trickle(port: number): Promise<string> {
     });
     socket.on('data', (chunk: Buffer) => {
       answer += chunk.toString();
+      // Answered: no more bytes after the server's close (they would draw a reset).
+      clearInterval(timer);
     });
     socket.on('error', () => {
-      // Reset once answered: what it was answered is what counts.
+      // A byte sent as the server closed draws a reset, which may take the answer with it: the
+      // time the connection stayed open is what tells that the server cut it.
     });
     socket.on('close', () => {
       clearInterval(timer);
-      resolve(answer);
+      resolve({ answer, openMs: Date.now() - opened });
     });
   });
 }
@@ -152,13 +159,19 @@ describe('hostile bodies beside honest calls', () => {
     clearInterval(sampling);
 
     expect(statuses).toEqual(Array(4 * AT_ONCE).fill(413));
-    const timedOut = answers.filter((answer) => answer.startsWith('HTTP/1.1 408 ')).length;
-    expect(timedOut).toBe(TRICKLING);
+    // Every trickling body was cut by the server when its time was up: none before, none long
+    // after (Node looks for late requests every second; a busy machine adds its delay).
+    const openMs = answers.map((trickled) => trickled.openMs);
+    expect(Math.min(...openMs)).toBeGreaterThanOrEqual(REQUEST_TIMEOUT_MS - 50);
+    expect(Math.max(...openMs)).toBeLessThan(REQUEST_TIMEOUT_MS + 10_000);
+    const timedOut = answers.filter(({ answer }) => answer.startsWith('HTTP/1.1 408 ')).length;
+    expect(timedOut).toBeGreaterThan(0);
     const sorted = [...honestLatencies].sort((a, b) => a - b);
     const p50 = sorted[Math.floor(sorted.length / 2)] ?? Number.POSITIVE_INFINITY;
     process.stdout.write(
       `hostile bodies: RSS ${baseline.toFixed(0)} -> peak ${peak.toFixed(0)} MB; ` +
-        `${honestLatencies.length} honest calls, p50 ${p50.toFixed(1)} ms; ${timedOut} trickling bodies cut\n`,
+        `${honestLatencies.length} honest calls, p50 ${p50.toFixed(1)} ms; ${TRICKLING} trickling bodies cut ` +
+        `after ${Math.min(...openMs)}-${Math.max(...openMs)} ms, ${timedOut} of them read the 408\n`,
     );
     expect(peak - baseline).toBeLessThan(RSS_GROWTH_BOUND_MB);
     expect(honestLatencies.length).toBeGreaterThan(10);
