@@ -117,7 +117,8 @@ export class Recovery {
   /**
    * This instance no longer owns the call (another claimed it, and may be running it): its
    * execution is aborted, its slot freed, and it writes nothing more. A caller here hears that it
-   * continues in the background, which it does, elsewhere.
+   * continues in the background, which it does, elsewhere; or `reply`, when the call stops here
+   * for another reason (it was never kept).
    */
   drop(call: LiveCall, reply?: CallReply): void {
     const { timers, registry, slots, settings } = this.deps;
