@@ -9,7 +9,10 @@ import type { Tenancy } from './tenancy.js';
 export interface McpSessionOptions {
   /** A session unused this long is closed and forgotten. Default 30 minutes. */
   sessionTtlMs?: number;
-  /** Open sessions per tenant (default 100) and in all (default 1,000); past it `initialize` gets 429. */
+  /**
+   * Open sessions per tenant (default 100) and in all (default 1,000). At a cap the least recently
+   * used idle session is closed to make room; `initialize` gets 429 only when all are busy.
+   */
   sessionsPerTenant?: number;
   sessions?: number;
   /** The clock sessions age by. Default `Date.now`. */
@@ -60,6 +63,11 @@ export async function mountMcp(
         ...(options.retentionMs !== undefined ? { retentionMs: options.retentionMs } : {}),
         ...(options.bodyShape !== undefined ? { bodyShape: options.bodyShape } : {}),
         onError,
+        onIdleSessionClosed: ({ sessionId, tenant, idleMs }) =>
+          app.log.info(
+            { sessionId, tenant, idleMs },
+            'MCP: an idle session was closed to make room for a new one',
+          ),
       });
       return toNodeHandler(mcp, { onError });
     }));

@@ -155,7 +155,7 @@ describe('the MCP endpoint, driven by the MCP SDK client', () => {
     expect(call?.callId).toBe(`acme/${running.call_id}`);
     expect(running).toMatchObject({ status: 'running', tool: 'gated' });
     expect(running.message).toBe(
-      `This tool is taking longer than 300 ms, so it is continuing in the background. To get its result, call wait_background with call_id "${running.call_id}"; check_background reports how far it got, and cancel_background stops it.`,
+      `This tool is taking longer than 300 ms, so it is continuing in the background. To get its result, call wait_background with call_id "${running.call_id}"; check_background reports how far it got, and cancel_background stops it. Keep the call_id: it reaches this call from any later session.`,
     );
     const [, named, id] = /call (\w+) with call_id "([^"]+)"/.exec(running.message) ?? [];
 
@@ -170,7 +170,9 @@ describe('the MCP endpoint, driven by the MCP SDK client', () => {
     const other = await connect(url, 'token-of-tenant-b-0002');
     expect(await other.callTool({ name: 'check_background', arguments: { call_id: id } })).toEqual({
       isError: true,
-      content: [{ type: 'text', text: `No background call "${id}" in this session.` }],
+      content: [
+        { type: 'text', text: `No call "${id}" is known: give the call_id its acknowledgement gave.` },
+      ],
     });
   });
 

@@ -8,12 +8,14 @@ import {
 } from '@baton/contracts';
 import {
   BACKGROUND_CONTROL,
+  type BackgroundCaller,
   type BackgroundControlHost,
   type BackgroundControlTool,
   backgroundControl,
+  MAX_WAIT_MS,
   type Runtime,
 } from '@baton/runtime';
-import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
 import type { McpScope } from './scope.js';
 import { CALL_SESSIONS, type Serving } from './serving.js';
 import { toolResultOf } from './tool-result.js';
@@ -24,8 +26,17 @@ import { toolResultOf } from './tool-result.js';
  */
 type ControlServing = Pick<
   Serving,
-  'runtime' | 'scope' | 'defaultMode' | 'backgroundControl' | 'sessionName'
+  'runtime' | 'scope' | 'defaultMode' | 'backgroundControl' | 'sessionName' | 'era'
 >;
+
+/**
+ * The longest a wait lasts for a request without a progress token: clients time a request out at
+ * 60 s by default (the SDKs, OpenAI Agents), and without progress nothing tells them it lives.
+ */
+export const SILENT_WAIT_MS = 45_000;
+
+/** A stateless (2026-07-28) client has no session: nothing to list, so it keeps each call's id. */
+const SESSION_ONLY: readonly BackgroundControlTool[] = ['list_background'];
 
 function isControlTool(name: string): name is BackgroundControlTool {
   return (BACKGROUND_CONTROL as readonly string[]).includes(name);
@@ -48,12 +59,19 @@ export function servesControl(serving: ControlServing): boolean {
 /** Declarations only: the tools listed to clients (their `execute` is never called). */
 let declared: readonly AnyTool[] | undefined;
 
+/** The control tools this connection is served: a stateless one lists nothing, having no session. */
+function servedControl(serving: ControlServing): readonly AnyTool[] {
+  declared ??= backgroundControl(serving.runtime).tools;
+  return serving.era === 'modern'
+    ? declared.filter((tool) => !SESSION_ONLY.includes(tool.name as never))
+    : declared;
+}
+
 /** The runtime's tools as this endpoint lists them: the control tools, when served, are the endpoint's own. */
 export function listedTools(serving: ControlServing): AnyTool[] {
   const tools = serving.runtime.tools.definitions();
   if (!servesControl(serving)) return tools;
-  declared ??= backgroundControl(serving.runtime).tools;
-  return [...tools.filter((tool) => !isControlTool(tool.name)), ...declared];
+  return [...tools.filter((tool) => !isControlTool(tool.name)), ...servedControl(serving)];
 }
 
 /** The control tool a `tools/call` names, when the endpoint serves it. */
@@ -83,26 +101,62 @@ export function callSessionOf(serving: Pick<Serving, 'scope' | 'sessionName'>): 
   return serving.scope.inside(CALL_SESSIONS + serving.sessionName);
 }
 
-/** Runs a control tool for this connection's session; a refusal is a result the model reads. */
+/** What a stateless client that calls `list_background` anyway is told. */
+export const NO_SESSION_TO_LIST =
+  'list_background lists the calls of a session, and this client has none (it is stateless): use the call_id each acknowledgement gave.';
+
+/**
+ * Who runs a control tool over MCP. A call id reaches its call from any session of the tenant (a
+ * client that reconnected, another process of the same agent); listing stays the session's. No
+ * notification comes over MCP, so a wait that ends first says to wait again, and a wait lasts past
+ * `SILENT_WAIT_MS` only for a request that takes progress, which it is sent while it waits.
+ */
+function callerOf(serving: ControlServing, context: ServerContext): BackgroundCaller {
+  const progressToken = context.mcpReq._meta?.progressToken;
+  const caller: BackgroundCaller = {
+    sessionId: callSessionOf(serving),
+    signal: context.mcpReq.signal,
+    byCallId: true,
+    notified: false,
+    maxWaitMs: progressToken === undefined ? SILENT_WAIT_MS : MAX_WAIT_MS,
+  };
+  if (progressToken !== undefined) {
+    caller.onStillWaiting = (waitedMs) => {
+      context.mcpReq
+        .notify({
+          method: 'notifications/progress',
+          params: { progressToken, progress: waitedMs, message: `still running after ${waitedMs} ms` },
+        })
+        .catch(() => {
+          // The client went away: the wait ends with the request.
+        });
+    };
+  }
+  return caller;
+}
+
+/** Runs a control tool for this connection; a refusal is a result the model reads. */
 export async function callControlTool(
   serving: ControlServing,
   name: BackgroundControlTool,
   args: unknown,
-  signal: AbortSignal,
+  context: ServerContext,
 ): Promise<CallToolResult> {
+  const refused = (text: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text }] });
+  if (serving.era === 'modern' && SESSION_ONLY.includes(name)) return refused(NO_SESSION_TO_LIST);
   const control = backgroundControl(scopedHost(serving.runtime, serving.scope));
   try {
-    const output = await control.run(name, args, { sessionId: callSessionOf(serving), signal });
+    const output = await control.run(name, args, callerOf(serving, context));
     return toolResultOf({ status: 'succeeded', output });
   } catch (error) {
     if (!isToolError(error)) throw error;
-    return { isError: true, content: [{ type: 'text', text: error.message }] };
+    return refused(error.message);
   }
 }
 
 /** What a model that cannot be notified is told to do to get a call's result. */
 export function followInstruction(callId: string): string {
-  return `To get its result, call wait_background with call_id ${JSON.stringify(callId)}; check_background reports how far it got, and cancel_background stops it.`;
+  return `To get its result, call wait_background with call_id ${JSON.stringify(callId)}; check_background reports how far it got, and cancel_background stops it. Keep the call_id: it reaches this call from any later session.`;
 }
 
 /** The runtime's words with the way the result comes back here in place of the later notification. */

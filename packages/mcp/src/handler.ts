@@ -20,7 +20,7 @@ import { jsonRpcErrorResponse } from './responses.js';
 import { type McpScope, SINGLE_TENANT } from './scope.js';
 import { mcpServer, type ServerInfo } from './server.js';
 import type { InputRound } from './serving.js';
-import { LegacySessions, type SessionLimits } from './sessions.js';
+import { type ClosedSession, LegacySessions, type SessionLimits } from './sessions.js';
 import { isTaskListen, listenToTasks } from './task-listen.js';
 import { POLL_INTERVAL_MS } from './task-view.js';
 
@@ -60,6 +60,8 @@ export interface McpHandlerOptions {
   serverInfo?: ServerInfo;
   /** Where errors that reach no client go. Default: nowhere. */
   onError?: (error: Error) => void;
+  /** Told of each idle 2025-11-25 session closed to make room for a new one, to log it. */
+  onIdleSessionClosed?: (closed: ClosedSession) => void;
   /** The clock sessions age by. Default `Date.now`. */
   now?: () => number;
   /** The largest request body read, in bytes; past it the answer is 413. Default 4 MiB. */
@@ -141,7 +143,14 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
   const hosts = options.allowedHosts ?? localhostAllowedHostnames();
   const origins = options.allowedOrigins ?? localhostAllowedOrigins();
   const requestStates = createRequestStateCodec<InputRound>({ key });
-  const legacy = new LegacySessions(base, info, options.sessions ?? {}, options.now ?? Date.now, onError);
+  const legacy = new LegacySessions(
+    base,
+    info,
+    options.sessions ?? {},
+    options.now ?? Date.now,
+    onError,
+    options.onIdleSessionClosed,
+  );
   const modern = createSdkHandler(
     ({ authInfo }) =>
       mcpServer(

@@ -8,6 +8,7 @@ export { type NodeMcpHandler, toNodeHandler } from './node.js';
 export { type McpScope, SINGLE_TENANT } from './scope.js';
 export type { ServerInfo } from './server.js';
 export {
+  type ClosedSession,
   DEFAULT_SESSION_TTL_MS,
   DEFAULT_SESSIONS,
   DEFAULT_SESSIONS_PER_TENANT,

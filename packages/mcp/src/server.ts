@@ -1,4 +1,3 @@
-import { toMcpTool } from '@baton/contracts';
 import {
   type CallToolResult,
   type JSONRPCRequest,
@@ -6,13 +5,12 @@ import {
   Server,
   type ServerCapabilities,
   type ServerContext,
-  type Tool,
 } from '@modelcontextprotocol/server';
-import { listedTools } from './background-control.js';
 import type { Serving } from './serving.js';
 import { TASKS_EXTENSION } from './task-view.js';
 import { serveLegacyTasks, serveTasks } from './tasks.js';
-import { callTool } from './tools-call.js';
+import { declaredTools } from './tool-declarations.js';
+import { callTool, takesTasks } from './tools-call.js';
 
 export interface ServerInfo {
   name: string;
@@ -74,8 +72,15 @@ export function mcpServer(serving: Serving, info: ServerInfo): Server {
     // A tampered or expired input round is refused before the handler runs (-32602).
     ...(serving.requestStates ? { requestState: { verify: serving.requestStates.verify } } : {}),
   });
-  server.setRequestHandler('tools/list', () => ({
-    tools: listedTools(serving).map((tool) => toMcpTool(tool, { defaultMode: serving.defaultMode }) as Tool),
+  // Whether the client takes tasks: 2026-07-28 declares it on each request, 2025-11-25 at `initialize`.
+  server.setRequestHandler('tools/list', (_request, context) => ({
+    tools: declaredTools(
+      serving,
+      serving.era === 'modern'
+        ? takesTasks(context)
+        : (server.getClientCapabilities()?.tasks?.requests?.tools as { call?: object } | undefined)?.call !==
+            undefined,
+    ),
   }));
   // A task is not among the SDK's types for a `tools/call` result; the wire allows it.
   server.setRequestHandler(

@@ -8,15 +8,27 @@ import type { Subscription } from 'rxjs';
 import { jsonRpcErrorResponse } from './responses.js';
 import type { McpScope } from './scope.js';
 import { mcpServer, type ServerInfo } from './server.js';
-import type { Serving } from './serving.js';
+import { CALL_SESSIONS, type Serving, TASK_SESSIONS } from './serving.js';
 
 export interface SessionLimits {
   /** A session unused this long is closed and forgotten. Default 30 minutes. */
   ttlMs?: number;
-  /** Open sessions per tenant; past it `initialize` gets 429. Default 100. */
+  /**
+   * Open sessions per tenant. At the cap, `initialize` closes the tenant's least recently used
+   * idle session (no call that has not ended, no request or stream open) to make room; only when
+   * every one is busy does it get 429. Default 100.
+   */
   perTenant?: number;
-  /** Open sessions in all. Default 1,000. */
+  /** Open sessions in all; at the cap, as `perTenant`, over every tenant's. Default 1,000. */
   total?: number;
+}
+
+/** An idle session closed to make room for a new one. */
+export interface ClosedSession {
+  sessionId: string;
+  tenant: string | undefined;
+  /** How long it had been unused. */
+  idleMs: number;
 }
 
 export const DEFAULT_SESSION_TTL_MS = 30 * 60_000;
@@ -28,6 +40,49 @@ interface Session {
   scope: McpScope;
   lastUsed: number;
   held: Subscription[];
+  /** Requests being answered and streams open on it. */
+  open: number;
+}
+
+/** The states of a call that has not ended. */
+const LIVE = ['queued', 'inline', 'backgrounded'] as const;
+
+/** The response, whose end (its body read, or cancelled) is told to `done`: a stream is open until then. */
+function untilEnded(response: Response, done: () => void): Response {
+  if (!response.body) {
+    done();
+    return response;
+  }
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    done();
+  };
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done: finished, value } = await reader.read();
+        if (finished) {
+          end();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (error) {
+        end();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      end();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }
 
 type ServingBase = Pick<
@@ -57,6 +112,7 @@ export class LegacySessions {
     limits: SessionLimits,
     private readonly now: () => number,
     private readonly onError: (error: Error) => void,
+    private readonly onIdleClosed: (closed: ClosedSession) => void = () => {},
   ) {
     this.#ttlMs = limits.ttlMs ?? DEFAULT_SESSION_TTL_MS;
     this.#perTenant = limits.perTenant ?? DEFAULT_SESSIONS_PER_TENANT;
@@ -97,22 +153,17 @@ export class LegacySessions {
       // Sessions being opened count too: a burst of `initialize` cannot pass the cap before the
       // first of them is open.
       const tenant = scope.tenant ?? '';
-      const opening = this.#opening.get(tenant) ?? 0;
-      const mine =
-        opening + [...this.#sessions.values()].filter((open) => open.scope.tenant === scope.tenant).length;
-      if (mine >= this.#perTenant || this.#sessions.size + this.#openingTotal >= this.#total) {
+      if (!(await this.#roomFor(scope))) {
         return jsonRpcErrorResponse(
           429,
           -32000,
-          `too many open MCP sessions (at most ${this.#perTenant} per tenant and ${this.#total} in all): end one with DELETE, or wait for an idle one to expire`,
+          `too many open MCP sessions, all busy (at most ${this.#perTenant} per tenant and ${this.#total} in all): end one with DELETE, or try again once one is idle`,
         );
       }
-      this.#opening.set(tenant, opening + 1);
-      this.#openingTotal++;
       try {
         const opened = await this.#open(scope);
         // The session is among the open ones once `initialize` is answered (or never, if it fails).
-        return await opened.transport.handleRequest(request, { parsedBody, authInfo });
+        return await this.#answer(opened, request, parsedBody, authInfo);
       } finally {
         this.#openingTotal--;
         const left = (this.#opening.get(tenant) ?? 1) - 1;
@@ -121,7 +172,82 @@ export class LegacySessions {
       }
     }
     session.lastUsed = this.now();
-    return session.transport.handleRequest(request, { parsedBody, authInfo });
+    return this.#answer(session, request, parsedBody, authInfo);
+  }
+
+  async #answer(
+    session: Session,
+    request: Request,
+    parsedBody: unknown,
+    authInfo: AuthInfo,
+  ): Promise<Response> {
+    session.open++;
+    const done = () => {
+      session.open--;
+      session.lastUsed = this.now();
+    };
+    try {
+      return untilEnded(await session.transport.handleRequest(request, { parsedBody, authInfo }), done);
+    } catch (error) {
+      done();
+      throw error;
+    }
+  }
+
+  /** How many sessions are open or opening, for this tenant and in all. */
+  #counts(tenant: string | undefined): { mine: number; all: number } {
+    let mine = this.#opening.get(tenant ?? '') ?? 0;
+    for (const open of this.#sessions.values()) if (open.scope.tenant === tenant) mine++;
+    return { mine, all: this.#sessions.size + this.#openingTotal };
+  }
+
+  /**
+   * Whether a new session of this scope fits, counted as opening when it does: at a cap, the least recently used idle session that
+   * frees room (the tenant's, at the tenant's cap) is closed for it.
+   */
+  async #roomFor(scope: McpScope): Promise<boolean> {
+    for (;;) {
+      const { mine, all } = this.#counts(scope.tenant);
+      const tenantFull = mine >= this.#perTenant;
+      if (!tenantFull && all < this.#total) {
+        // Counted as opening at once, before any other request is looked at.
+        const tenant = scope.tenant ?? '';
+        this.#opening.set(tenant, (this.#opening.get(tenant) ?? 0) + 1);
+        this.#openingTotal++;
+        return true;
+      }
+      const candidates = [...this.#sessions.entries()]
+        .filter(([, session]) => session.open === 0 && (!tenantFull || session.scope.tenant === scope.tenant))
+        .sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
+      let closed = false;
+      for (const [id, session] of candidates) {
+        if (!(await this.#idle(id, session))) continue;
+        // Looked at while the store answered: it may have been used, or closed, meanwhile.
+        if (this.#sessions.get(id) !== session || session.open > 0) continue;
+        this.onIdleClosed({
+          sessionId: id,
+          tenant: session.scope.tenant,
+          idleMs: this.now() - session.lastUsed,
+        });
+        this.#close(id, session);
+        closed = true;
+        break;
+      }
+      if (!closed) return false;
+    }
+  }
+
+  /** Whether a session has no call that has not ended, made plainly or as a task. */
+  async #idle(id: string, session: Session): Promise<boolean> {
+    for (const prefix of [CALL_SESSIONS, TASK_SESSIONS]) {
+      const page = await this.base.runtime.list({
+        sessionId: session.scope.inside(prefix + id),
+        status: [...LIVE],
+        limit: 1,
+      });
+      if (page.calls.length > 0) return false;
+    }
+    return true;
   }
 
   async #open(scope: McpScope): Promise<Session> {
@@ -132,7 +258,7 @@ export class LegacySessions {
         this.#sessions.set(id, session);
       },
     });
-    const session: Session = { transport, scope, lastUsed: this.now(), held };
+    const session: Session = { transport, scope, lastUsed: this.now(), held, open: 0 };
     const server = mcpServer(
       {
         ...this.base,

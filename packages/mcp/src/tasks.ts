@@ -125,8 +125,9 @@ export function serveLegacyTasks(server: Server, serving: Serving): void {
         'Invalid cursor: not one a page of tasks/list gave',
       );
     }
+    // A task id reaches its task from any session of the tenant; a list shows this session's own.
     const page = await runtime.list({
-      sessionPrefix: scope.inside(TASK_SESSIONS),
+      sessionId: scope.inside(TASK_SESSIONS + serving.sessionName),
       ...(cursor ? { cursor } : {}),
     });
     return {

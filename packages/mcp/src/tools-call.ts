@@ -107,7 +107,7 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
   const { runtime, scope } = serving;
   const { name, arguments: args = {} } = request.params;
   const control = controlToolOf(serving, name);
-  if (control) return callControlTool(serving, control, args, context.mcpReq.signal);
+  if (control) return callControlTool(serving, control, args, context);
   const tool = runtime.tools.get(name);
   if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
   const support = taskSupportOf(tool, { defaultMode: serving.defaultMode });

@@ -269,7 +269,7 @@ describe('tools/call on 2025-11-25', () => {
       status: 'running',
       tool: 'gated',
       call_id: taskId,
-      message: `This tool is taking longer than ${BUDGET_MS} ms, so it is continuing in the background. To get its result, call wait_background with call_id "${taskId}"; check_background reports how far it got, and cancel_background stops it.`,
+      message: `This tool is taking longer than ${BUDGET_MS} ms, so it is continuing in the background. To get its result, call wait_background with call_id "${taskId}"; check_background reports how far it got, and cancel_background stops it. Keep the call_id: it reaches this call from any later session.`,
     });
     expect((await client.experimental.tasks.getTask(taskId)).status).toBe('working');
     gate.resolve();

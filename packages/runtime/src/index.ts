@@ -9,6 +9,7 @@ export {
   backgroundControl,
   DEFAULT_WAIT_MS,
   MAX_WAIT_MS,
+  WAIT_BEAT_MS,
 } from './builtins/background-control.js';
 export { BACKGROUND_CONTROL, type BackgroundControlTool, BUILTIN_TOOLS } from './builtins/names.js';
 export { type Clock, systemClock } from './clock.js';

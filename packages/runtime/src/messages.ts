@@ -195,8 +195,12 @@ export const SPAWN_MESSAGES = {
 /** What the background-control tools tell a model. */
 export const BACKGROUND_MESSAGES = {
   unknownCall: (callId: string) => `No background call ${JSON.stringify(callId)} in this session.`,
+  unknownId: (callId: string) =>
+    `No call ${JSON.stringify(callId)} is known: give the call_id its acknowledgement gave.`,
   stillRunning: (waitedMs: number) =>
     `Still running after ${waitedMs} ms. Continue the conversation; a later notification will report the result.`,
+  waitAgain: (waitedMs: number, callId: string) =>
+    `Still running after ${waitedMs} ms: call wait_background again with call_id ${JSON.stringify(callId)} to keep waiting, or continue the conversation and check later.`,
   alreadyEnded: (callId: string, status: string) =>
     `The call ${JSON.stringify(callId)} already ended: ${status}.`,
   cancelReason: 'cancelled by the model (cancel_background)',

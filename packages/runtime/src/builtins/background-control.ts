@@ -15,6 +15,8 @@ import { BACKGROUND_CONTROL, type BackgroundControlTool } from './names.js';
 /** `wait_background` waits this long unless told otherwise, and never longer than the maximum. */
 export const DEFAULT_WAIT_MS = 30_000;
 export const MAX_WAIT_MS = 300_000;
+/** A caller told of a wait that goes on (`onStillWaiting`) is told this often. */
+export const WAIT_BEAT_MS = 10_000;
 
 export type BackgroundControlHost = Pick<Runtime, 'get' | 'list' | 'cancel' | 'wait'>;
 
@@ -50,17 +52,65 @@ function statusOf(record: CallRecord): Record<string, unknown> {
   return status;
 }
 
-/** The call, when it is the caller's session's; the same refusal whether it is another's or none. */
-async function ownCall(host: BackgroundControlHost, callId: string, sessionId: string): Promise<CallRecord> {
-  const record = await host.get(callId);
-  if (!record || record.sessionId !== sessionId) throw new ToolError(BACKGROUND_MESSAGES.unknownCall(callId));
-  return record;
-}
-
-/** Who runs a background-control tool: the session whose calls it may see, and what stops a wait. */
+/**
+ * Who runs a background-control tool: the session whose calls it lists, which calls it reaches,
+ * how a wait is bounded and what stops it.
+ */
 export interface BackgroundCaller {
   sessionId: string;
   signal?: AbortSignal;
+  /**
+   * The call id alone reaches a call, from any session: the host resolves only the ids the caller
+   * may reach (a tenant's own). Default false: only the caller's session's calls.
+   */
+  byCallId?: boolean;
+  /** The longest one wait lasts for this caller, whatever it asks; past it, the call is still running. */
+  maxWaitMs?: number;
+  /** Told every `WAIT_BEAT_MS` that a wait goes on, with how long it has waited: a sign of life. */
+  onStillWaiting?: (waitedMs: number) => void;
+  /**
+   * Whether a later notification brings this caller a call's end. Default true; a caller that gets
+   * none is told, when a wait ends first, to wait again.
+   */
+  notified?: boolean;
+}
+
+/** The call, when the caller reaches it; the same refusal whether it is out of reach or none. */
+async function reachedCall(
+  host: BackgroundControlHost,
+  callId: string,
+  caller: BackgroundCaller,
+): Promise<CallRecord> {
+  const record = await host.get(callId);
+  if (caller.byCallId) {
+    if (!record) throw new ToolError(BACKGROUND_MESSAGES.unknownId(callId));
+    return record;
+  }
+  if (!record || record.sessionId !== caller.sessionId) {
+    throw new ToolError(BACKGROUND_MESSAGES.unknownCall(callId));
+  }
+  return record;
+}
+
+/** Waits up to `ms` for the call to end; with `onStillWaiting`, in beats that report the time waited. */
+async function waitInBeats(
+  host: BackgroundControlHost,
+  callId: string,
+  ms: number,
+  caller: BackgroundCaller,
+): Promise<void> {
+  const signal = caller.signal ? { signal: caller.signal } : {};
+  if (!caller.onStillWaiting) {
+    await host.wait(callId, { timeoutMs: ms, ...signal });
+    return;
+  }
+  for (let waited = 0; waited < ms; ) {
+    const beat = Math.min(WAIT_BEAT_MS, ms - waited);
+    const reply = await host.wait(callId, { timeoutMs: beat, ...signal });
+    if (reply === undefined || reply.status !== 'backgrounded' || caller.signal?.aborted) return;
+    waited += beat;
+    if (waited < ms) caller.onStillWaiting(waited);
+  }
 }
 
 type Operation = (input: never, caller: BackgroundCaller) => Promise<unknown>;
@@ -68,26 +118,30 @@ type Operation = (input: never, caller: BackgroundCaller) => Promise<unknown>;
 /** What each tool does, given arguments its schema accepted. */
 function operationsOf(host: BackgroundControlHost): Record<BackgroundControlTool, Operation> {
   return {
-    async check_background({ call_id }: { call_id: string }, { sessionId }) {
-      return statusOf(await ownCall(host, call_id, sessionId));
+    async check_background({ call_id }: { call_id: string }, caller) {
+      return statusOf(await reachedCall(host, call_id, caller));
     },
     async wait_background(
       { call_id, timeout_ms = DEFAULT_WAIT_MS }: { call_id: string; timeout_ms?: number },
-      { sessionId, signal },
+      caller,
     ) {
-      await ownCall(host, call_id, sessionId);
-      await host.wait(call_id, { timeoutMs: timeout_ms, ...(signal ? { signal } : {}) });
-      const now = await ownCall(host, call_id, sessionId);
-      return isTerminalStatus(now.status)
-        ? statusOf(now)
-        : { ...statusOf(now), message: BACKGROUND_MESSAGES.stillRunning(timeout_ms) };
+      const waitMs = Math.min(timeout_ms, caller.maxWaitMs ?? MAX_WAIT_MS);
+      const before = await reachedCall(host, call_id, caller);
+      if (!isTerminalStatus(before.status)) await waitInBeats(host, call_id, waitMs, caller);
+      const now = await reachedCall(host, call_id, caller);
+      if (isTerminalStatus(now.status)) return statusOf(now);
+      const message =
+        caller.notified === false
+          ? BACKGROUND_MESSAGES.waitAgain(waitMs, call_id)
+          : BACKGROUND_MESSAGES.stillRunning(waitMs);
+      return { ...statusOf(now), message };
     },
-    async cancel_background({ call_id }: { call_id: string }, { sessionId }) {
-      const record = await ownCall(host, call_id, sessionId);
+    async cancel_background({ call_id }: { call_id: string }, caller) {
+      const record = await reachedCall(host, call_id, caller);
       const cancelled =
         !isTerminalStatus(record.status) && (await host.cancel(call_id, BACKGROUND_MESSAGES.cancelReason));
       if (!cancelled) {
-        const { status } = await ownCall(host, call_id, sessionId);
+        const { status } = await reachedCall(host, call_id, caller);
         throw new ToolError(BACKGROUND_MESSAGES.alreadyEnded(call_id, status));
       }
       return { call_id, status: 'cancelled' };

@@ -1,0 +1,37 @@
+import { type McpToolDeclaration, toMcpTool } from '@baton/contracts';
+import type { Tool } from '@modelcontextprotocol/server';
+import { listedTools, servesControl } from './background-control.js';
+import type { Serving } from './serving.js';
+
+type DeclaringServing = Pick<
+  Serving,
+  'runtime' | 'scope' | 'defaultMode' | 'backgroundControl' | 'sessionName' | 'era'
+>;
+
+/** Where the output's shape is told to a client that is not given the schema. */
+function shapeWords(schema: unknown, control: boolean): string {
+  const where = control
+    ? 'When the call goes on in the background, the answer is an acknowledgement, and wait_background\'s "result" is the output.'
+    : 'When the call goes on in the background, the answer is an acknowledgement, and the output comes later.';
+  return `Output (JSON Schema): ${JSON.stringify(schema)}. ${where}`;
+}
+
+/**
+ * The tools as this client is shown them. A tool that may go to the background keeps its output
+ * schema only for a client that takes tasks: for any other, a promoted call answers with an
+ * acknowledgement, which a client holding the schema refuses as a result not of that shape (SDK
+ * v1: -32600; OpenAI Agents then tells the model to try again, and a second call runs). Such a
+ * client is told the shape in the description instead, and gets the output through
+ * `wait_background`.
+ */
+export function declaredTools(serving: DeclaringServing, takesTasks: boolean): Tool[] {
+  const control = servesControl(serving);
+  return listedTools(serving).map((tool) => {
+    const declaration: McpToolDeclaration = toMcpTool(tool, { defaultMode: serving.defaultMode });
+    const { outputSchema, ...rest } = declaration;
+    if (takesTasks || outputSchema === undefined || declaration.execution.taskSupport !== 'optional') {
+      return declaration as Tool;
+    }
+    return { ...rest, description: `${rest.description}\n\n${shapeWords(outputSchema, control)}` } as Tool;
+  });
+}
