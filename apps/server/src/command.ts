@@ -35,6 +35,10 @@ Options of serve (each also an environment variable, or a key of baton.config.js
   --drain-ms <n>      BATON_DRAIN_MS      on SIGTERM, how long live calls may run on (default 30000)
   --webhook-url <url> BATON_WEBHOOK_URL   POST each background call's end there (Standard Webhooks)
   --webhook-secret <whsec_…>  BATON_WEBHOOK_SECRET   the secret its deliveries are signed with
+  --webhook-allow-private true   BATON_WEBHOOK_ALLOW_PRIVATE   let webhooks (tenants' too) go to
+                                 private, link-local and reserved addresses (default false)
+  --webhook-allow-loopback true  BATON_WEBHOOK_ALLOW_LOOPBACK  let them go to loopback (default:
+                                 when the server listens on loopback)
   --role <role>       BATON_ROLE          both (default: runs its calls), or client: its calls run
                                           on the workers (baton worker), on a PostgreSQL store
   --concurrency <n>   BATON_CONCURRENCY   calls run at once (default 64)
@@ -46,7 +50,7 @@ Options of serve (each also an environment variable, or a key of baton.config.js
 Options of worker: --store (a postgres:// URL), --concurrency, --drain-ms, --init, --log-level,
 --host, and --port <n> (BATON_WORKER_PORT) to answer /healthz and /metrics there (default: none).
 Also: BATON_TOKENS (tenant:token,...), BATON_OPERATOR_TOKENS (token,... for /metrics), BATON_INLINE_BUDGET_MS, BATON_ALLOWED_HOSTS,
-BATON_ALLOWED_ORIGINS, BATON_RETENTION_DAYS, BATON_WEBHOOK_ALLOW_PRIVATE,
+BATON_ALLOWED_ORIGINS, BATON_RETENTION_DAYS,
 BATON_WEBHOOK_RETRY_SCHEDULE_MS (ms,ms,...), BATON_CONFIG (the config file).
 `;
 

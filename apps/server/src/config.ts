@@ -123,6 +123,7 @@ const EnvConfig = z.object({
   BATON_WEBHOOK_URL: WebhookEndpoint.shape.url.optional(),
   BATON_WEBHOOK_SECRET: WebhookEndpoint.shape.secret.optional(),
   BATON_WEBHOOK_ALLOW_PRIVATE: z.stringbool().optional(),
+  BATON_WEBHOOK_ALLOW_LOOPBACK: z.stringbool().optional(),
   BATON_WEBHOOK_RETRY_SCHEDULE_MS: commaList
     .pipe(z.array(z.string().regex(/^\d+$/, 'expected a comma list of milliseconds').transform(Number)))
     .optional(),
@@ -180,14 +181,17 @@ export interface ServerConfig {
   retentionDays?: number;
   /** Built-in tools served beside the module's, when configured. */
   builtins?: BuiltinTool[];
-  /** The server's webhook, when configured, and the destinations it may have beside public ones. */
+  /** The server's webhook, when configured. */
   webhook?: {
     url: string;
     secret: string;
-    allowPrivate?: boolean;
-    allowLoopback?: boolean;
     retryScheduleMs?: number[];
   };
+  /**
+   * Which destinations beside public addresses every webhook may have, the server's and the
+   * tenants' alike; unset, loopback is allowed when the server listens on loopback.
+   */
+  webhookAllow?: { private?: boolean; loopback?: boolean };
   /** Tenants' own webhooks, when configured. */
   tenantWebhooks?: Record<string, { url: string; secret: string }>;
   /** MCP sessions and background control, when configured; the defaults are `@baton/mcp`'s. */
@@ -226,7 +230,6 @@ function webhookOf(
 ): ServerConfig['webhook'] {
   const url = env.BATON_WEBHOOK_URL ?? file?.url;
   const secret = env.BATON_WEBHOOK_SECRET ?? file?.secret;
-  const allowPrivate = env.BATON_WEBHOOK_ALLOW_PRIVATE ?? file?.allowPrivate;
   const retryScheduleMs = env.BATON_WEBHOOK_RETRY_SCHEDULE_MS ?? file?.retryScheduleMs;
   if (url === undefined && secret === undefined) return undefined;
   if (url === undefined || secret === undefined) {
@@ -237,8 +240,6 @@ function webhookOf(
   return {
     url,
     secret,
-    ...(allowPrivate !== undefined ? { allowPrivate } : {}),
-    ...(file?.allowLoopback !== undefined ? { allowLoopback: file.allowLoopback } : {}),
     ...(retryScheduleMs !== undefined ? { retryScheduleMs } : {}),
   };
 }
@@ -294,6 +295,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
   if (builtins) config.builtins = builtins;
   const webhook = webhookOf(file.webhook, fromEnv);
   if (webhook) config.webhook = webhook;
+  const allowPrivate = fromEnv.BATON_WEBHOOK_ALLOW_PRIVATE ?? file.webhook?.allowPrivate;
+  const allowLoopback = fromEnv.BATON_WEBHOOK_ALLOW_LOOPBACK ?? file.webhook?.allowLoopback;
+  if (allowPrivate !== undefined || allowLoopback !== undefined) {
+    config.webhookAllow = {
+      ...(allowPrivate !== undefined ? { private: allowPrivate } : {}),
+      ...(allowLoopback !== undefined ? { loopback: allowLoopback } : {}),
+    };
+  }
   if (file.tenantWebhooks) config.tenantWebhooks = file.tenantWebhooks;
   const retentionDays = fromEnv.BATON_RETENTION_DAYS ?? file.retentionDays;
   if (retentionDays !== undefined) config.retentionDays = retentionDays;

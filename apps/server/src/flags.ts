@@ -13,6 +13,8 @@ const FLAGS = {
   'drain-ms': { type: 'string', env: 'BATON_DRAIN_MS' },
   'webhook-url': { type: 'string', env: 'BATON_WEBHOOK_URL' },
   'webhook-secret': { type: 'string', env: 'BATON_WEBHOOK_SECRET' },
+  'webhook-allow-private': { type: 'string', env: 'BATON_WEBHOOK_ALLOW_PRIVATE' },
+  'webhook-allow-loopback': { type: 'string', env: 'BATON_WEBHOOK_ALLOW_LOOPBACK' },
   role: { type: 'string', env: 'BATON_ROLE' },
   concurrency: { type: 'string', env: 'BATON_CONCURRENCY' },
   'request-timeout-ms': { type: 'string', env: 'BATON_REQUEST_TIMEOUT_MS' },

@@ -14,7 +14,7 @@ import {
 } from '@baton/contracts';
 import { inspectorAssetsDir } from '@baton/inspector';
 import { callMachine, machineGraph } from '@baton/machine';
-import type { Runtime } from '@baton/runtime';
+import { type Runtime, redactedUrl } from '@baton/runtime';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -420,7 +420,17 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
       ...(query.sessionId !== undefined ? { sessionId: scope.inside(query.sessionId) } : {}),
       ...(query.callId !== undefined ? { callId: scope.inside(query.callId) } : {}),
     });
-    return deliveries.map((delivery) => scope.show(delivery));
+    // Deliveries attempted before URLs were redacted when stored are redacted as they are shown.
+    return deliveries.map((delivery) =>
+      scope.show(
+        delivery.lastAttempt
+          ? {
+              ...delivery,
+              lastAttempt: { ...delivery.lastAttempt, url: redactedUrl(delivery.lastAttempt.url) },
+            }
+          : delivery,
+      ),
+    );
   });
 
   route(API.listTools, ({ query }) => {

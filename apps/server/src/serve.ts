@@ -6,6 +6,7 @@ import { listenOn, retentionOf, runtimeFor, stopOnSignals, storeReady } from './
 import { createServer } from './server.js';
 import { loadServedModule, type ServedModule } from './tools-module.js';
 import { LOOPBACK_HOSTS } from './web-safety.js';
+import { webhookDestinations } from './webhooks.js';
 
 /** Arguments that fit a tool's schema, for the sample `curl` of the banner: each required property, plainly. */
 function sampleArgs(schema: {
@@ -74,6 +75,7 @@ export async function serve(
       ? 'no tokens configured: no authentication, so listening on loopback only'
       : `bearer tokens for ${tenants.size} tenant(s)${config.operatorTokens.length > 0 ? ', /metrics for operator tokens' : ', /metrics for none (no operator token)'}`;
   const first = runtime.tools.definitions()[0];
+  const webhooks = webhookDestinations(config);
   process.stdout.write(
     [
       `Baton is listening on ${address}`,
@@ -87,6 +89,7 @@ export async function serve(
         ? ['  role:       client: its calls run on the workers (baton worker)']
         : []),
       `  access:     ${access}`,
+      ...(webhooks ? [`  webhooks:   ${webhooks}`] : []),
       `  tools:      ${tools.join(', ')}`,
       ...(first
         ? [

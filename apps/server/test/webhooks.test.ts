@@ -9,6 +9,7 @@ import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '../src/config.js';
+import { environmentWith, parseFlags } from '../src/flags.js';
 import { createServer } from '../src/server.js';
 import { webhookEndpoints, webhooksOf } from '../src/webhooks.js';
 
@@ -128,11 +129,14 @@ describe('the webhook configuration', () => {
   it('refuses at start a private destination, and a loopback one unless the server listens on loopback', () => {
     const base = loadConfig({}, '/nonexistent');
     expect(() => webhooksOf({ ...base, webhook: { url: 'http://10.1.2.3/hook', secret: SECRET } })).toThrow(
-      'bad configuration: webhook: the webhook destination 10.1.2.3 is a private, link-local or reserved address: refused unless webhooks.allow.private allows it',
+      'bad configuration: webhook: the webhook destination 10.1.2.3 is a private, link-local or reserved address: refused unless --webhook-allow-private (BATON_WEBHOOK_ALLOW_PRIVATE=true, webhook.allowPrivate) allows it',
     );
     expect(
-      webhooksOf({ ...base, webhook: { url: 'http://10.1.2.3/hook', secret: SECRET, allowPrivate: true } })
-        ?.allow,
+      webhooksOf({
+        ...base,
+        webhook: { url: 'http://10.1.2.3/hook', secret: SECRET },
+        webhookAllow: { private: true },
+      })?.allow,
     ).toEqual({ loopback: true, private: true });
     expect(
       webhooksOf({ ...base, webhook: { url: 'http://127.0.0.1:9/hook', secret: SECRET } })?.allow,
@@ -147,8 +151,38 @@ describe('the webhook configuration', () => {
         tenantWebhooks: { acme: { url: 'http://localhost:9/hook', secret: SECRET } },
       }),
     ).toThrow(
-      'bad configuration: tenantWebhooks.acme: the webhook destination localhost is a loopback address',
+      'bad configuration: tenantWebhooks.acme: the webhook destination localhost is a loopback address: refused unless --webhook-allow-loopback (BATON_WEBHOOK_ALLOW_LOOPBACK=true, webhook.allowLoopback) allows it',
     );
+  });
+
+  it("allows private and loopback destinations by the server's flags and variables, for tenants' webhooks without a server webhook", () => {
+    const exposed = loadConfig(
+      {
+        BATON_HOST: '0.0.0.0',
+        BATON_TOKENS: 'acme:token-of-tenant-a-0001',
+        BATON_WEBHOOK_ALLOW_PRIVATE: 'true',
+        BATON_WEBHOOK_ALLOW_LOOPBACK: 'true',
+      },
+      '/nonexistent',
+    );
+    expect(exposed.webhookAllow).toEqual({ private: true, loopback: true });
+    const tenantOnly = webhooksOf({
+      ...exposed,
+      tenantWebhooks: {
+        acme: { url: 'http://10.1.2.3/hook', secret: SECRET },
+        bolt: { url: 'http://127.0.0.1:9/hook', secret: SECRET },
+      },
+    });
+    expect(tenantOnly?.allow).toEqual({ loopback: true, private: true });
+    const { values } = parseFlags([
+      'serve',
+      '--webhook-allow-private',
+      'true',
+      '--webhook-allow-loopback',
+      'false',
+    ]);
+    const flagged = loadConfig(environmentWith(values, {}), '/nonexistent');
+    expect(flagged.webhookAllow).toEqual({ private: true, loopback: false });
   });
 
   it("sends a tenant's notifications to its own webhook with its own ids, and the others' to the server's", () => {

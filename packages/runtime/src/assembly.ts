@@ -148,6 +148,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
       store,
       clock,
       failures,
+      logger: options.logger ?? quietLogger,
       instanceId: settings.instanceId,
       events$: bus.events$,
       every: (ms, op, task) => housekeeping.every(ms, op, task),

@@ -118,8 +118,15 @@ export const DEFAULT_WEBHOOK_TIMEOUT_MS = 15_000;
 /** How often due webhook deliveries are looked for, besides at once when one is made. */
 export const DEFAULT_WEBHOOK_POLL_MS = 1_000;
 
-/** Deliveries claimed and attempted at once by one process. */
+/** Deliveries claimed at once by one process. */
 export const WEBHOOK_BATCH = 16;
+
+/**
+ * Webhook attempts under way at once in one process, and to one destination (a receiver's host):
+ * a receiver that hangs holds only its own share, and the others' deliveries leave on time.
+ */
+export const DEFAULT_WEBHOOK_CONCURRENCY = 32;
+export const DEFAULT_WEBHOOK_PER_DESTINATION = 4;
 
 /**
  * A repeated call id, at a process that does not run the call: an auto call no process has

@@ -31,3 +31,4 @@ export type * from './options.js';
 export { createRuntime } from './runtime.js';
 export type * from './runtime-api.js';
 export { CALL_ENDED, webhookEndpointProblem } from './webhooks/deliveries.js';
+export { redactedUrl } from './webhooks/redacted-url.js';

@@ -238,14 +238,16 @@ export function inputRequiredMessage(toolName: string, names: readonly string[])
 
 /** What the webhook deliveries say: of a destination refused, a bad option, a delivery given up. */
 export const WEBHOOK_MESSAGES = {
-  refusedAddress: (host: string, address: string, kind: 'loopback' | 'private') =>
-    `the webhook destination ${host}${address === host ? '' : ` (${address})`} is a ${kind === 'loopback' ? 'loopback' : 'private, link-local or reserved'} address: refused unless webhooks.allow.${kind} allows it`,
+  refusedAddress: (host: string, address: string, kind: 'loopback' | 'private', setting: string) =>
+    `the webhook destination ${host}${address === host ? '' : ` (${address})`} is a ${kind === 'loopback' ? 'loopback' : 'private, link-local or reserved'} address: refused unless ${setting} allows it`,
   noEndpoint: 'no webhook is configured for this session any more',
   badUrl: (url: string) =>
     `createRuntime: webhooks: ${JSON.stringify(url)} is not an http:// or https:// URL`,
   badSecret:
     'createRuntime: webhooks: a secret is "whsec_" followed by the base64 of 24 to 64 random bytes (Standard Webhooks)',
   badSchedule: 'createRuntime: webhooks.retryScheduleMs must be a list of waits of 0 ms or more',
+  attemptFailed: (url: string, failure: string, waitMs: number) =>
+    `webhook attempt to ${url} failed (${failure}); tried again in ${waitMs >= 60_000 ? `${Math.round(waitMs / 60_000)} min` : `${Math.round(waitMs / 1_000)} s`}`,
   givenUp: (id: string, attempts: number, last: string) =>
     `webhook delivery ${id} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${last}`,
 } as const;

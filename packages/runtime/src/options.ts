@@ -158,8 +158,18 @@ export interface WebhookOptions {
    * link-local (cloud metadata) or reserved one. Default: neither.
    */
   allow?: { loopback?: boolean; private?: boolean };
+  /**
+   * The setting that allows each kind of destination, as a refusal names it (a server names its
+   * flag). Default `webhooks.allow.loopback` and `webhooks.allow.private`.
+   */
+  allowedBy?: { loopback?: string; private?: string };
   /** How often due deliveries are looked for, besides at once when one is made. Default 1 s. */
   pollMs?: number;
+  /**
+   * Attempts under way at once in this process (default 32), and to one destination, a
+   * receiver's host (default 4): a receiver that hangs delays only its own deliveries.
+   */
+  concurrency?: { total?: number; perDestination?: number };
 }
 
 /** Past these a call waits in `queued`, or, where waiting makes no sense, ends with `limit_exceeded`. */

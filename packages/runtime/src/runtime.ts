@@ -295,7 +295,8 @@ class BatonRuntime implements Runtime {
     await intake.pending();
     await worker.claiming;
     await writer.drain();
-    await this.#parts.webhooks?.close();
+    // Deliveries of calls that ended in the drain go out in what is left of it.
+    await this.#parts.webhooks?.close(Math.max(0, drainUntil - clock.now()));
     this.#parts.stopListening();
     following.complete();
     // What was handed over is another's to take up at once: this instance's lease lapses now. A

@@ -369,3 +369,160 @@ describe('webhook destinations', () => {
     });
   });
 });
+
+/** A receiver that takes requests and never answers them. */
+async function hangingReceiver() {
+  let requests = 0;
+  const server: Server = createServer(() => {
+    requests++;
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receivers.push(server);
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/stuck`,
+    requests: () => requests,
+  };
+}
+
+/** Ends a background `research` call of `sessionId` with `value`. */
+async function endInBackground(
+  test: ReturnType<typeof withWebhook>,
+  sessionId: string,
+  value: unknown,
+): Promise<string> {
+  const reply = test.runtime.call({ name: 'research', args: {}, sessionId });
+  await settle();
+  test.clock.increment(300);
+  const { callId } = await reply;
+  test.runs.at(-1)?.resolve(value);
+  return callId;
+}
+
+describe('webhooks: slow receivers, drains and what an operator is told', () => {
+  it("a receiver that never answers delays only its own deliveries: another tenant's arrive within 1 s", async () => {
+    const stuck = await hangingReceiver();
+    const prompt = await receiver();
+    const test = withWebhook({
+      endpoint: (sessionId) => ({
+        url: sessionId.startsWith('slow/') ? stuck.url : prompt.url,
+        secret: SECRET,
+      }),
+    });
+    const notified = new Map<string, number>();
+    test.runtime.events$
+      .pipe(filter((event) => event.type === 'notification'))
+      .subscribe((event) => notified.set(event.callId, Date.now()));
+    // More deliveries to the hanging receiver than it may hold at once.
+    for (let each = 0; each < 10; each++) await endInBackground(test, `slow/chat-${each}`, each);
+    await expect.poll(() => stuck.requests()).toBe(4);
+    const late: number[] = [];
+    for (let each = 0; each < 3; each++) {
+      const callId = await endInBackground(test, `fast/chat-${each}`, each);
+      const { body } = await prompt.next();
+      expect(JSON.parse(body).data.callId).toBe(callId);
+      late.push(Date.now() - (notified.get(callId) ?? 0));
+    }
+    expect(Math.max(...late)).toBeLessThan(1_000);
+    // The hanging receiver still holds only its share.
+    expect(stuck.requests()).toBe(4);
+  });
+
+  it('a call that ends during the drain is delivered before the process exits', async () => {
+    const hook = await receiver();
+    const test = withWebhook({ endpoint: { url: hook.url, secret: SECRET } });
+    const reply = test.runtime.call({ name: 'research', args: {}, sessionId: 'chat-1' });
+    await settle();
+    test.clock.increment(300);
+    const { callId } = await reply;
+    const closing = test.runtime.close({ drainMs: 10_000 });
+    await settle();
+    test.runs.at(-1)?.resolve('ended in the drain');
+    await closing;
+    expect(hook.received.map(({ body }) => JSON.parse(body).data.callId)).toEqual([callId]);
+  });
+
+  it('an attempt cut short by the exit is given back: the next process delivers it at once, as a first attempt', async () => {
+    const stuck = await hangingReceiver();
+    const hook = await receiver();
+    const path = join(dir, `given-back-${Date.now()}.db`);
+    const research = gatedTool('research', { mode: 'auto' });
+    const clock = new SimulatedClock();
+    clock.set(Date.now());
+    const first = createRuntime({
+      tools: [research.tool],
+      store: sqliteStore({ path }),
+      clock,
+      inlineBudgetMs: 300,
+      webhooks: { endpoint: { url: stuck.url, secret: SECRET }, allow: { loopback: true } },
+    });
+    await backgroundCall(first, clock, research.runs, 'kept');
+    await expect.poll(() => stuck.requests()).toBe(1);
+    await first.close();
+
+    // The same moment: nothing waits out the claim the first process had.
+    const second = createRuntime({
+      store: sqliteStore({ path }),
+      clock,
+      webhooks: { endpoint: { url: hook.url, secret: SECRET }, allow: { loopback: true } },
+    });
+    try {
+      const delivered = attempted(second, 1);
+      await second.ready;
+      expect(await delivered).toMatchObject({ status: 'delivered', attempts: 1 });
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('logs each failed attempt at warn: the destination without its credentials, the status, when it is tried next', async () => {
+    const hook = await receiver([503]);
+    const warned: Array<{ fields: Record<string, unknown>; message: string | undefined }> = [];
+    const logger = {
+      error: () => {},
+      info: () => {},
+      debug: () => {},
+      warn: (fields: object, message?: string) =>
+        warned.push({ fields: fields as Record<string, unknown>, message }),
+    };
+    const url = new URL(hook.url);
+    url.username = 'baton';
+    url.password = 'hunter2';
+    url.search = '?token=s3cr3t&v=1';
+    const test = withWebhook({ endpoint: { url: url.href, secret: SECRET } }, { logger });
+    const first = attempted(test.runtime, 1);
+    await backgroundCall(test.runtime, test.clock, test.runs, 'done');
+    const settled = await first;
+    const shown = `http://***@${url.host}/hooks/baton?token=***&v=***`;
+    expect(settled.lastAttempt?.url).toBe(shown);
+    expect(warned).toEqual([
+      {
+        fields: expect.objectContaining({
+          destination: shown,
+          status: 503,
+          attempt: 1,
+          nextAt: new Date((settled.lastAttempt?.at ?? 0) + 5_000).toISOString(),
+        }),
+        message: `webhook attempt to ${shown} failed (HTTP 503); tried again in 5 s`,
+      },
+    ]);
+    expect(JSON.stringify(warned)).not.toMatch(/hunter2|s3cr3t/);
+    expect(JSON.stringify(await test.runtime.webhooks.list())).not.toMatch(/hunter2|s3cr3t/);
+    // The receiver got the request as configured, credentials and all.
+    expect(hook.received[0]?.headers.authorization).toBe(
+      `Basic ${Buffer.from('baton:hunter2').toString('base64')}`,
+    );
+  });
+
+  it('a refusal names the setting that allows the destination', () => {
+    expect(() =>
+      testRuntime([], {
+        webhooks: {
+          endpoint: { url: 'http://10.0.0.8/hook', secret: SECRET },
+          allowedBy: { private: '--webhook-allow-private' },
+        },
+      }),
+    ).toThrow(
+      'the webhook destination 10.0.0.8 is a private, link-local or reserved address: refused unless --webhook-allow-private allows it',
+    );
+  });
+});

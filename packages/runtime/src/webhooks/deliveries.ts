@@ -11,16 +11,19 @@ import { Webhook } from 'standardwebhooks';
 import { modelVisible } from '../call/replies.js';
 import type { Clock } from '../clock.js';
 import {
+  DEFAULT_WEBHOOK_CONCURRENCY,
+  DEFAULT_WEBHOOK_PER_DESTINATION,
   DEFAULT_WEBHOOK_POLL_MS,
   DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
   DEFAULT_WEBHOOK_TIMEOUT_MS,
   WEBHOOK_BATCH,
 } from '../defaults.js';
-import type { Failures } from '../log.js';
+import type { Failures, Logger } from '../log.js';
 import { WEBHOOK_MESSAGES } from '../messages.js';
 import type { WebhookEndpoint, WebhookOptions } from '../options.js';
 import { type DestinationRules, refusedLiteral } from './destinations.js';
 import { type PostOutcome, postWebhook } from './post.js';
+import { redactedUrl } from './redacted-url.js';
 
 /**
  * A receiver that answers 410 Gone says that it takes no more deliveries: Standard Webhooks
@@ -60,13 +63,22 @@ function checkUrl(url: string): URL {
 export function webhookEndpointProblem(
   endpoint: WebhookEndpoint,
   allow: WebhookOptions['allow'] = {},
+  allowedBy?: WebhookOptions['allowedBy'],
 ): string | undefined {
   try {
-    checkEndpoint(endpoint, { loopback: allow.loopback ?? false, private: allow.private ?? false });
+    checkEndpoint(endpoint, rulesOf({ allow, ...(allowedBy ? { allowedBy } : {}) }));
     return undefined;
   } catch (error) {
     return (error as Error).message.replace(/^createRuntime: webhooks: /, '');
   }
+}
+
+function rulesOf(options: Pick<WebhookOptions, 'allow' | 'allowedBy'>): DestinationRules {
+  return {
+    loopback: options.allow?.loopback ?? false,
+    private: options.allow?.private ?? false,
+    ...(options.allowedBy ? { allowedBy: options.allowedBy } : {}),
+  };
 }
 
 /** An endpoint that can be used: a URL, a secret of the right form, and a destination the rules allow. */
@@ -83,6 +95,8 @@ export interface WebhookDeliveriesDeps {
   store: Pick<Store, 'claimDeliveries' | 'settleDelivery'>;
   clock: Clock;
   failures: Failures;
+  /** Where a failed attempt is told, at warn, with when it is tried next. */
+  logger: Pick<Logger, 'warn'>;
   /** The process that holds a delivery while it attempts it. */
   instanceId: string;
   /** Every stored event: a notification's is the sign that its delivery is stored and due. */
@@ -93,25 +107,45 @@ export interface WebhookDeliveriesDeps {
   later: (ms: number, task: () => void) => void;
 }
 
+/** A destination's attempts under way, and the deliveries claimed for it that wait for one to end. */
+interface Destination {
+  running: number;
+  waiting: Array<() => void>;
+}
+
 /**
  * Webhook deliveries: a detached call's notification is written with its delivery, in the same
  * batch; the delivery is attempted at once, then again on the retry schedule, by whichever process
  * claims it (one at a time: the store holds it for the claimer), across restarts, until an answer
  * in 2xx or until its tries run out. Each attempt is signed to the Standard Webhooks spec, with the
  * delivery's id as `webhook-id` on every attempt.
+ *
+ * Attempts run side by side, bounded in all and per destination (a receiver's host): one that
+ * hangs holds only its own share. A delivery claimed for a destination whose share is taken waits
+ * for it here, a few at most; beyond those it is put back for later, so that a hanging receiver's
+ * backlog neither holds claims nor the others' room.
  */
 export class WebhookDeliveries {
   readonly #deps: WebhookDeliveriesDeps;
   readonly #schedule: readonly number[];
   readonly #timeoutMs: number;
   readonly #rules: DestinationRules;
+  readonly #total: number;
+  readonly #perDestination: number;
   readonly #signers = new Map<string, Webhook>();
   readonly #attempts = new Subject<WebhookDelivery>();
+  /** Aborts the attempts under way: the process stops. */
   readonly #stop = new AbortController();
+  #closing = false;
   readonly #heard: Subscription;
-  /** The round of attempts under way, and the one asked for while it runs. */
-  #running: Promise<number> | undefined;
-  #queued: Promise<number> | undefined;
+  /** The claims under way, and the one asked for while they run. */
+  #running: Promise<Array<Promise<void>>> | undefined;
+  #queued: Promise<Array<Promise<void>>> | undefined;
+  /** Deliveries held here, attempted or waiting to be, by id. */
+  readonly #held = new Map<string, WebhookDelivery>();
+  readonly #destinations = new Map<string, Destination>();
+  /** Attempts under way, and those claimed that wait for their destination. */
+  #inFlight = new Set<Promise<void>>();
 
   constructor(deps: WebhookDeliveriesDeps) {
     this.#deps = deps;
@@ -121,7 +155,9 @@ export class WebhookDeliveries {
       throw new BatonError('invalid_definition', WEBHOOK_MESSAGES.badSchedule);
     }
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
-    this.#rules = { loopback: options.allow?.loopback ?? false, private: options.allow?.private ?? false };
+    this.#rules = rulesOf(options);
+    this.#total = options.concurrency?.total ?? DEFAULT_WEBHOOK_CONCURRENCY;
+    this.#perDestination = options.concurrency?.perDestination ?? DEFAULT_WEBHOOK_PER_DESTINATION;
     if (typeof options.endpoint !== 'function') checkEndpoint(options.endpoint, this.#rules);
     this.#heard = deps.events$
       .pipe(filter((event) => event.type === 'notification'))
@@ -173,50 +209,127 @@ export class WebhookDeliveries {
     };
   }
 
-  /** A delivery was stored: try it now, or right after the round under way. */
+  /** A delivery was stored, or room was made: claim what is due now, or right after the claims under way. */
   #kick(): void {
+    if (this.#closing) return;
     this.deliverDue().catch(this.#deps.failures.on('webhook delivery'));
   }
 
   /**
-   * Attempts every delivery due now that no other process holds; resolves with how many. A round
-   * asked for while one runs follows it (those asked for meanwhile share it): what became due
-   * during the round is not missed.
+   * Claims every delivery due now that no other process holds, as far as there is room, and
+   * resolves once their attempts have ended, with how many were attempted. Claims asked for while
+   * others run follow them (those asked for meanwhile share them): what became due is not missed.
    */
-  deliverDue(): Promise<number> {
+  async deliverDue(): Promise<number> {
+    const attempts = await this.#claimSoon();
+    const ended = await Promise.all(
+      attempts.map((attempt) =>
+        attempt.then(
+          () => 1,
+          () => 0,
+        ),
+      ),
+    );
+    return ended.reduce<number>((sum, one) => sum + one, 0);
+  }
+
+  #claimSoon(): Promise<Array<Promise<void>>> {
     if (this.#queued) return this.#queued;
     const running = this.#running;
-    if (!running) return this.#startRound();
+    if (!running) return this.#startClaims();
     const queued = running.then(
-      () => this.#startRound(),
-      () => this.#startRound(),
+      () => this.#startClaims(),
+      () => this.#startClaims(),
     );
     this.#queued = queued;
     return queued;
   }
 
-  #startRound(): Promise<number> {
+  #startClaims(): Promise<Array<Promise<void>>> {
     this.#queued = undefined;
-    const round = this.#deliverRounds().finally(() => {
-      if (this.#running === round) this.#running = undefined;
+    const claims = this.#claim().finally(() => {
+      if (this.#running === claims) this.#running = undefined;
     });
-    this.#running = round;
-    return round;
+    this.#running = claims;
+    return claims;
   }
 
-  async #deliverRounds(): Promise<number> {
+  /** Claims due deliveries while there is room, and starts (or queues) an attempt of each. */
+  async #claim(): Promise<Array<Promise<void>>> {
     const { store, clock, instanceId } = this.#deps;
     // Held for as long as an attempt may take, and then some: a process that dies mid-attempt
     // leaves it to another once that has passed.
     const leaseMs = this.#timeoutMs * 2;
-    let attempted = 0;
+    const started: Array<Promise<void>> = [];
     for (;;) {
-      if (this.#stop.signal.aborted) return attempted;
-      const claimed = await store.claimDeliveries(instanceId, clock.now(), leaseMs, WEBHOOK_BATCH);
-      await Promise.all(claimed.map((delivery) => this.#attempt(delivery)));
-      attempted += claimed.length;
-      if (claimed.length < WEBHOOK_BATCH) return attempted;
+      const room = Math.min(WEBHOOK_BATCH, this.#total - this.#held.size);
+      if (this.#closing || room <= 0) return started;
+      const claimed = await store.claimDeliveries(instanceId, clock.now(), leaseMs, room);
+      const putBack: WebhookDelivery[] = [];
+      for (const delivery of claimed) {
+        // Held here already: its claim was taken again after its lease ran out while it waited.
+        if (this.#held.has(delivery.id)) continue;
+        const attempt = this.#take(delivery);
+        if (attempt) started.push(attempt);
+        else putBack.push(delivery);
+      }
+      await Promise.all(putBack.map((delivery) => this.#putBack(delivery, clock.now() + this.#timeoutMs)));
+      if (claimed.length < room) return started;
     }
+  }
+
+  /** The destination a delivery goes to: its receiver's host ('' for one with no webhook any more). */
+  #destinationKey(delivery: WebhookDelivery): string {
+    const url = this.#endpointOf(delivery.sessionId)?.url;
+    if (url === undefined) return '';
+    try {
+      return new URL(url).host.toLowerCase();
+    } catch {
+      return url;
+    }
+  }
+
+  /**
+   * Starts the attempt of a delivery claimed here, or queues it behind its destination's attempts
+   * under way: undefined when that destination has as many waiting as it may run.
+   */
+  #take(delivery: WebhookDelivery): Promise<void> | undefined {
+    const key = this.#destinationKey(delivery);
+    let destination = this.#destinations.get(key);
+    if (!destination) {
+      destination = { running: 0, waiting: [] };
+      this.#destinations.set(key, destination);
+    }
+    const own = destination;
+    if (own.running >= this.#perDestination && own.waiting.length >= this.#perDestination) return undefined;
+    this.#held.set(delivery.id, delivery);
+    const attempt = new Promise<void>((resolve, reject) => {
+      const run = () => {
+        own.running++;
+        this.#attempt(delivery)
+          .then(resolve, reject)
+          .finally(() => {
+            own.running--;
+            this.#held.delete(delivery.id);
+            const next = own.waiting.shift();
+            if (next) next();
+            else if (own.running === 0) this.#destinations.delete(key);
+            // Room was made: what waits in the store may be claimed now.
+            this.#kick();
+          });
+      };
+      if (own.running < this.#perDestination) run();
+      else own.waiting.push(run);
+    });
+    this.#inFlight.add(attempt);
+    const forget = () => this.#inFlight.delete(attempt);
+    attempt.then(forget, forget);
+    return attempt;
+  }
+
+  /** Gives a claimed delivery back, unattempted, due at `at`: its claim ends now. */
+  async #putBack(delivery: WebhookDelivery, at: number): Promise<void> {
+    await this.#deps.store.settleDelivery({ ...delivery, nextAt: at }, this.#deps.instanceId);
   }
 
   #signer(secret: string): Webhook {
@@ -229,7 +342,12 @@ export class WebhookDeliveries {
   }
 
   async #attempt(delivery: WebhookDelivery): Promise<void> {
-    const { store, clock, instanceId, failures } = this.#deps;
+    const { store, clock, instanceId, failures, logger } = this.#deps;
+    // Stopped before it began (it waited for its destination): it is given back for the next process.
+    if (this.#closing) {
+      await this.#putBack(delivery, clock.now());
+      return;
+    }
     const at = clock.now();
     const endpoint = this.#endpointOf(delivery.sessionId);
     let url = endpoint?.url ?? '';
@@ -255,16 +373,22 @@ export class WebhookDeliveries {
         outcome = { error: (error as Error).message, refused: true };
       }
     }
-    if (this.#stop.signal.aborted) return;
+    // Cut short by the process stopping: not an attempt; the next process takes it at once.
+    if (this.#stop.signal.aborted) {
+      await this.#putBack(delivery, clock.now());
+      return;
+    }
     const attempts = delivery.attempts + 1;
     const delivered = 'status' in outcome && outcome.status >= 200 && outcome.status < 300;
+    const shownUrl = url === '' ? url : redactedUrl(url);
     const lastAttempt = {
       at,
-      url,
+      url: shownUrl,
       ...('status' in outcome ? { status: outcome.status } : { error: outcome.error }),
     };
     const settled: WebhookDelivery = { ...delivery, attempts, lastAttempt };
     const wait = this.#schedule[attempts - 1];
+    const failure = 'status' in outcome ? `HTTP ${outcome.status}` : outcome.error;
     if (delivered) {
       settled.status = 'delivered';
       settled.deliveredAt = at;
@@ -274,26 +398,57 @@ export class WebhookDeliveries {
       ('status' in outcome && outcome.status === GONE)
     ) {
       settled.status = 'failed';
-      const last = 'status' in outcome ? `HTTP ${outcome.status}` : outcome.error;
       failures.report(
         'webhook delivery',
-        new Error(WEBHOOK_MESSAGES.givenUp(delivery.id, attempts, last)),
+        new Error(WEBHOOK_MESSAGES.givenUp(delivery.id, attempts, failure)),
         delivery.callId,
       );
     } else {
+      // The schedule counts from the attempt's start, not from when its answer came.
       settled.nextAt = at + wait;
+      logger.warn(
+        {
+          delivery: delivery.id,
+          callId: delivery.callId,
+          destination: shownUrl,
+          attempt: attempts,
+          ...('status' in outcome ? { status: outcome.status } : { error: outcome.error }),
+          nextAt: new Date(settled.nextAt).toISOString(),
+        },
+        WEBHOOK_MESSAGES.attemptFailed(shownUrl, failure, wait),
+      );
     }
     if (!(await store.settleDelivery(settled, instanceId))) return;
     this.#attempts.next(settled);
     // Tried again here when it is due; the poll is for those another process left.
-    if (settled.status === 'pending') this.#deps.later(wait ?? 0, () => this.#kick());
+    if (settled.status === 'pending') {
+      this.#deps.later(Math.max(0, settled.nextAt - clock.now()), () => this.#kick());
+    }
   }
 
-  /** Stops attempting: an attempt under way is abandoned, and its delivery tried again later. */
-  async close(): Promise<void> {
-    this.#stop.abort();
+  /**
+   * Stops: nothing more is claimed; the attempts under way have `graceMs` to end (a call that
+   * ended during a drain is delivered before the exit), then are cut short. Every delivery still
+   * held here is given back, due at once, so that the next process takes it without waiting out
+   * its claim.
+   */
+  async close(graceMs = 0): Promise<void> {
+    this.#closing = true;
     this.#heard.unsubscribe();
     await Promise.allSettled([this.#running, this.#queued]);
+    const { clock } = this.#deps;
+    if (graceMs > 0 && this.#inFlight.size > 0) {
+      let handle: unknown;
+      await Promise.race([
+        Promise.allSettled([...this.#inFlight]),
+        new Promise<void>((resolve) => {
+          handle = clock.setTimeout(resolve, graceMs);
+        }),
+      ]);
+      clock.clearTimeout(handle);
+    }
+    this.#stop.abort();
+    await Promise.allSettled([...this.#inFlight]);
     this.#attempts.complete();
   }
 }

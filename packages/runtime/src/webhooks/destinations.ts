@@ -8,6 +8,12 @@ export interface DestinationRules {
   loopback: boolean;
   /** Private networks, link-local (cloud metadata at 169.254.169.254 among them), and reserved ranges. */
   private: boolean;
+  /** The setting that allows each, as a refusal names it. Default `webhooks.allow.<kind>`. */
+  allowedBy?: { loopback?: string; private?: string };
+}
+
+function settingFor(kind: 'loopback' | 'private', rules: DestinationRules): string {
+  return rules.allowedBy?.[kind] ?? `webhooks.allow.${kind}`;
 }
 
 export type AddressKind = 'public' | 'loopback' | 'private';
@@ -110,7 +116,7 @@ export function addressKind(given: string): AddressKind {
 export function refusedAddress(host: string, address: string, rules: DestinationRules): string | undefined {
   const kind = addressKind(address);
   if (kind === 'public' || rules[kind]) return undefined;
-  return WEBHOOK_MESSAGES.refusedAddress(host, address, kind);
+  return WEBHOOK_MESSAGES.refusedAddress(host, address, kind, settingFor(kind, rules));
 }
 
 /** The host of a URL as `lookup` and `isIP` take it: without IPv6's brackets. */
@@ -131,7 +137,9 @@ function isLocalName(host: string): boolean {
 export function refusedLiteral(url: URL, rules: DestinationRules): string | undefined {
   const host = bareHost(url);
   if (isIP(host) !== 0) return refusedAddress(host, host, rules);
-  if (isLocalName(host) && !rules.loopback) return WEBHOOK_MESSAGES.refusedAddress(host, host, 'loopback');
+  if (isLocalName(host) && !rules.loopback) {
+    return WEBHOOK_MESSAGES.refusedAddress(host, host, 'loopback', settingFor('loopback', rules));
+  }
   return undefined;
 }
 
