@@ -441,9 +441,9 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
       case 'anthropic':
         return tools.map(toAnthropicTool);
       case 'gemini':
-        return tools.map((tool) => toGeminiFunctionDeclaration(tool));
+        return tools.map((tool) => toGeminiFunctionDeclaration(tool, { defaultMode: runtime.defaultMode }));
       case 'mcp':
-        return tools.map((tool) => toMcpTool(tool));
+        return tools.map((tool) => toMcpTool(tool, { defaultMode: runtime.defaultMode }));
     }
   });
 

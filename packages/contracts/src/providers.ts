@@ -71,7 +71,8 @@ export function toGeminiFunctionDeclaration(
     description: tool.description,
     parametersJsonSchema: toJsonSchema(tool.input),
   };
-  if (modeOf(tool, options) !== 'inline') declaration.behavior = 'NON_BLOCKING';
+  // Exactly the tools the runtime may answer before they end (their mode, or an approval to wait for).
+  if (taskSupportOf(tool, options) !== 'forbidden') declaration.behavior = 'NON_BLOCKING';
   return declaration;
 }
 

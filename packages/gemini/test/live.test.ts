@@ -116,6 +116,62 @@ describe('Baton in a Gemini Live session', () => {
     },
   );
 
+  it("declares NON_BLOCKING exactly what the runtime may background: by the runtime's defaultMode, or an approval to wait for", async () => {
+    const clock = new SimulatedClock();
+    const gate = deferred<string>();
+    const tools = [
+      defineTool({
+        name: 'survey',
+        description: 'Surveys a bay; names no mode',
+        input: z.object({}),
+        execute: () => gate.promise,
+      }),
+      defineTool({
+        name: 'spell',
+        description: 'Spells a word; always inline',
+        input: z.object({ word: z.string() }),
+        execution: { mode: 'inline' },
+        execute: async ({ word }) => word.split('').join('-'),
+      }),
+      defineTool({
+        name: 'transfer',
+        description: 'Moves money; inline, but asks for approval first',
+        input: z.object({}),
+        execution: { mode: 'inline', needsApproval: true },
+        execute: async () => 'moved',
+      }),
+    ];
+    const runtime = createRuntime({ tools, clock, defaultMode: 'auto', inlineBudgetMs: BUDGET_MS });
+    cleanups.push(() => runtime.close());
+    const server = await fakeLiveServer();
+    cleanups.push(() => server.close());
+    const live = batonLive(runtime, { sessionId: SESSION });
+    cleanups.push(() => live.close());
+    await connect(server, live);
+    const declared =
+      server.setupOf(1)?.tools?.flatMap((tool) => (tool as Tool).functionDeclarations ?? []) ?? [];
+    expect(declared.map((declaration) => [declaration.name, declaration.behavior])).toEqual([
+      ['survey', 'NON_BLOCKING'],
+      ['spell', undefined],
+      ['transfer', 'NON_BLOCKING'],
+    ]);
+    const promoted = promoteAtStart(runtime, clock, 'fc-survey');
+    server.send({ toolCall: { functionCalls: [{ id: 'fc-survey', name: 'survey', args: {} }] } });
+    await promoted;
+    const [acknowledgement] = await server.until(() => {
+      const sent = responsesTo(server.responses(), 'fc-survey');
+      return sent.length === 1 ? sent : undefined;
+    });
+    // willContinue only for a function declared NON_BLOCKING: the Live API honours it there alone.
+    expect(acknowledgement).toMatchObject({ willContinue: true, scheduling: 'SILENT' });
+    gate.resolve('the bay is calm');
+    const sent = await server.until(() => {
+      const all = responsesTo(server.responses(), 'fc-survey');
+      return all.length === 2 ? all : undefined;
+    });
+    expect(sent[1]).toMatchObject({ id: 'fc-survey', scheduling: 'WHEN_IDLE' });
+  });
+
   it('cancels the Baton call that the server cancels, and sends nothing more for it', async () => {
     const { runtime, clock, server, live } = await setUp();
     await connect(server, live);

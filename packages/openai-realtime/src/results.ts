@@ -17,12 +17,16 @@ export function resultText(notification: Notification): string {
   return `${notification.title}\n${notification.body}`;
 }
 
+/** The server event of the user starting to speak (voice activity detection). */
+const SPEECH_STARTED = 'input_audio_buffer.speech_started';
+
 /**
  * Puts the end of each backgrounded call of the session into the live conversation, once, by its
  * scheduling: `interrupt` stops what the model is saying and has it answer now; `when_idle` waits
  * for the model's turn to end, then has it answer; `silent` adds it to the conversation, and the
- * model says nothing of it until it is next asked. A result that ends while the session is not
- * connected waits in the store, and is put in once `attach` is given a session again.
+ * model says nothing of it until it is next asked. A result is acknowledged only once it is sent:
+ * one that ends while the session is not connected (its socket dropped, or none attached) waits in
+ * the store, and is put in once `attach` is given a session again.
  */
 export class BatonRealtimeResults {
   readonly #runtime: Runtime;
@@ -31,7 +35,9 @@ export class BatonRealtimeResults {
   #session: RealtimeConversation | undefined;
   #responding = false;
   /** `when_idle` results waiting for the model's turn to end. */
-  #waiting: string[] = [];
+  #waiting: Notification[] = [];
+  /** The results given (or being given) here: each is sent once, whoever else reads it first. */
+  readonly #given = new Set<string>();
   readonly #watching: Subscription;
   readonly #detachers: Array<() => void> = [];
 
@@ -52,24 +58,34 @@ export class BatonRealtimeResults {
   async attach(session: RealtimeConversation): Promise<void> {
     this.detach();
     this.#session = session;
+    const { transport } = session;
     const started = () => {
       this.#responding = true;
     };
     const done = () => {
       this.#responding = false;
-      this.#flush();
+      this.#flush().catch(this.#onError);
     };
     // The user spoke over the model: the response is cut, and the SDK drops the output of a tool
     // call still running in it. Those calls are cancelled; those already in the background go on.
-    const interrupted = () =>
-      void this.#cancelAnswering('the user interrupted the response').catch(this.#onError);
-    session.transport.on('turn_started', started);
-    session.transport.on('turn_done', done);
-    session.transport.on('audio_interrupted', interrupted);
+    // Only the user's speech: the bridge's own interruption for an `interrupt` result cancels nothing.
+    const heard = (event: { type?: string }) => {
+      if (event.type !== SPEECH_STARTED) return;
+      this.#cancelAnswering('the user interrupted the response').catch(this.#onError);
+    };
+    // The socket dropped: results wait in the store for the next `attach`.
+    const connection = (status: string) => {
+      if (status === 'disconnected' && this.#session === session) this.detach();
+    };
+    transport.on('turn_started', started);
+    transport.on('turn_done', done);
+    transport.on('*', heard);
+    transport.on('connection_change', connection);
     this.#detachers.push(
-      () => session.transport.off('turn_started', started),
-      () => session.transport.off('turn_done', done),
-      () => session.transport.off('audio_interrupted', interrupted),
+      () => transport.off('turn_started', started),
+      () => transport.off('turn_done', done),
+      () => transport.off('*', heard),
+      () => transport.off('connection_change', connection),
     );
     const queued = await this.#runtime.notifications.list({ sessionId: this.#sessionId, status: 'queued' });
     await Promise.all(queued.map((notification) => this.#deliver(notification)));
@@ -80,6 +96,8 @@ export class BatonRealtimeResults {
     for (const detach of this.#detachers.splice(0)) detach();
     this.#session = undefined;
     this.#responding = false;
+    // Not sent: given again to the next session.
+    for (const waiting of this.#waiting.splice(0)) this.#given.delete(waiting.id);
   }
 
   /**
@@ -104,22 +122,36 @@ export class BatonRealtimeResults {
     await Promise.all(calls.map((call) => this.#runtime.cancel(call.callId, reason)));
   }
 
-  async #deliver(notification: Notification): Promise<void> {
+  /** The attached session, while its transport is connected. */
+  #connected(): RealtimeConversation | undefined {
     const session = this.#session;
-    if (!session) return;
-    // Taken first: given once, even with another bridge on the session.
-    if (!(await this.#runtime.notifications.ack(notification.id))) return;
-    const text = resultText(notification);
-    if (notification.scheduling === 'silent') {
-      session.transport.sendMessage(text, {}, { triggerResponse: false });
-    } else if (notification.scheduling === 'interrupt') {
-      if (this.#responding) this.#interrupt(session);
-      session.transport.sendMessage(text, {}, { triggerResponse: true });
-    } else if (this.#responding) {
-      this.#waiting.push(text);
-    } else {
-      session.transport.sendMessage(text, {}, { triggerResponse: true });
+    const status = (session?.transport as { status?: string } | undefined)?.status;
+    return status === undefined || status === 'connected' ? session : undefined;
+  }
+
+  async #deliver(notification: Notification): Promise<void> {
+    const session = this.#connected();
+    if (!session || this.#given.has(notification.id)) return;
+    this.#given.add(notification.id);
+    if (notification.scheduling === 'when_idle' && this.#responding) {
+      this.#waiting.push(notification);
+      return;
     }
+    await this.#put(session, [notification], notification.scheduling);
+  }
+
+  /** Sends results as one message, then acknowledges them; one that could not be sent stays queued. */
+  async #put(session: RealtimeConversation, notifications: Notification[], how: Notification['scheduling']) {
+    const text = notifications.map(resultText).join('\n\n');
+    try {
+      if (how === 'interrupt' && this.#responding) this.#interrupt(session);
+      session.transport.sendMessage(text, {}, { triggerResponse: how !== 'silent' });
+    } catch (error) {
+      for (const notification of notifications) this.#given.delete(notification.id);
+      this.#onError(error);
+      return;
+    }
+    await Promise.all(notifications.map((notification) => this.#runtime.notifications.ack(notification.id)));
   }
 
   /**
@@ -133,10 +165,10 @@ export class BatonRealtimeResults {
   }
 
   /** The model's turn ended: the results that waited for it, in one message. */
-  #flush(): void {
-    if (this.#waiting.length === 0 || !this.#session) return;
-    const text = this.#waiting.splice(0).join('\n\n');
-    this.#session.transport.sendMessage(text, {}, { triggerResponse: true });
+  async #flush(): Promise<void> {
+    const session = this.#connected();
+    if (this.#waiting.length === 0 || !session) return;
+    await this.#put(session, this.#waiting.splice(0), 'when_idle');
   }
 }
 

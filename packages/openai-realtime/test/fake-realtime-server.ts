@@ -90,6 +90,11 @@ export async function fakeRealtimeServer() {
       speaking = undefined;
       send({ type: 'response.done', response: response(id, 'completed') });
     },
+    /** The connection drops (the network, the server): the client sees it close. */
+    drop(): void {
+      socket?.terminate();
+      socket = undefined;
+    },
     /** Resolves once `check` finds something in what the client sent. */
     async until<T>(check: (events: ClientEvent[]) => T | undefined): Promise<T> {
       for (;;) {

@@ -277,4 +277,62 @@ describe('Baton in an OpenAI Realtime session', () => {
       messagesOf(events).some((text) => text.includes('rivers: long')) ? true : undefined,
     );
   });
+
+  it('a result that interrupts the model cancels no other call: only the user speaking does', async () => {
+    const { runtime, clock, server, session, gateOf } = await setUp();
+    const promoted = promoteAtStart(runtime, clock, 'call_storm');
+    server.startResponse('resp_bg');
+    server.callFunction('resp_bg', 'call_storm', 'research_interrupt', { topic: 'storms' });
+    server.endResponse('resp_bg');
+    await promoted;
+    await server.until(answeredAfter('call_storm'));
+
+    // The model speaks, and a call it made is still within its budget.
+    const started = firstValueFrom(
+      runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === 'call_inline')),
+    );
+    await speaking(session, server, 'resp_talk');
+    server.speak('resp_talk');
+    server.callFunction('resp_talk', 'call_inline', 'research_when_idle', { topic: 'lakes' });
+    await started;
+    const interrupted = new Promise((resolve) => session.transport.once('audio_interrupted', resolve));
+    gateOf('storms').resolve('none today');
+    await interrupted;
+    await server.until((events) =>
+      messagesOf(events).some((text) => text.includes('storms: none today')) ? true : undefined,
+    );
+    expect((await runtime.get('call_inline'))?.status).toBe('inline');
+    gateOf('lakes').resolve('still');
+    await server.until(outputTo('call_inline'));
+    expect((await runtime.get('call_inline'))?.status).toBe('succeeded');
+  });
+
+  it('a result that ends while the socket is down is sent once to the next session, never lost', async () => {
+    const { runtime, clock, server, session, results, reconnect, gateOf } = await setUp();
+    const promoted = promoteAtStart(runtime, clock, 'call_down');
+    server.startResponse('resp_down');
+    server.callFunction('resp_down', 'call_down', 'research_when_idle', { topic: 'tides' });
+    server.endResponse('resp_down');
+    await promoted;
+    await server.until(answeredAfter('call_down'));
+    // The network drops the socket; nobody tells the bridge.
+    const down = new Promise((resolve) =>
+      session.transport.on('connection_change', (status) => status === 'disconnected' && resolve(status)),
+    );
+    server.drop();
+    await down;
+    const noticed = firstValueFrom(runtime.events$.pipe(filter((event) => event.type === 'notification')));
+    gateOf('tides').resolve('high at noon');
+    await noticed;
+    expect(await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).toHaveLength(1);
+
+    const next = await reconnect();
+    await results.attach(next);
+    const [text] = await server.until((events) =>
+      messagesOf(events).length > 0 ? messagesOf(events) : undefined,
+    );
+    expect(text).toContain('tides: high at noon');
+    expect(messagesOf(server.received)).toHaveLength(1);
+    expect(await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).toEqual([]);
+  });
 });

@@ -4,6 +4,7 @@ import type {
   CallRecord,
   CallReply,
   EventOutcome,
+  ExecutionMode,
   Notification,
   RuntimeFailure,
   Schedule,
@@ -51,6 +52,8 @@ export type { ToolCallReply };
 export interface Runtime {
   readonly tools: ToolRegistry;
   readonly instanceId: string;
+  /** The mode of a tool that names none (`createRuntime({ defaultMode })`): bridges declare tools by it. */
+  readonly defaultMode: ExecutionMode;
   /**
    * Settles once this runtime is registered in its store and has recovered the calls of instances
    * that are gone (calls can be made before: their replies wait for the registration).

@@ -5,6 +5,7 @@ import {
   type CallRecord,
   type CallReply,
   type EventOutcome,
+  type ExecutionMode,
   type RuntimeFailure,
   ToolRegistry,
 } from '@baton/contracts';
@@ -49,6 +50,7 @@ import { waitForCall } from './waiting.js';
 class BatonRuntime implements Runtime {
   readonly tools: ToolRegistry;
   readonly instanceId: string;
+  readonly defaultMode: ExecutionMode;
   readonly ready: Promise<void>;
   readonly events$: Observable<CallEvent>;
   readonly failures$: Observable<RuntimeFailure>;
@@ -82,6 +84,7 @@ class BatonRuntime implements Runtime {
     const { store, clock, schedules, host } = parts;
     registerBackgroundControl(this.tools, parts.settings.builtins, this);
     this.instanceId = parts.settings.instanceId;
+    this.defaultMode = parts.settings.defaultMode;
     this.ready = this.#start();
     this.events$ = this.#bus.events$;
     this.failures$ = this.#bus.failures$;
