@@ -87,13 +87,18 @@ export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
  * The body's bytes, or undefined once they pass `limit` (read no further). Text only if they are
  * UTF-8: bytes that are not would otherwise turn silently into U+FFFD in the arguments and ids.
  */
-async function bodyBytes(request: Request, limit: number): Promise<Buffer | undefined> {
+async function bodyBytes(
+  request: Request,
+  limit: number,
+  given: AsyncIterable<Uint8Array> | undefined,
+): Promise<Buffer | undefined> {
   const declared = Number(request.headers.get('content-length') ?? 0);
   if (declared > limit) return undefined;
-  if (!request.body) return Buffer.alloc(0);
+  const body = given ?? (request.body as unknown as AsyncIterable<Uint8Array> | null);
+  if (!body) return Buffer.alloc(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+  for await (const chunk of body) {
     size += chunk.byteLength;
     if (size > limit) return undefined;
     chunks.push(chunk);
@@ -101,9 +106,19 @@ async function bodyBytes(request: Request, limit: number): Promise<Buffer | unde
   return Buffer.concat(chunks);
 }
 
+/** What a host may give with a request: its body parsed already, or its bytes as they arrive. */
+export interface McpRequestBody {
+  /** The body, parsed by the host's own parser. */
+  parsedBody?: unknown;
+  /** The body's bytes, in place of the request's own stream (a Node request: no web stream to make). */
+  body?: AsyncIterable<Uint8Array>;
+}
+
 export interface McpHandler {
   /** Web-standard face: one HTTP request in, its response out (Hono, Workers, Bun, Deno). */
-  fetch(request: Request, options?: { parsedBody?: unknown }): Promise<Response>;
+  fetch(request: Request, options?: McpRequestBody): Promise<Response>;
+  /** `fetch` reads the `body` given in its options, in place of the request's stream. */
+  readonly readsGivenBody: true;
   /** Closes the open sessions and streams. */
   close(): Promise<void>;
   /** Open 2025-11-25 sessions. */
@@ -169,7 +184,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     { legacy: 'reject', onerror: onError },
   );
 
-  async function fetch(request: Request, given: { parsedBody?: unknown } = {}): Promise<Response> {
+  async function fetch(request: Request, given: McpRequestBody = {}): Promise<Response> {
     const refused =
       (hosts === 'any' ? undefined : hostHeaderValidationResponse(request, [...hosts])) ??
       (origins === 'any' ? undefined : originValidationResponse(request, [...origins]));
@@ -189,7 +204,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
           'Unsupported Media Type: Content-Type must be application/json',
         );
       }
-      const bytes = await bodyBytes(request, maxBodyBytes);
+      const bytes = await bodyBytes(request, maxBodyBytes, given.body);
       if (bytes === undefined) {
         return jsonRpcErrorResponse(
           413,
@@ -224,7 +239,8 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
       }
     }
     const authInfo = authInfoOf(scope);
-    if (await isLegacyRequest(request, parsedBody)) {
+    // A request on a session is 2025-11-25's: 2026-07-28 has none.
+    if (request.headers.has('mcp-session-id') || (await isLegacyRequest(request, parsedBody))) {
       return legacy.handle(request, scope, parsedBody, authInfo);
     }
     // The SDK serves the listen streams of its own notifications; task notifications are ours.
@@ -237,6 +253,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
 
   return {
     fetch,
+    readsGivenBody: true,
     async close() {
       await Promise.all([legacy.close(), modern.close()]);
     },

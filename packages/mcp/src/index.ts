@@ -3,6 +3,7 @@ export {
   DEFAULT_MAX_BODY_BYTES,
   type McpHandler,
   type McpHandlerOptions,
+  type McpRequestBody,
 } from './handler.js';
 export { type NodeMcpHandler, toNodeHandler } from './node.js';
 export { type McpScope, SINGLE_TENANT } from './scope.js';

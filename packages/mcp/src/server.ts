@@ -46,9 +46,25 @@ function isTaskResult(result: Result): boolean {
  * as a `CallToolResult`; a task goes around that check, and everything else still takes it.
  */
 class BatonServer extends Server {
+  /** Told of each request handled (see `Serving.activity`); set once the SDK's own handlers are in. */
+  activity: Serving['activity'];
+
   protected override _wrapHandler(method: string, handler: Handler): Handler {
-    if (method !== 'tools/call') return super._wrapHandler(method, handler);
-    const checked = super._wrapHandler(method, async (request, context) => {
+    const inner = method === 'tools/call' ? this.#passingTasks(handler) : super._wrapHandler(method, handler);
+    return async (request, context) => {
+      const activity = this.activity;
+      if (!activity) return inner(request, context);
+      activity.begin();
+      try {
+        return await inner(request, context);
+      } finally {
+        activity.end();
+      }
+    };
+  }
+
+  #passingTasks(handler: Handler): Handler {
+    const checked = super._wrapHandler('tools/call', async (request, context) => {
       const result = await handler(request, context);
       if (isTaskResult(result)) throw new TaskHandOver(result);
       return result;
@@ -72,6 +88,7 @@ export function mcpServer(serving: Serving, info: ServerInfo): Server {
     // A tampered or expired input round is refused before the handler runs (-32602).
     ...(serving.requestStates ? { requestState: { verify: serving.requestStates.verify } } : {}),
   });
+  server.activity = serving.activity;
   // Whether the client takes tasks: 2026-07-28 declares it on each request, 2025-11-25 at `initialize`.
   server.setRequestHandler('tools/list', (_request, context) => ({
     tools: declaredTools(

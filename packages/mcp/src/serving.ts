@@ -29,6 +29,8 @@ export interface Serving {
   notify(method: string, params: Record<string, unknown>): Promise<void>;
   /** Seals the cursors of `tasks/list` (HMAC), so that only those given are taken back. */
   cursors: Cursors;
+  /** 2025-11-25: told as each request starts being handled and once it is answered (a session is busy meanwhile). */
+  activity?: { begin(): void; end(): void };
   /** 2026-07-28: seals and opens the `requestState` of an input-required round (HMAC). */
   requestStates?: RequestStateCodec<InputRound>;
 }

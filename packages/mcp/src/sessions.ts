@@ -40,7 +40,7 @@ interface Session {
   scope: McpScope;
   lastUsed: number;
   held: Subscription[];
-  /** Requests being answered and streams open on it. */
+  /** Requests being handled and GET streams open on it. */
   open: number;
 }
 
@@ -181,6 +181,9 @@ export class LegacySessions {
     parsedBody: unknown,
     authInfo: AuthInfo,
   ): Promise<Response> {
+    // A GET (the session's stream of notifications) keeps it busy until the stream ends; other
+    // requests count while their handler runs (`Serving.activity`).
+    if (request.method !== 'GET') return session.transport.handleRequest(request, { parsedBody, authInfo });
     session.open++;
     const done = () => {
       session.open--;
@@ -268,6 +271,15 @@ export class LegacySessions {
           return transport.sessionId ?? 'anonymous';
         },
         hold: (subscription) => held.push(subscription),
+        activity: {
+          begin: () => {
+            session.open++;
+          },
+          end: () => {
+            session.open--;
+            session.lastUsed = this.now();
+          },
+        },
         notify: (method, params) => server.notification({ method, params } as never),
       },
       this.info,

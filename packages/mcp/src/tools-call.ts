@@ -159,7 +159,7 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
     }
     // What the tool's `prepare` asks for is asked first: the task begins once it has it.
     const reply = withPreparedInputs(context, (inputs) =>
-      runtime.call({ name, args, sessionId, callId, inputs }),
+      runtime.call({ name, args, sessionId, callId, inputs }, { freshId: fresh }),
     );
     await Promise.race([stored, reply]);
     return { task: legacyTaskOf(await recordOf(serving, callId), serving, true) };
@@ -182,21 +182,25 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
   const inputs = events$ && forwardInputRequests(serving, callId, context, { events$ });
   const rounds = legacy ? undefined : watchInputs(serving, callId, context, resumed);
   // The request's end cancels the call only while this request is its caller: not once an input
-  // round has been answered, as the call then waits for the round that answers it.
-  const cancelling = new AbortController();
-  const cancel = () => cancelling.abort(context.mcpReq.signal.reason);
-  if (context.mcpReq.signal.aborted) cancel();
-  else context.mcpReq.signal.addEventListener('abort', cancel, { once: true });
+  // round has been answered, as the call then waits for the round that answers it. On 2025-11-25
+  // the request waits for the call's reply, so its own signal is the call's.
+  const cancelling = legacy ? undefined : new AbortController();
+  const cancel = () => cancelling?.abort(context.mcpReq.signal.reason);
+  if (cancelling) {
+    if (context.mcpReq.signal.aborted) cancel();
+    else context.mcpReq.signal.addEventListener('abort', cancel, { once: true });
+  }
+  const signal = cancelling?.signal ?? context.mcpReq.signal;
   try {
     // `notifications/cancelled` for this request, or a client that hangs up, cancels the call
     // until it is answered; a call handed over to the background goes on. A round that answers
     // input goes on with the call it names, within its inline budget.
     const call = (inputs: Record<string, unknown>) =>
-      runtime.call({ name, args, sessionId, callId, inputs }, { signal: cancelling.signal });
+      runtime.call({ name, args, sessionId, callId, inputs }, { signal, freshId: fresh });
     // What the tool's `prepare` asks for: answered from this round's input responses (2026-07-28),
     // or asked of the client on its session (2025-11-25).
     const replying = resumed
-      ? runtime.wait(callId, { signal: cancelling.signal }).then((reply) => reply ?? call({}))
+      ? runtime.wait(callId, { signal }).then((reply) => reply ?? call({}))
       : legacy
         ? withPreparedInputs(context, call)
         : call(context.mcpReq.inputResponses ?? {});

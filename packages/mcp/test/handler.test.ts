@@ -190,6 +190,23 @@ describe('limits', () => {
     });
   });
 
+  /** Opens the session's GET stream, and keeps it open: the session is busy, not idle. */
+  async function busy(mcp: McpHandler, opened: Response, authorization = 'Bearer token-a'): Promise<void> {
+    const stream = await mcp.fetch(
+      new Request('http://localhost/mcp', {
+        method: 'GET',
+        headers: {
+          accept: 'text/event-stream',
+          authorization,
+          host: 'localhost',
+          'mcp-session-id': opened.headers.get('mcp-session-id') ?? '',
+          'mcp-protocol-version': '2025-11-25',
+        },
+      }),
+    );
+    expect(stream.status).toBe(200);
+  }
+
   it('counts the sessions being opened: a burst of initialize requests opens no more than the cap', async () => {
     const runtime = createRuntime({ tools: [inlineTool], store: memoryStore() });
     const mcp = createMcpHandler({
@@ -199,8 +216,11 @@ describe('limits', () => {
     });
     opened.push({ runtime, mcp, clients: [] });
     const burst = await Promise.all(Array.from({ length: 20 }, () => post(mcp, initialize)));
-    expect(burst.filter((response) => response.status === 200)).toHaveLength(3);
+    const admitted = burst.filter((response) => response.status === 200);
+    expect(admitted).toHaveLength(3);
     expect(burst.filter((response) => response.status === 429)).toHaveLength(17);
+    // Busy (their streams open): none of them is closed to make room.
+    for (const response of admitted) await busy(mcp, response);
     const others = await Promise.all(
       Array.from({ length: 20 }, () => post(mcp, initialize, { authorization: 'Bearer token-b' })),
     );
@@ -218,14 +238,19 @@ describe('limits', () => {
       now: () => now,
     });
     opened.push({ runtime, mcp, clients: [] });
-    expect((await post(mcp, initialize)).status).toBe(200);
-    expect((await post(mcp, initialize)).status).toBe(200);
+    for (let each = 0; each < 2; each++) {
+      const response = await post(mcp, initialize);
+      expect(response.status).toBe(200);
+      await busy(mcp, response);
+    }
     const refused = await post(mcp, initialize);
     expect(refused.status).toBe(429);
     expect(await refused.json()).toMatchObject({
-      error: { message: expect.stringContaining('at most 2 per tenant and 3 in all') },
+      error: { message: expect.stringContaining('all busy (at most 2 per tenant and 3 in all)') },
     });
-    expect((await post(mcp, initialize, { authorization: 'Bearer token-b' })).status).toBe(200);
+    const theirs = await post(mcp, initialize, { authorization: 'Bearer token-b' });
+    expect(theirs.status).toBe(200);
+    await busy(mcp, theirs, 'Bearer token-b');
     expect((await post(mcp, initialize, { authorization: 'Bearer token-b' })).status).toBe(429);
     expect(mcp.sessionCount).toBe(3);
     now += 60_000;

@@ -217,6 +217,12 @@ export interface CallRequest {
 export interface CallOptions {
   /** Cancels the call when it aborts, until the caller has its reply. */
   signal?: AbortSignal;
+  /**
+   * The request's `callId` was made for this call just now, unique (a UUID): no call can have it
+   * yet, so it is not looked up as a repeated id is (one store read saved, and on a shared store
+   * the wait for its first write). Default false.
+   */
+  freshId?: boolean;
 }
 
 export interface RuntimeStats {

@@ -163,11 +163,13 @@ class BatonRuntime implements Runtime {
     return ready;
   }
 
-  call(request: CallRequest, { signal }: CallOptions = {}): Promise<CallReply> {
-    if (!signal) return this.#parts.intake.call(request);
+  call(request: CallRequest, { signal, freshId = false }: CallOptions = {}): Promise<CallReply> {
+    if (!signal) return this.#parts.intake.call(request, undefined, freshId);
+    // An id made here is as new as one intake would make.
+    const made = request.callId === undefined;
     const callId = request.callId ?? newId();
     let answered = false;
-    const reply = this.#parts.intake.call({ ...request, callId }).finally(() => {
+    const reply = this.#parts.intake.call({ ...request, callId }, undefined, made || freshId).finally(() => {
       answered = true;
       signal.removeEventListener('abort', abort);
     });

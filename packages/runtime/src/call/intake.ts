@@ -89,13 +89,19 @@ export class Intake {
 
   /**
    * A call: a caller's, or with `run` one the runtime starts for itself (`spawn_background`, a
-   * schedule), in the background whatever its tool's mode, its label on its record.
+   * schedule), in the background whatever its tool's mode, its label on its record. `freshId`: its
+   * `callId` was made for it just now (see `CallOptions.freshId`).
    */
-  call(request: CallRequest, run?: RunLabel): Promise<CallReply> {
+  call(request: CallRequest, run?: RunLabel, freshId = false): Promise<CallReply> {
     const refused = this.#checkRequest(request);
     if (refused) return refused;
     const createdAt = this.deps.clock.now();
     if (request.callId === undefined) return this.#validate(request, newId(), createdAt, undefined, run);
+    if (freshId) {
+      // Made for this call just now: no earlier call has it, so it is kept as an id made here is.
+      const { callId, ...made } = request;
+      return this.#validate(made, callId, createdAt, undefined, run);
+    }
     const callId = request.callId;
     return this.#existing(callId).then(
       (existing) => existing ?? this.#validate(request, callId, createdAt, undefined, run),
