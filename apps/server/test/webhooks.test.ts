@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { loadConfig } from '../src/config.js';
 import { environmentWith, parseFlags } from '../src/flags.js';
 import { createServer } from '../src/server.js';
-import { webhookEndpoints, webhooksOf } from '../src/webhooks.js';
+import { webhookDestinations, webhookEndpoints, webhooksOf } from '../src/webhooks.js';
 
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const TOKENS = { 'token-of-tenant-a-0001': 'acme', 'token-of-tenant-b-0002': 'bolt' };
@@ -153,6 +153,18 @@ describe('the webhook configuration', () => {
     ).toThrow(
       'bad configuration: tenantWebhooks.acme: the webhook destination localhost is a loopback address: refused unless --webhook-allow-loopback (BATON_WEBHOOK_ALLOW_LOOPBACK=true, webhook.allowLoopback) allows it',
     );
+  });
+
+  it('names where webhooks go for the start banner, without credentials or query values', () => {
+    const base = loadConfig({}, '/nonexistent');
+    expect(webhookDestinations(base)).toBeUndefined();
+    expect(
+      webhookDestinations({
+        ...base,
+        webhook: { url: 'https://ops:hunter2@hooks.example.com/baton?token=s3cr3t', secret: SECRET },
+        tenantWebhooks: { acme: { url: 'https://acme.example.com/hook', secret: SECRET } },
+      }),
+    ).toBe("https://***@hooks.example.com/baton?token=***; tenants' own for acme");
   });
 
   it("allows private and loopback destinations by the server's flags and variables, for tenants' webhooks without a server webhook", () => {

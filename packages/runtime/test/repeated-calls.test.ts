@@ -96,3 +96,33 @@ describe('a repeated call id at another process', () => {
     expect(runs).toHaveLength(1);
   });
 });
+
+describe('an id made for the call just now', () => {
+  it('is not looked up as a repeated id is: freshId, and the id the runtime makes for a call with a signal', async () => {
+    const { store } = sharedStore({ answers: true });
+    const { tool, runs } = gatedTool('work');
+    const runtime = createRuntime({ tools: [tool], store, clock: new SimulatedClock() });
+    open.push(runtime);
+    await runtime.ready;
+    const lookedUp: string[] = [];
+    const getCall = store.getCall.bind(store);
+    store.getCall = (callId) => {
+      lookedUp.push(callId);
+      return getCall(callId);
+    };
+    const replies = [
+      runtime.call({ name: 'work', sessionId: 's', callId: 'made-now' }, { freshId: true }),
+      runtime.call({ name: 'work', sessionId: 's' }, { signal: new AbortController().signal }),
+      runtime.call({ name: 'work', sessionId: 's', callId: 'given' }),
+    ];
+    await settle();
+    for (const run of runs) run.resolve('done');
+    expect((await Promise.all(replies)).map((reply) => reply.status)).toEqual([
+      'succeeded',
+      'succeeded',
+      'succeeded',
+    ]);
+    // Only the caller's own id, which a retry may repeat, is looked up.
+    expect(lookedUp).toEqual(['given']);
+  });
+});
