@@ -69,7 +69,7 @@ describe('the baton command', () => {
     ]);
     expect([privateHook.code, privateHook.stderr]).toEqual([
       1,
-      'bad configuration: webhook: the webhook destination 10.0.0.9 is a private, link-local or reserved address: refused unless webhooks.allow.private allows it\n',
+      'bad configuration: webhook: the webhook destination 10.0.0.9 is a private, link-local or reserved address: refused unless --webhook-allow-private (BATON_WEBHOOK_ALLOW_PRIVATE=true, webhook.allowPrivate) allows it\n',
     ]);
     const noSecret = await baton([
       'serve',

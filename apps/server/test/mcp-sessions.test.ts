@@ -50,6 +50,25 @@ function ping(token: string, session: string) {
   });
 }
 
+const A = 'token-of-tenant-a-1';
+const B = 'token-of-tenant-b-1';
+
+/** A call that goes to the background and runs on: its session is busy until it ends. */
+async function slowCall(token: string, session: string) {
+  const answer = await app.inject({
+    method: 'POST',
+    url: '/mcp',
+    headers: { ...headers(token, session), 'mcp-protocol-version': '2025-11-25' },
+    payload: {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'slow_report', arguments: { seconds: 60 } },
+    },
+  });
+  expect(answer.body).toContain('continuing in the background');
+}
+
 describe('MCP sessions', () => {
   it('expire after the idle TTL, and the ones in use do not', async () => {
     await start({ sessionTtlMs: 60_000 });
@@ -63,16 +82,29 @@ describe('MCP sessions', () => {
     expect((await ping('token-of-tenant-a-1', idle)).statusCode).toBe(404);
   });
 
-  it('are capped per tenant and in all, with an error that says what to do', async () => {
+  it('at a cap, close the least recently used idle session for a newcomer; all busy, 429 says what to do', async () => {
     await start({ sessionsPerTenant: 2, sessions: 3 });
-    for (let i = 0; i < 2; i++) expect((await initialize('token-of-tenant-a-1')).statusCode).toBe(200);
-    const refused = await initialize('token-of-tenant-a-1');
+    const sessionOf = (response: { headers: Record<string, unknown> }) =>
+      response.headers['mcp-session-id'] as string;
+    const first = sessionOf(await initialize(A));
+    now += 1_000;
+    const second = sessionOf(await initialize(A));
+    now += 1_000;
+    const third = await initialize(A);
+    expect(third.statusCode).toBe(200);
+    expect((await ping(A, first)).statusCode).toBe(404);
+    expect((await ping(A, second)).statusCode).toBe(200);
+    // Busy: each has a call that has not ended.
+    for (const session of [second, sessionOf(third)]) await slowCall(A, session);
+    const refused = await initialize(A);
     expect(refused.statusCode).toBe(429);
     expect(refused.json().error.message).toMatch(
-      /^too many open MCP sessions \(at most 2 per tenant and 3 in all\)/,
+      /^too many open MCP sessions, all busy \(at most 2 per tenant and 3 in all\)/,
     );
-    // Tenant B still has room, until the server is full.
-    expect((await initialize('token-of-tenant-b-1')).statusCode).toBe(200);
-    expect((await initialize('token-of-tenant-b-1')).statusCode).toBe(429);
+    // Tenant B still has room, until the server is full of busy sessions.
+    const theirs = await initialize(B);
+    expect(theirs.statusCode).toBe(200);
+    await slowCall(B, sessionOf(theirs));
+    expect((await initialize(B)).statusCode).toBe(429);
   });
 });
