@@ -423,8 +423,17 @@ describe('webhooks: slow receivers, drains and what an operator is told', () => 
       late.push(Date.now() - (notified.get(callId) ?? 0));
     }
     expect(Math.max(...late)).toBeLessThan(1_000);
-    // The hanging receiver still holds only its share.
+    // The hanging receiver still holds only its share; once it has stalled, what was claimed for
+    // it is put back until its oldest attempt's time is up, and holds no room here.
     expect(stuck.requests()).toBe(4);
+    test.clock.increment(1_000);
+    await test.runtime.webhooks.deliverDue();
+    const waiting = (await test.runtime.webhooks.list({ status: 'pending' })).filter(
+      (delivery) => delivery.attempts === 0 && delivery.sessionId.startsWith('slow/'),
+    );
+    // Four attempted (their answer never comes), six given back for later.
+    expect(waiting).toHaveLength(10);
+    expect(waiting.filter((delivery) => delivery.nextAt > test.clock.now())).toHaveLength(6);
   });
 
   it('a call that ends during the drain is delivered before the process exits', async () => {

@@ -107,11 +107,17 @@ export interface WebhookDeliveriesDeps {
   later: (ms: number, task: () => void) => void;
 }
 
-/** A destination's attempts under way, and the deliveries claimed for it that wait for one to end. */
+/** A destination's attempts under way (when each began), and the deliveries claimed for it that wait for one. */
 interface Destination {
-  running: number;
-  waiting: Array<() => void>;
+  running: number[];
+  waiting: Array<{ claimedAt: number; run: () => void; release: (dueAt: number) => void }>;
 }
+
+/**
+ * A destination whose attempt under way began this long ago has stalled: what is claimed for it
+ * meanwhile is put back until that attempt's time is up, instead of waiting here.
+ */
+const STALLED_MS = 1_000;
 
 /**
  * Webhook deliveries: a detached call's notification is written with its delivery, in the same
@@ -254,26 +260,30 @@ export class WebhookDeliveries {
     return claims;
   }
 
+  /** How long a claim holds a delivery: as long as an attempt may take, and then some. */
+  get #leaseMs(): number {
+    return this.#timeoutMs * 2;
+  }
+
   /** Claims due deliveries while there is room, and starts (or queues) an attempt of each. */
   async #claim(): Promise<Array<Promise<void>>> {
     const { store, clock, instanceId } = this.#deps;
-    // Held for as long as an attempt may take, and then some: a process that dies mid-attempt
-    // leaves it to another once that has passed.
-    const leaseMs = this.#timeoutMs * 2;
     const started: Array<Promise<void>> = [];
+    this.#releaseStalled();
     for (;;) {
       const room = Math.min(WEBHOOK_BATCH, this.#total - this.#held.size);
       if (this.#closing || room <= 0) return started;
-      const claimed = await store.claimDeliveries(instanceId, clock.now(), leaseMs, room);
-      const putBack: WebhookDelivery[] = [];
+      // A process that dies mid-attempt leaves the delivery to another once its claim has passed.
+      const claimed = await store.claimDeliveries(instanceId, clock.now(), this.#leaseMs, room);
+      const putBack: Array<Promise<void>> = [];
       for (const delivery of claimed) {
         // Held here already: its claim was taken again after its lease ran out while it waited.
         if (this.#held.has(delivery.id)) continue;
-        const attempt = this.#take(delivery);
-        if (attempt) started.push(attempt);
-        else putBack.push(delivery);
+        const taken = this.#take(delivery);
+        if (typeof taken === 'number') putBack.push(this.#putBack(delivery, taken));
+        else started.push(taken);
       }
-      await Promise.all(putBack.map((delivery) => this.#putBack(delivery, clock.now() + this.#timeoutMs)));
+      await Promise.all(putBack);
       if (claimed.length < room) return started;
     }
   }
@@ -291,40 +301,75 @@ export class WebhookDeliveries {
 
   /**
    * Starts the attempt of a delivery claimed here, or queues it behind its destination's attempts
-   * under way: undefined when that destination has as many waiting as it may run.
+   * under way (a few, while they do not stall). Otherwise, when it is due again: once the oldest
+   * attempt of a stalled destination has had its time, or in a second.
    */
-  #take(delivery: WebhookDelivery): Promise<void> | undefined {
+  #take(delivery: WebhookDelivery): Promise<void> | number {
+    const now = this.#deps.clock.now();
     const key = this.#destinationKey(delivery);
     let destination = this.#destinations.get(key);
     if (!destination) {
-      destination = { running: 0, waiting: [] };
+      destination = { running: [], waiting: [] };
       this.#destinations.set(key, destination);
     }
     const own = destination;
-    if (own.running >= this.#perDestination && own.waiting.length >= this.#perDestination) return undefined;
+    const oldest = Math.min(...own.running);
+    const stalled = own.running.length > 0 && now - oldest >= STALLED_MS;
+    const full = own.running.length >= this.#perDestination;
+    if (full && (stalled || own.waiting.length >= this.#perDestination * 3)) {
+      return stalled ? oldest + this.#timeoutMs : now + STALLED_MS;
+    }
     this.#held.set(delivery.id, delivery);
     const attempt = new Promise<void>((resolve, reject) => {
       const run = () => {
-        own.running++;
+        const began = this.#deps.clock.now();
+        own.running.push(began);
         this.#attempt(delivery)
           .then(resolve, reject)
           .finally(() => {
-            own.running--;
+            own.running.splice(own.running.indexOf(began), 1);
             this.#held.delete(delivery.id);
-            const next = own.waiting.shift();
-            if (next) next();
-            else if (own.running === 0) this.#destinations.delete(key);
+            this.#next(key, own);
             // Room was made: what waits in the store may be claimed now.
             this.#kick();
           });
       };
-      if (own.running < this.#perDestination) run();
-      else own.waiting.push(run);
+      const release = (dueAt: number) => {
+        this.#held.delete(delivery.id);
+        this.#putBack(delivery, dueAt).then(resolve, reject);
+      };
+      if (!full) run();
+      else own.waiting.push({ claimedAt: now, run, release });
     });
     this.#inFlight.add(attempt);
     const forget = () => this.#inFlight.delete(attempt);
     attempt.then(forget, forget);
     return attempt;
+  }
+
+  /** What waits here for a destination that stalled is given back: it holds no room meanwhile. */
+  #releaseStalled(): void {
+    const now = this.#deps.clock.now();
+    for (const destination of this.#destinations.values()) {
+      const oldest = Math.min(...destination.running);
+      if (destination.running.length === 0 || now - oldest < STALLED_MS) continue;
+      for (const waiting of destination.waiting.splice(0)) waiting.release(oldest + this.#timeoutMs);
+    }
+  }
+
+  /**
+   * Starts the next delivery waiting for this destination. One that waited past half its claim is
+   * given back instead, due at once: another process may take it, rather than both attempting it.
+   */
+  #next(key: string, destination: Destination): void {
+    for (let next = destination.waiting.shift(); next; next = destination.waiting.shift()) {
+      if (this.#deps.clock.now() - next.claimedAt < this.#leaseMs / 2) {
+        next.run();
+        return;
+      }
+      next.release(this.#deps.clock.now());
+    }
+    if (destination.running.length === 0) this.#destinations.delete(key);
   }
 
   /** Gives a claimed delivery back, unattempted, due at `at`: its claim ends now. */
