@@ -295,7 +295,7 @@ describe('Baton in an OpenAI Realtime session', () => {
     server.speak('resp_talk');
     server.callFunction('resp_talk', 'call_inline', 'research_when_idle', { topic: 'lakes' });
     await started;
-    const interrupted = new Promise((resolve) => session.transport.once('audio_interrupted', resolve));
+    const interrupted = new Promise((resolve) => session.transport.once('audio_interrupted', () => resolve(undefined)));
     gateOf('storms').resolve('none today');
     await interrupted;
     await server.until((events) =>
