@@ -4,6 +4,7 @@ import { createRuntime, type Runtime } from '@baton/runtime';
 import { memoryStore } from '@baton/runtime/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMcpHandler, type McpHandler, toNodeHandler } from '../src/index.js';
+import { initializeOver } from './over-http.js';
 
 const opened: Array<{ runtime: Runtime; mcp: McpHandler; http: Server }> = [];
 afterEach(async () => {
@@ -27,16 +28,7 @@ async function serve(): Promise<string> {
 describe('the handler on node:http', () => {
   it("sends a 2025-11-25 GET stream's headers at once, before its first event", async () => {
     const url = await serve();
-    const initialized = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-      }),
-    });
+    const initialized = await initializeOver(url, 't');
     const session = initialized.headers.get('mcp-session-id') ?? '';
     await initialized.text();
     // Nothing is sent on this stream: only its headers can answer the request.

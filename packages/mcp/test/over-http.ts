@@ -36,3 +36,21 @@ export async function serveOverHttp(
     },
   };
 }
+
+/** A 2025-11-25 `initialize`, POSTed as a client opening a session sends it. */
+export function initializeOver(url: string, clientName = 'test'): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: clientName, version: '1' },
+      },
+    }),
+  });
+}

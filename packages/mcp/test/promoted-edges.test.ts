@@ -9,22 +9,14 @@ import { deferred, memoryStore, SimulatedClock } from '@baton/runtime/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import {
-  Agent,
-  type AgentOutputItem,
-  MCPServerStreamableHttp,
-  type Model,
-  type ModelRequest,
-  type ModelResponse,
-  Runner,
-  Usage,
-} from '@openai/agents';
+import { Agent, MCPServerStreamableHttp, Runner } from '@openai/agents';
 import { filter } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type ClosedSession, TASKS_EXTENSION } from '../src/index.js';
 import { modernClient, TENANTS } from './modern-client.js';
-import { type OverHttp, serveOverHttp } from './over-http.js';
+import { initializeOver, type OverHttp, serveOverHttp } from './over-http.js';
+import { type Move, ScriptedModel } from './scripted-agent-model.js';
 
 const BUDGET_MS = 300;
 const TIDES = { high: '12:40', low: '18:52' };
@@ -112,52 +104,22 @@ function named(text: string): { tool: string; callId: string } | undefined {
 }
 
 /**
- * A scripted OpenAI Agents model that follows what it is shown: it asks for the forecast, calls
- * the tool the words name with the id they give (asking for a two-minute wait), and says the
- * result once it has one. What it was shown is kept.
+ * What a model that follows what it is shown does: it asks for the forecast, calls the tool the
+ * words name with the id they give (asking for a two-minute wait), and says the result once it
+ * has one.
  */
-class FollowingModel implements Model {
-  readonly shown: string[] = [];
-  readonly called: string[] = [];
-  async getResponse(request: ModelRequest): Promise<ModelResponse> {
-    const items = Array.isArray(request.input) ? request.input : [];
-    const last = items.at(-1);
-    const text = last?.type === 'function_call_result' ? JSON.stringify(last.output) : '';
-    if (text !== '') this.shown.push(text);
-    const next = named(text.replaceAll('\\"', '"'));
-    const call =
-      text === ''
-        ? { name: 'forecast', args: { port: 'Brest' } }
-        : next && { name: next.tool, args: { call_id: next.callId, timeout_ms: 120_000 } };
-    const output: AgentOutputItem = call
-      ? {
-          type: 'function_call',
-          callId: `call-${this.called.push(call.name)}`,
-          name: call.name,
-          arguments: JSON.stringify(call.args),
-          status: 'completed',
-        }
-      : {
-          type: 'message',
-          role: 'assistant',
-          status: 'completed',
-          content: [
-            { type: 'output_text', text: text.includes(TIDES.high) ? `High tide ${TIDES.high}` : '?' },
-          ],
-        };
-    return { usage: new Usage(), output: [output] };
-  }
-  // biome-ignore lint/correctness/useYield: the loop under test never streams.
-  async *getStreamedResponse(): AsyncIterable<never> {
-    throw new Error('the scripted model does not stream');
-  }
+function following(shown: string): Move {
+  if (shown === '') return { call: 'forecast', args: { port: 'Brest' } };
+  const next = named(shown.replaceAll('\\"', '"'));
+  if (next) return { call: next.tool, args: { call_id: next.callId, timeout_ms: 120_000 } };
+  return { say: shown.includes(TIDES.high) ? `High tide ${TIDES.high}` : '?' };
 }
 
 async function runAgent(http: OverHttp, maxTurns: number) {
   const server = new MCPServerStreamableHttp({ url: http.url, name: 'baton' });
   await server.connect();
   http.onClose(() => server.close());
-  const model = new FollowingModel();
+  const model = new ScriptedModel(following);
   const agent = new Agent({ name: 'tides', model, mcpServers: [server] });
   const result = await new Runner({ tracingDisabled: true }).run(agent, 'When is high tide in Brest?', {
     maxTurns,
@@ -362,20 +324,7 @@ describe('idle sessions at the cap', () => {
       await client.close();
     }
     expect(await forecastCalls(runtime)).toEqual(['backgrounded', 'backgrounded', 'backgrounded']);
-    const refused = await fetch(http.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: {
-          protocolVersion: '2025-11-25',
-          capabilities: {},
-          clientInfo: { name: 'late', version: '1' },
-        },
-      }),
-    });
+    const refused = await initializeOver(http.url, 'late');
     expect(refused.status).toBe(429);
     expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(
       /^too many open MCP sessions, all busy/,

@@ -9,28 +9,17 @@ import { createMCPClient } from '@ai-sdk/mcp';
 import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { deferred, memoryStore, SimulatedClock } from '@baton/runtime/testing';
-import {
-  Agent,
-  type AgentOutputItem,
-  MCPServerStreamableHttp,
-  type Model,
-  type ModelRequest,
-  type ModelResponse,
-  Runner,
-  Usage,
-} from '@openai/agents';
+import { Agent, MCPServerStreamableHttp, Runner } from '@openai/agents';
 import { generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { filter } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createMcpHandler, type McpHandler, toNodeHandler } from '../src/index.js';
+import { type Move, ScriptedModel } from './scripted-agent-model.js';
 
 const BUDGET_MS = 300;
 const RESULT = 'high tide at 12:40';
-
-/** What a model that follows the acknowledgement does next, from the last thing it was shown. */
-type Move = { call: string; args: Record<string, unknown> } | { say: string };
 
 /**
  * The scripted model's mind: first it asks for research; shown an acknowledgement, it calls the
@@ -158,42 +147,12 @@ describe('MCP clients that take no tasks get the result of a call that went to t
     const server = new MCPServerStreamableHttp({ url: served.url, name: 'baton' });
     await server.connect();
     opened.at(-1)!.close = () => server.close();
-    const called: string[] = [];
-    class FollowingModel implements Model {
-      async getResponse(request: ModelRequest): Promise<ModelResponse> {
-        const items = Array.isArray(request.input) ? request.input : [];
-        const last = items.at(-1);
-        const move = nextMove(
-          last?.type === 'function_call_result' ? JSON.stringify(last.output) : '',
-          served.finish,
-        );
-        const output: AgentOutputItem =
-          'call' in move
-            ? {
-                type: 'function_call',
-                callId: `call-${called.push(move.call)}`,
-                name: move.call,
-                arguments: JSON.stringify(move.args),
-                status: 'completed',
-              }
-            : {
-                type: 'message',
-                role: 'assistant',
-                status: 'completed',
-                content: [{ type: 'output_text', text: move.say }],
-              };
-        return { usage: new Usage(), output: [output] };
-      }
-      // biome-ignore lint/correctness/useYield: the loop under test never streams.
-      async *getStreamedResponse(): AsyncIterable<never> {
-        throw new Error('the scripted model does not stream');
-      }
-    }
-    const agent = new Agent({ name: 'tides', model: new FollowingModel(), mcpServers: [server] });
+    const model = new ScriptedModel((shown) => nextMove(shown, served.finish));
+    const agent = new Agent({ name: 'tides', model, mcpServers: [server] });
     const result = await new Runner({ tracingDisabled: true }).run(agent, 'When is high tide?', {
       maxTurns: 5,
     });
-    expect(called).toEqual(['research', 'wait_background']);
+    expect(model.called).toEqual(['research', 'wait_background']);
     expect(result.finalOutput).toBe(`Research: ${RESULT}`);
     expect(await researchCalls(served.runtime)).toEqual(['succeeded']);
   });

@@ -77,6 +77,25 @@ const answeredAfter = (callId: string) => (events: ClientEvent[]) => {
 const outputTo = (callId: string) => (events: ClientEvent[]) =>
   outputsOf(events).find((output) => output.callId === callId);
 
+/**
+ * The model calls `name` in a response of its own, which then ends; the call passes its budget
+ * as it starts, and its acknowledgement is answered (the SDK asked for a response after it).
+ */
+async function callInBackground(
+  runtime: Runtime,
+  clock: SimulatedClock,
+  server: Awaited<ReturnType<typeof fakeRealtimeServer>>,
+  call: { callId: string; name: string; topic: string },
+) {
+  const { callId, name, topic } = call;
+  const promoted = promoteAtStart(runtime, clock, callId);
+  server.startResponse(`resp_${callId}`);
+  server.callFunction(`resp_${callId}`, callId, name, { topic });
+  server.endResponse(`resp_${callId}`);
+  await promoted;
+  await server.until(answeredAfter(callId));
+}
+
 describe('Baton in an OpenAI Realtime session', () => {
   it("answers a fast call with its result, and a failure with the tool's message", async () => {
     const { server } = await setUp();
@@ -159,12 +178,11 @@ describe('Baton in an OpenAI Realtime session', () => {
 
   it('keeps a result that ends while no session is attached, and gives it once to the next session', async () => {
     const { runtime, clock, server, session, results, reconnect, gateOf } = await setUp();
-    const promoted = promoteAtStart(runtime, clock, 'call_away');
-    server.startResponse('resp_away');
-    server.callFunction('resp_away', 'call_away', 'research_when_idle', { topic: 'comets' });
-    server.endResponse('resp_away');
-    await promoted;
-    await server.until(answeredAfter('call_away'));
+    await callInBackground(runtime, clock, server, {
+      callId: 'call_away',
+      name: 'research_when_idle',
+      topic: 'comets',
+    });
     // The connection drops: the bridge lets go of the session.
     results.detach();
     session.close();
@@ -219,12 +237,11 @@ describe('Baton in an OpenAI Realtime session', () => {
       inlineBudgetMs: BUDGET_MS,
     });
     const before = await open(first);
-    const promoted = promoteAtStart(first, clock, 'call_restart');
-    server.startResponse('resp_r');
-    server.callFunction('resp_r', 'call_restart', 'research', { topic: 'orbits' });
-    server.endResponse('resp_r');
-    await promoted;
-    await server.until(answeredAfter('call_restart'));
+    await callInBackground(first, clock, server, {
+      callId: 'call_restart',
+      name: 'research',
+      topic: 'orbits',
+    });
     // A deploy: the runtime stops while the call runs (it hands the call over); the session ends.
     await before.results.close();
     before.session.close();
@@ -251,12 +268,11 @@ describe('Baton in an OpenAI Realtime session', () => {
 
   it('cancels the calls still within their budget when the user speaks over the model, and leaves those in the background', async () => {
     const { runtime, clock, server, gateOf } = await setUp();
-    const promoted = promoteAtStart(runtime, clock, 'call_background');
-    server.startResponse('resp_bg');
-    server.callFunction('resp_bg', 'call_background', 'research_when_idle', { topic: 'rivers' });
-    server.endResponse('resp_bg');
-    await promoted;
-    await server.until(answeredAfter('call_background'));
+    await callInBackground(runtime, clock, server, {
+      callId: 'call_background',
+      name: 'research_when_idle',
+      topic: 'rivers',
+    });
 
     const started = firstValueFrom(
       runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === 'call_inline')),
@@ -280,12 +296,11 @@ describe('Baton in an OpenAI Realtime session', () => {
 
   it('a result that interrupts the model cancels no other call: only the user speaking does', async () => {
     const { runtime, clock, server, session, gateOf } = await setUp();
-    const promoted = promoteAtStart(runtime, clock, 'call_storm');
-    server.startResponse('resp_bg');
-    server.callFunction('resp_bg', 'call_storm', 'research_interrupt', { topic: 'storms' });
-    server.endResponse('resp_bg');
-    await promoted;
-    await server.until(answeredAfter('call_storm'));
+    await callInBackground(runtime, clock, server, {
+      callId: 'call_storm',
+      name: 'research_interrupt',
+      topic: 'storms',
+    });
 
     // The model speaks, and a call it made is still within its budget.
     const started = firstValueFrom(
@@ -295,7 +310,9 @@ describe('Baton in an OpenAI Realtime session', () => {
     server.speak('resp_talk');
     server.callFunction('resp_talk', 'call_inline', 'research_when_idle', { topic: 'lakes' });
     await started;
-    const interrupted = new Promise((resolve) => session.transport.once('audio_interrupted', () => resolve(undefined)));
+    const interrupted = new Promise((resolve) =>
+      session.transport.once('audio_interrupted', () => resolve(undefined)),
+    );
     gateOf('storms').resolve('none today');
     await interrupted;
     await server.until((events) =>
@@ -309,12 +326,11 @@ describe('Baton in an OpenAI Realtime session', () => {
 
   it('a result that ends while the socket is down is sent once to the next session, never lost', async () => {
     const { runtime, clock, server, session, results, reconnect, gateOf } = await setUp();
-    const promoted = promoteAtStart(runtime, clock, 'call_down');
-    server.startResponse('resp_down');
-    server.callFunction('resp_down', 'call_down', 'research_when_idle', { topic: 'tides' });
-    server.endResponse('resp_down');
-    await promoted;
-    await server.until(answeredAfter('call_down'));
+    await callInBackground(runtime, clock, server, {
+      callId: 'call_down',
+      name: 'research_when_idle',
+      topic: 'tides',
+    });
     // The network drops the socket; nobody tells the bridge.
     const down = new Promise((resolve) =>
       session.transport.on('connection_change', (status) => status === 'disconnected' && resolve(status)),
