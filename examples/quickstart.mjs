@@ -1,4 +1,4 @@
-// The README's example, runnable: `npm run example` (after `npm ci`).
+// The README's example, runnable: `npm run example` (it sets up a fresh clone first).
 import { defineTool, ToolError } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
 import { z } from 'zod';

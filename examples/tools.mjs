@@ -1,4 +1,4 @@
-// Your own tools, served: `npx baton serve examples/tools.mjs` (after `npm start` has built the server).
+// Your own tools, served: `npx baton serve examples/tools.mjs` (in a clone set up with `npm ci`).
 import { defineTool, ToolError } from '@baton/contracts';
 import { z } from 'zod';
 

@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -21,57 +21,101 @@ function readmeCommand(what: RegExp): string {
   return command;
 }
 
-describe("the README's start command", () => {
-  it('sets up and starts the server from a fresh clone, which answers /healthz', {
-    timeout: 600_000,
+/** Starts a README command in the clone, in its own process group, and reads its banner's address. */
+async function started(command: string, cwd: string) {
+  const child = spawn('bash', ['-c', command], {
+    cwd,
+    // Native modules (better-sqlite3) are built against the headers of the Node that runs the test.
+    env: { ...process.env, BATON_PORT: '0', npm_config_nodedir: dirname(dirname(process.execPath)) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true,
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  let address = '';
+  for await (const line of createInterface({ input: child.stdout })) {
+    address = /Baton is listening on (\S+)/.exec(line)?.[1] ?? '';
+    if (address) break;
+  }
+  child.stdout.resume();
+  return {
+    address,
+    /** Stops the whole tree (npm, turbo, node). */
+    async stop() {
+      if (child.pid) process.kill(-child.pid, 'SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** A module of tools as a reader writes one at the root of the clone (an ES module there). */
+const OWN_TOOLS = `import { defineTool } from '@baton/contracts';
+import { z } from 'zod';
+
+export const greet = defineTool({
+  name: 'greet',
+  description: 'Greets someone',
+  input: z.object({ name: z.string() }),
+  execute: ({ name }) => \`Hello, \${name}!\`,
+});
+`;
+
+describe("the README's rows, in order, in a fresh clone", () => {
+  it('runs the example (setting the clone up), serves your own tools with npx baton (building the server), and starts the reference server, which answers /healthz', {
+    timeout: 900_000,
   }, async () => {
-    const command = readmeCommand(/reference server/);
-    expect(command).toMatch(/npm start/);
     const clone = join(dir, 'repo');
     execFileSync('git', ['clone', '--quiet', root, clone]);
-    // Its own process group, so that the whole tree (npm, turbo, node) stops at the end.
-    const child = spawn('bash', ['-c', command], {
-      cwd: clone,
-      // Native modules (better-sqlite3) are built against the headers of the Node that runs the test.
-      env: { ...process.env, BATON_PORT: '0', npm_config_nodedir: dirname(dirname(process.execPath)) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-      detached: true,
-    });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const env = { ...process.env, npm_config_nodedir: dirname(dirname(process.execPath)) };
+
+    // No `npm ci` first: the row sets the clone up itself.
+    const example = readmeCommand(/run the example/);
+    expect(example).toBe('npm run example');
+    const ran = execFileSync('bash', ['-c', example], { cwd: clone, env, encoding: 'utf8' });
+    expect(ran).toContain('succeeded');
+
+    // The server over your own tools: `npx baton` is linked by the install, and builds the server.
+    writeFileSync(join(clone, 'tools.js'), OWN_TOOLS);
+    const own = await started(readmeCommand(/your own tools/), clone);
     try {
-      let address = '';
-      for await (const line of createInterface({ input: child.stdout })) {
-        const match = /Baton is listening on (\S+)/.exec(line);
-        if (match?.[1]) {
-          address = match[1];
-          break;
-        }
-      }
-      child.stdout.resume();
-      const health = await fetch(`${address}/healthz`);
+      const tools = (await (await fetch(`${own.address}/v1/tools`)).json()) as Array<{ name: string }>;
+      expect(tools.map((tool) => tool.name)).toEqual(['greet']);
+      const reply = await fetch(`${own.address}/v1/calls`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'greet', args: { name: 'Ada' }, sessionId: 's1' }),
+      });
+      expect(await reply.json()).toMatchObject({ status: 'succeeded', output: 'Hello, Ada!' });
+    } finally {
+      await own.stop();
+    }
+
+    const command = readmeCommand(/reference server/);
+    expect(command).toBe('npm start');
+    const server = await started(command, clone);
+    try {
+      const health = await fetch(`${server.address}/healthz`);
       expect(health.status).toBe(200);
       expect(await health.json()).toMatchObject({ ok: true });
     } finally {
-      if (child.pid) process.kill(-child.pid, 'SIGTERM');
-      await exited;
+      await server.stop();
     }
 
     // `kill -TERM` on `npm start` itself stops the server: npm passes it on, and nothing between
     // them keeps it.
-    const started = spawn('npm', ['start'], {
+    const npmStart = spawn('npm', ['start'], {
       cwd: clone,
       env: { ...process.env, BATON_PORT: '0' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    const stopped = new Promise((resolve) => started.once('exit', resolve));
+    const stopped = new Promise((resolve) => npmStart.once('exit', resolve));
     let address = '';
-    for await (const line of createInterface({ input: started.stdout })) {
+    for await (const line of createInterface({ input: npmStart.stdout })) {
       address ||= /Baton is listening on (\S+)/.exec(line)?.[1] ?? '';
       if (address) break;
     }
-    started.stdout.resume();
+    npmStart.stdout.resume();
     expect((await fetch(`${address}/healthz`)).status).toBe(200);
-    started.kill('SIGTERM');
+    npmStart.kill('SIGTERM');
     await stopped;
     await expect(fetch(`${address}/healthz`)).rejects.toThrow();
   });
