@@ -1,14 +1,28 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { type ServerProcess, startServer } from '@baton/test-support';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const TOKEN = 'inspector-test-token-0001';
+
+/**
+ * The Chromium the test drives: `BATON_CHROMIUM`, else the first Chromium or Chrome on the PATH,
+ * else the one Playwright installed (`npx playwright install chromium`).
+ */
+function chromiumPath(): string {
+  if (process.env.BATON_CHROMIUM) return process.env.BATON_CHROMIUM;
+  for (const name of ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable']) {
+    for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+      if (dir && existsSync(join(dir, name))) return join(dir, name);
+    }
+  }
+  return chromium.executablePath();
+}
 const SCREENSHOTS = join(import.meta.dirname, '..', 'test-results');
 const dir = mkdtempSync(join(tmpdir(), 'baton-inspector-'));
 let server: ServerProcess;
@@ -36,7 +50,7 @@ beforeAll(async () => {
     },
   });
   browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
+    executablePath: chromiumPath(),
     headless: true,
     args: [
       '--no-sandbox',

@@ -38,6 +38,37 @@ function freePort(): Promise<number> {
   });
 }
 
+/** The servers this process started and has not stopped yet: each one's stop, done at once. */
+const running = new Set<() => void>();
+let armed = false;
+
+function stopAll(): void {
+  for (const stop of running) {
+    try {
+      stop();
+    } catch (error) {
+      process.stderr.write(`a throw-away PostgreSQL did not stop: ${String(error)}\n`);
+    }
+  }
+}
+
+/**
+ * A process that ends (normally, or by Ctrl-C or a kill, as when `npm test` is stopped part-way)
+ * stops the servers it started and deletes their folders: none is left running behind. After a
+ * signal, the signal's own default follows (the process ends).
+ */
+function stopRunningAtExit(): void {
+  if (armed) return;
+  armed = true;
+  process.once('exit', stopAll);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      stopAll();
+      process.kill(process.pid, signal);
+    });
+  }
+}
+
 /**
  * The PostgreSQL server of `BATON_TEST_POSTGRES_URL` (as `.ci/run` starts one), or else (or with
  * `own`) a new one on loopback in a temporary directory, stopped and deleted by `stop()`. PostgreSQL refuses to run
@@ -85,11 +116,20 @@ export async function throwawayPostgres(options: { own?: boolean } = {}): Promis
   const port = await freePort();
   const settings = `-c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c fsync=off -c max_connections=300`;
   run('pg_ctl', ['-D', data, '-o', settings, '-l', join(dir, 'log'), '-w', 'start']);
+  const stopNow = () => {
+    running.delete(stopNow);
+    try {
+      run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  stopRunningAtExit();
+  running.add(stopNow);
   return {
     url: `postgres://baton@127.0.0.1:${port}/postgres`,
     async stop() {
-      run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
-      rmSync(dir, { recursive: true, force: true });
+      stopNow();
     },
     async restart() {
       await pgCtl(['-D', data, '-o', settings, '-l', join(dir, 'log'), '-m', 'fast', '-w', 'restart']);
