@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isBatonError } from '@baton/contracts';
-import { SqliteStore } from '@baton/store-sqlite';
+import { SqliteStore, storeFileProblem } from '@baton/store-sqlite';
 import { ConfigError, loadConfig } from './config.js';
 import { environmentWith, type FlagValues, inFlagTerms, parseFlags } from './flags.js';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
@@ -114,6 +114,11 @@ async function doctor(location: string): Promise<number> {
     process.stdout.write(
       `${location}: no store there, so nothing to check (and nothing was made; baton serve makes one at its first start)\n`,
     );
+    return 1;
+  }
+  const problem = storeFileProblem(location);
+  if (problem) {
+    process.stdout.write(`${location}: ${problem}; nothing was checked or changed\n`);
     return 1;
   }
   const store = new SqliteStore({ path: location, check: 'none' });

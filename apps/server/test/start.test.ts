@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -109,6 +109,16 @@ describe('the built server, as `npm start` runs it', () => {
     );
     for (const suffix of ['-wal', '-shm']) rmSync(`${store}${suffix}`, { force: true });
     writeFileSync(store, '');
+    // doctor reads a file without changing it: an empty one stays empty.
+    const doctorEmpty = await exitOf(['doctor'], store);
+    expect([doctorEmpty.code, doctorEmpty.stdout]).toEqual([
+      1,
+      `${store}: an empty file, not a store; nothing was checked or changed\n`,
+    ]);
+    expect(statSync(store).size).toBe(0);
+    expect((await exitOf(['doctor'], garbage)).stdout).toBe(
+      `${garbage}: not a SQLite database; nothing was checked or changed\n`,
+    );
     const emptied = await exitOf([], store);
     expect(emptied.code).toBe(1);
     expect(emptied.stderr).toContain('held a Baton store and is now empty (0 bytes)');

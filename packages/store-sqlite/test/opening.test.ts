@@ -4,6 +4,7 @@ import {
   mkdtempSync,
   openSync,
   rmSync,
+  statSync,
   truncateSync,
   writeFileSync,
   writeSync,
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import { makeCallRecord } from '@baton/store/testing';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type SqliteStore, sqliteStore } from '../src/index.js';
+import { type SqliteStore, sqliteStore, storeFileProblem } from '../src/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-sqlite-opening-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -116,5 +117,25 @@ describe('a SQLite store that cannot be trusted is refused at open, in one line 
     const store = sqliteStore({ path }) as SqliteStore;
     expect(await store.integrityCheck()).toEqual([]);
     await store.close();
+  });
+});
+
+describe('storeFileProblem: whether a file is a Baton store, read without changing it', () => {
+  it("tells an empty file, another kind of file and another program's SQLite database from a store", async () => {
+    const empty = join(dir, 'empty.db');
+    writeFileSync(empty, '');
+    const text = join(dir, 'text.db');
+    writeFileSync(text, 'not a database\n');
+    const foreign = join(dir, 'foreign.db');
+    const other = new Database(foreign);
+    other.exec('CREATE TABLE notes (body TEXT)');
+    other.close();
+    const sizes = [empty, text, foreign].map((path) => statSync(path).size);
+    expect(storeFileProblem(empty)).toBe('an empty file, not a store');
+    expect(storeFileProblem(text)).toBe('not a SQLite database');
+    expect(storeFileProblem(foreign)).toBe('a SQLite database, but not a Baton store (no Baton schema)');
+    expect(storeFileProblem(await storeWith(1))).toBeUndefined();
+    // Nothing was changed: no schema was added, nothing was written.
+    expect([empty, text, foreign].map((path) => statSync(path).size)).toEqual(sizes);
   });
 });
