@@ -6,7 +6,6 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isBatonError } from '@baton/contracts';
 import { SqliteStore, storeFileProblem } from '@baton/store-sqlite';
@@ -15,6 +14,7 @@ import { environmentWith, type FlagValues, inFlagTerms, parseFlags } from './fla
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { serve } from './serve.js';
 import { checkRole, isPostgres } from './served-runtime.js';
+import { serveWatching } from './watch.js';
 import { work } from './worker.js';
 
 export const USAGE = `Usage:
@@ -55,32 +55,21 @@ BATON_WEBHOOK_RETRY_SCHEDULE_MS (ms,ms,...), BATON_CONFIG (the config file).
 `;
 
 /**
- * `serve --watch`: the same command in a Node that restarts it whenever the module's file changes
- * (Node's own watch mode), with no drain (what runs is handed over to the next start). Resolves
- * with the exit code once it stops.
+ * `serve --watch`: the same command in a child process, started again whenever the module or a
+ * local file it imports changes (see watch.ts), with no drain (what runs is handed over to the
+ * next start). Resolves with the exit code once it stops.
  */
 function watching(module: string, argv: readonly string[]): Promise<number> {
   const cli = fileURLToPath(new URL('./cli.js', import.meta.url));
-  const child = spawn(
-    process.execPath,
-    [
-      `--watch-path=${resolve(module)}`,
-      '--watch-preserve-output',
-      cli,
-      ...argv.filter((arg) => arg !== '--watch'),
-    ],
-    { stdio: 'inherit', env: { BATON_DRAIN_MS: '0', ...process.env } },
-  );
-  const forward = (signal: NodeJS.Signals) => child.kill(signal);
-  process.on('SIGINT', forward);
-  process.on('SIGTERM', forward);
-  return new Promise((done) =>
-    child.once('exit', (code) => {
-      process.off('SIGINT', forward);
-      process.off('SIGTERM', forward);
-      done(code ?? 0);
-    }),
-  );
+  return serveWatching({
+    module,
+    start: () =>
+      spawn(process.execPath, [cli, ...argv.filter((arg) => arg !== '--watch')], {
+        stdio: 'inherit',
+        env: { BATON_DRAIN_MS: '0', ...process.env },
+      }),
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
 }
 
 /** Runs `load`, telling a configuration problem by the flag that gave the value. */

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -218,8 +218,13 @@ describe('the baton command', () => {
 
 /** `baton …` started, its banners read as they come: each start prints "listening on". */
 function running(args: string[], cwd: string) {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   const addresses: string[] = [];
+  /** What it wrote to stderr, by line. */
+  const told: string[] = [];
+  void (async () => {
+    for await (const line of createInterface({ input: child.stderr })) told.push(line);
+  })();
   let heard: () => void = () => {};
   void (async () => {
     for await (const line of createInterface({ input: child.stdout })) {
@@ -231,6 +236,7 @@ function running(args: string[], cwd: string) {
     }
   })();
   return {
+    told,
     /** The address of its `n`th start, once it has started that often. */
     async started(n: number): Promise<string> {
       while (addresses.length < n) {
@@ -294,17 +300,44 @@ describe('a module of tools from any kind of project', () => {
     }
   });
 
-  it('restarts with --watch when the module changes, and serves the new tool', async () => {
+  it('restarts with --watch on every save: one that renames a new file over the module, one in place, one of a file it imports; a broken module waits for its fix', async () => {
     const file = join(project, 'watched.ts');
-    writeFileSync(file, readFileSync(join(project, 'typed.ts'), 'utf8'));
+    const words = join(project, 'words.ts');
+    const tools = (mark: string) =>
+      `import { defineTool } from '@baton/contracts';\nimport { greeting } from './words';\ninterface Who { who: string }\nexport const greet = defineTool({ name: 'greet', description: 'Greets', input: ${GREET_SCHEMA}, execute: ({ who }: Who): string => \`\${greeting}${mark}, \${who}\` });\n`;
+    writeFileSync(words, "export const greeting = 'hey';\n");
+    writeFileSync(file, tools(''));
     const server = running(
       ['serve', './watched.ts', '--watch', '--port', '0', '--store', 'watched.db'],
       project,
     );
     try {
       expect(await greet(await server.started(1))).toBe('hey, you');
-      writeFileSync(file, readFileSync(file, 'utf8').replace('hey, ', 'bonjour, '));
-      expect(await greet(await server.started(2))).toBe('bonjour, you');
+      // An editor's atomic save: a new file renamed over the module (a new inode).
+      writeFileSync(`${file}.tmp`, tools('!'));
+      renameSync(`${file}.tmp`, file);
+      expect(await greet(await server.started(2))).toBe('hey!, you');
+      writeFileSync(file, tools('?'));
+      expect(await greet(await server.started(3))).toBe('hey?, you');
+      writeFileSync(words, "export const greeting = 'hello';\n");
+      expect(await greet(await server.started(4))).toBe('hello?, you');
+      // Broken: the server stops, the watcher says it waits, and the fix starts it again.
+      writeFileSync(file, 'export const greet = ;\n');
+      await expect
+        .poll(() => server.told.some((line) => line.includes('waiting for a change')), { timeout: 30_000 })
+        .toBe(true);
+      writeFileSync(file, tools('.'));
+      expect(await greet(await server.started(5))).toBe('hello., you');
+      const restarts = server.told.filter(
+        (line) => line.startsWith('baton --watch:') && line.endsWith('changed: restarting'),
+      );
+      expect(restarts).toEqual([
+        'baton --watch: watched.ts changed: restarting',
+        'baton --watch: watched.ts changed: restarting',
+        'baton --watch: words.ts changed: restarting',
+        'baton --watch: watched.ts changed: restarting',
+        'baton --watch: watched.ts changed: restarting',
+      ]);
     } finally {
       expect(await server.stop()).toBe(0);
     }
