@@ -45,7 +45,8 @@ Options of serve (each also an environment variable, or a key of baton.config.js
   --request-timeout-ms <n>  BATON_REQUEST_TIMEOUT_MS  a request's time to arrive, body too (default 30000)
   --max-body-depth <n>      BATON_MAX_BODY_DEPTH      how deep a JSON body may nest (default 80)
   --max-body-keys <n>       BATON_MAX_BODY_KEYS       its keys and nested values (default 10000)
-  --watch                                 restart whenever the module's file changes (development)
+  --watch                                 restart whenever the module or a local file it imports changes,
+                                          atomic saves included (development)
 
 Options of worker: --store (a postgres:// URL), --concurrency, --drain-ms, --init, --log-level,
 --host, and --port <n> (BATON_WORKER_PORT) to answer /healthz and /metrics there (default: none).

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -300,7 +300,10 @@ describe('a module of tools from any kind of project', () => {
     }
   });
 
-  it('restarts with --watch on every save: one that renames a new file over the module, one in place, one of a file it imports; a broken module waits for its fix', async () => {
+  it('restarts with --watch on every save: one that renames a new file over the module, one in place, one of a file it imports; a broken module waits for its fix', {
+    // Five starts of a TypeScript module, on a machine that may be busy.
+    timeout: 120_000,
+  }, async () => {
     const file = join(project, 'watched.ts');
     const words = join(project, 'words.ts');
     const tools = (mark: string) =>
