@@ -168,7 +168,9 @@ export class WebhookDeliveries {
     this.#heard = deps.events$
       .pipe(filter((event) => event.type === 'notification'))
       .subscribe(() => this.#kick());
-    deps.every(options.pollMs ?? DEFAULT_WEBHOOK_POLL_MS, 'webhook delivery', () => this.deliverDue());
+    // The poll claims and starts what is due; it does not wait for the attempts, so that a
+    // receiver that hangs holds up neither the next poll nor the release of what waits for it.
+    deps.every(options.pollMs ?? DEFAULT_WEBHOOK_POLL_MS, 'webhook delivery', () => this.#claimSoon());
   }
 
   get attempts$(): Observable<WebhookDelivery> {
@@ -218,7 +220,7 @@ export class WebhookDeliveries {
   /** A delivery was stored, or room was made: claim what is due now, or right after the claims under way. */
   #kick(): void {
     if (this.#closing) return;
-    this.deliverDue().catch(this.#deps.failures.on('webhook delivery'));
+    this.#claimSoon().catch(this.#deps.failures.on('webhook delivery'));
   }
 
   /**
@@ -228,15 +230,9 @@ export class WebhookDeliveries {
    */
   async deliverDue(): Promise<number> {
     const attempts = await this.#claimSoon();
-    const ended = await Promise.all(
-      attempts.map((attempt) =>
-        attempt.then(
-          () => 1,
-          () => 0,
-        ),
-      ),
-    );
-    return ended.reduce<number>((sum, one) => sum + one, 0);
+    // Each attempt resolves: a failure under it is reported where it happens.
+    await Promise.all(attempts);
+    return attempts.length;
   }
 
   #claimSoon(): Promise<Array<Promise<void>>> {
@@ -320,12 +316,19 @@ export class WebhookDeliveries {
       return stalled ? oldest + this.#timeoutMs : now + STALLED_MS;
     }
     this.#held.set(delivery.id, delivery);
-    const attempt = new Promise<void>((resolve, reject) => {
+    // A failure of the store under an attempt is reported; the delivery is tried again once its
+    // claim has passed.
+    const failed = this.#deps.failures.on('webhook delivery', delivery.callId);
+    const attempt = new Promise<void>((resolve) => {
+      const reported = (error: unknown) => {
+        failed(error);
+        resolve();
+      };
       const run = () => {
         const began = this.#deps.clock.now();
         own.running.push(began);
         this.#attempt(delivery)
-          .then(resolve, reject)
+          .then(resolve, reported)
           .finally(() => {
             own.running.splice(own.running.indexOf(began), 1);
             this.#held.delete(delivery.id);
@@ -336,7 +339,7 @@ export class WebhookDeliveries {
       };
       const release = (dueAt: number) => {
         this.#held.delete(delivery.id);
-        this.#putBack(delivery, dueAt).then(resolve, reject);
+        this.#putBack(delivery, dueAt).then(resolve, reported);
       };
       if (!full) run();
       else own.waiting.push({ claimedAt: now, run, release });
