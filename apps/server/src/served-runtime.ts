@@ -45,6 +45,13 @@ function openStore(location: string, init: boolean): Store {
 }
 
 /**
+ * Connections the kernel holds for the server while it is busy. Node's 511 is too few for a burst
+ * of clients: beyond it the kernel answers with SYN cookies, and resets a connection whose first
+ * bytes it dropped. The kernel lowers it to its own limit (`net.core.somaxconn`).
+ */
+const LISTEN_BACKLOG = 4096;
+
+/**
  * Listens, or says in one line why not: a port in use, one that needs privileges, or a host that
  * is not this machine's.
  */
@@ -54,7 +61,7 @@ export async function listenOn(
   port: number,
 ): Promise<string> {
   try {
-    return await app.listen({ host, port });
+    return await app.listen({ host, port, backlog: LISTEN_BACKLOG });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
