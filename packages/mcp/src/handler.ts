@@ -117,6 +117,8 @@ export interface McpRequestBody {
 export interface McpHandler {
   /** Web-standard face: one HTTP request in, its response out (Hono, Workers, Bun, Deno). */
   fetch(request: Request, options?: McpRequestBody): Promise<Response>;
+  /** `fetch` reads the `body` given in its options, in place of the request's stream. */
+  readonly readsGivenBody: true;
   /** Closes the open sessions and streams. */
   close(): Promise<void>;
   /** Open 2025-11-25 sessions. */
@@ -251,6 +253,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
 
   return {
     fetch,
+    readsGivenBody: true,
     async close() {
       await Promise.all([legacy.close(), modern.close()]);
     },

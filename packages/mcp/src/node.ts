@@ -11,10 +11,11 @@ export type NodeMcpHandler = (
 ) => Promise<void>;
 
 /**
- * The request as a web `Request`. The Host header names the URL, as the client sent it (the
- * handler checks it); the body streams, and aborts when the client goes away.
+ * The request as a web `Request`. Its body streams, unless the handler reads it from the Node
+ * request itself (no web stream to make). The Host header names the URL, as the client sent it
+ * (the handler checks it); it aborts when the client goes away.
  */
-function webRequestOf(request: IncomingMessage, signal: AbortSignal): Request {
+function webRequestOf(request: IncomingMessage, signal: AbortSignal, withBody: boolean): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(request.headers)) {
     if (Array.isArray(value)) for (const each of value) headers.append(name, each);
@@ -28,7 +29,7 @@ function webRequestOf(request: IncomingMessage, signal: AbortSignal): Request {
   }
   const method = request.method ?? 'GET';
   const body =
-    method === 'GET' || method === 'HEAD'
+    !withBody || method === 'GET' || method === 'HEAD'
       ? {}
       : { body: Readable.toWeb(request) as ReadableStream, duplex: 'half' as const };
   return new Request(url, { method, headers, signal, ...body });
@@ -70,7 +71,7 @@ async function send(response: Response, to: ServerResponse, stream = false): Pro
  * Behind a body parser, pass the parsed body; otherwise the handler reads the request itself.
  */
 export function toNodeHandler(
-  handler: Pick<McpHandler, 'fetch'>,
+  handler: Pick<McpHandler, 'fetch'> & Partial<Pick<McpHandler, 'readsGivenBody'>>,
   options: { onError?: (error: Error) => void } = {},
 ): NodeMcpHandler {
   return async (request, response, parsedBody) => {
@@ -79,9 +80,11 @@ export function toNodeHandler(
       if (!response.writableFinished) aborted.abort();
     });
     try {
-      const given = parsedBody === undefined || typeof parsedBody === 'function' ? {} : { parsedBody };
+      const unparsed = parsedBody === undefined || typeof parsedBody === 'function';
+      const readsBody = unparsed && handler.readsGivenBody === true;
+      const given = unparsed ? (readsBody ? { body: request } : {}) : { parsedBody };
       await send(
-        await handler.fetch(webRequestOf(request, aborted.signal), given),
+        await handler.fetch(webRequestOf(request, aborted.signal, unparsed && !readsBody), given),
         response,
         request.method === 'GET',
       );
