@@ -44,6 +44,10 @@ export const CallRecord = z.looseObject({
   startedAt: z.number().optional(),
   endedAt: z.number().optional(),
   durationMs: z.number().optional(),
+  acknowledgement: z
+    .unknown()
+    .optional()
+    .describe('What the caller was answered at once when the call went on in the background'),
   output: z.unknown().optional(),
   error: CallError.optional(),
   progress: z.looseObject({ current: z.number(), total: z.number().optional() }).optional(),

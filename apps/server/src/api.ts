@@ -185,6 +185,7 @@ export const API = {
     url: '/v1/notifications',
     summary: 'Notifications of backgrounded calls that ended, oldest first, a page at a time',
     query: z.object({
+      id: id.optional().describe("Only this one (a call's `notification` event names it)"),
       sessionId: id.optional(),
       status: z.enum(['queued', 'acknowledged']).optional(),
       limit: z.coerce

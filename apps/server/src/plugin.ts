@@ -392,6 +392,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
       sessionPrefix: scope.prefix,
       limit: query.limit,
       ...(query.after !== undefined ? { after: query.after } : {}),
+      ...(query.id !== undefined ? { id: query.id } : {}),
       ...(query.sessionId !== undefined ? { sessionId: scope.inside(query.sessionId) } : {}),
       ...(query.status !== undefined ? { status: query.status } : {}),
     });

@@ -81,12 +81,17 @@ describe('the HTTP API', () => {
     expect((await post('/v1/calls/d1/approve')).json()).toEqual({ approved: true });
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
+    // The record keeps what the caller was answered at once, beside the end.
     expect((await app.inject('/v1/calls/d1')).json()).toMatchObject({
       status: 'succeeded',
+      acknowledgement: pending.json().output,
       result: { deployed: 'staging' },
     });
     const [notification] = (await app.inject('/v1/notifications?sessionId=s')).json();
     expect(notification.title).toBe('Task completed: Background tool: deploy');
+    // The call's `notification` event names it: it is found by that id alone.
+    expect((await app.inject(`/v1/notifications?id=${notification.id}`)).json()).toEqual([notification]);
+    expect((await app.inject('/v1/notifications?id=unknown')).json()).toEqual([]);
     expect((await post(`/v1/notifications/${notification.id}/ack`)).json()).toEqual({ acknowledged: true });
 
     await post('/v1/calls', { name: 'deploy', args: { env: 'production' }, sessionId: 's', callId: 'd2' });

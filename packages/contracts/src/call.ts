@@ -122,6 +122,11 @@ export interface CallRecord {
   statusText?: string;
   /** The last characters the tool logged (see `OUTPUT_TAIL_CHARS` in the runtime). */
   outputTail: string;
+  /**
+   * What the caller was answered at once when the call went on in the background: the runtime's
+   * acknowledgement, as its formatter made it (a channel may add words of its own).
+   */
+  acknowledgement?: unknown;
   /** What the model was (or will be) shown. */
   output?: unknown;
   /** The tool's whole value, before any formatting or truncation. */

@@ -34,6 +34,7 @@ export class Answers {
       to: to.status,
     });
     const reply = backgroundedReply(record, call.settings, reason);
+    record.acknowledgement = reply.output;
     call.answer(writer.recordConfirmed(record).then(() => reply, notSavedReply(record.callId)));
   }
 

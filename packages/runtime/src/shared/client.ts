@@ -66,10 +66,10 @@ export class SharedClient {
       };
       writer.add('events', writes.stamp(backgrounded, record, 2));
     }
+    const reply = record.detached ? backgroundedReply(record, settings.forTool(tool), reason) : undefined;
+    if (reply) record.acknowledgement = reply.output;
     const written = writer.recordNew(record);
-    const toolSettings = settings.forTool(tool);
-    if (record.detached) {
-      const reply = backgroundedReply(record, toolSettings, reason);
+    if (reply) {
       return written.then(
         () => reply,
         (error: unknown) => this.deps.repeated.afterRefusal(record.callId, error),
@@ -111,7 +111,10 @@ export class SharedClient {
     let budget: unknown = timers.arm(
       () => {
         budget = undefined;
-        this.#detachUnclaimed(callId, 'budget').catch(failures.on('detach an unclaimed call', callId));
+        const { output } = backgroundedReply(record, settings, 'budget');
+        this.#detachUnclaimed(callId, 'budget', output).catch(
+          failures.on('detach an unclaimed call', callId),
+        );
       },
       settings.inlineBudgetMs - (clock.now() - record.createdAt),
     );
@@ -130,22 +133,29 @@ export class SharedClient {
     return this.#detachUnclaimed(callId, 'budget');
   }
 
-  async #detachUnclaimed(callId: string, reason: BackgroundReason): Promise<boolean> {
+  async #detachUnclaimed(
+    callId: string,
+    reason: BackgroundReason,
+    acknowledgement?: unknown,
+  ): Promise<boolean> {
     this.#detaching.add(callId);
     try {
-      return await this.#detach(callId, reason);
+      return await this.#detach(callId, reason, acknowledgement);
     } finally {
       this.#detaching.delete(callId);
     }
   }
 
-  async #detach(callId: string, reason: BackgroundReason): Promise<boolean> {
+  async #detach(callId: string, reason: BackgroundReason, acknowledgement: unknown): Promise<boolean> {
     const { store, writes, writer, clock, settings } = this.deps;
     const [unclaimed] = await store.claimQueued(settings.instanceId, 1, callId);
     if (!unclaimed) return false;
     const { lastSeq } = unclaimed;
     const { ownerId: _, ...released } = unclaimed.record;
-    const record: CallRecord = changeableCopy(released, { detached: true });
+    const record: CallRecord = changeableCopy(
+      released,
+      acknowledgement === undefined ? { detached: true } : { detached: true, acknowledgement },
+    );
     const afterMs = clock.now() - record.createdAt;
     const event = {
       type: 'backgrounded' as const,
