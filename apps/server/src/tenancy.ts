@@ -32,13 +32,24 @@ export class TenantScope {
     return id.startsWith(this.prefix);
   }
 
-  /** A copy of a record, reply, event or notification with its ids as this tenant sees them. */
+  /**
+   * A copy of a record, reply, event or notification with its ids as this tenant sees them: in its
+   * fields, and in what the model is told (an acknowledgement names the call by `call_id`).
+   */
   show<T extends { callId?: string; sessionId?: string }>(value: T): T {
     if (this.prefix === '') return value;
-    const shown = { ...value };
+    const shown: T & { output?: unknown; acknowledgement?: unknown } = { ...value };
     if (shown.callId !== undefined) shown.callId = this.outside(shown.callId);
     if (shown.sessionId !== undefined) shown.sessionId = this.outside(shown.sessionId);
+    if ('output' in shown) shown.output = this.#withCallIdShown(shown.output);
+    if ('acknowledgement' in shown) shown.acknowledgement = this.#withCallIdShown(shown.acknowledgement);
     return shown;
+  }
+
+  #withCallIdShown(told: unknown): unknown {
+    if (typeof told !== 'object' || told === null || !('call_id' in told)) return told;
+    const { call_id } = told;
+    return typeof call_id === 'string' ? { ...told, call_id: this.outside(call_id) } : told;
   }
 }
 

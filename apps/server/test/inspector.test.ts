@@ -61,7 +61,8 @@ beforeAll(async () => {
       '--no-first-run',
     ],
   });
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  // A laptop's screen: what the page shows first must fit it.
+  page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
 }, 60_000);
 
 afterAll(async () => {
@@ -81,6 +82,9 @@ function call(name: string, args: object, callId: string): Promise<Response> {
   });
 }
 
+const api = async (path: string) =>
+  (await fetch(`${server.address}${path}`, { headers: { authorization: `Bearer ${TOKEN}` } })).json();
+const tab = (name: string) => page.getByRole('tab', { name }).click();
 const row = (callId: string, status: string) =>
   page.locator(`tr[data-call-id="${callId}"][data-status="${status}"]`);
 const node = (state: string, count: number) =>
@@ -93,8 +97,15 @@ describe('the inspector, in a real browser against the real server', () => {
     await page.getByRole('button', { name: 'Open' }).click();
     await page.locator('svg.machine g[data-state="queued"]').waitFor();
 
+    // The calls are on the first screen, beneath the drawing, before anything else.
+    const empty = page.getByText('No calls yet.');
+    await empty.waitFor();
     const slow = call('slow_report', { seconds: 3 }, 'slow-1');
     await row('slow-1', 'inline').waitFor();
+    const table = await page.locator('table.calls').boundingBox();
+    expect(table).not.toBeNull();
+    expect((table?.y ?? 720) + 60).toBeLessThan(720);
+    expect(await page.locator('[data-call-count]').textContent()).toBe('1 call');
     await node('inline', 1).waitFor();
     await row('slow-1', 'backgrounded').waitFor();
     await node('backgrounded', 1).waitFor();
@@ -106,6 +117,18 @@ describe('the inspector, in a real browser against the real server', () => {
     await row('slow-1', 'succeeded').click();
     const detail = page.locator('[data-detail-of="slow-1"]');
     await detail.locator('li[data-event="succeeded"]').waitFor();
+    // What the model received: the acknowledgement at its budget, then the notification's text.
+    expect(await detail.locator('[data-acknowledgement]').textContent()).toContain(
+      'continuing in the background',
+    );
+    expect(await detail.locator('[data-notification-text]').textContent()).toContain('done after 3 s');
+    // Nothing spills out of its column with a call open.
+    const side = await page.locator('.side').boundingBox();
+    const calls = await page.locator('.main-column').boundingBox();
+    expect((calls?.x ?? 0) + (calls?.width ?? 0)).toBeLessThanOrEqual((side?.x ?? 0) + 1);
+    expect(
+      await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth),
+    ).toBe(true);
     expect(
       await detail.locator('li[data-event]').evaluateAll((items) => items.map((item) => item.dataset.event)),
     ).toEqual([
@@ -126,6 +149,7 @@ describe('the inspector, in a real browser against the real server', () => {
     expect(await detail.locator('pre').last().textContent()).toContain('done after 3 s');
 
     // Its notification went to the webhook, which answered 500: the delivery failed after its one try.
+    await tab('Webhooks');
     const delivery = page.locator('table.deliveries tr[data-status="failed"]', { hasText: 'slow-1' });
     await delivery.waitFor();
     expect(await delivery.locator('td').allTextContents()).toEqual([
@@ -136,13 +160,24 @@ describe('the inspector, in a real browser against the real server', () => {
       '',
     ]);
     await page.getByRole('region', { name: 'Webhook deliveries' }).getByText('1 failed').waitFor();
+    await tab('Calls');
+
+    // The open call is in the page's address: a reload opens it again.
+    expect(new URL(page.url()).hash).toBe('#/calls/slow-1');
+    await page.reload();
+    await page.locator('[data-detail-of="slow-1"] li[data-event="notification"]').waitFor();
   });
 
   it('cancels a call from the page, which the API then reports as cancelled', async () => {
     void call('slow_report', { seconds: 60 }, 'long-1');
+    // It reports its progress (a second at a time) before it is cancelled.
+    await row('long-1', 'inline').locator('.bar').waitFor();
     await row('long-1', 'inline').click();
     await page.locator('[data-detail-of="long-1"]').getByRole('button', { name: 'Cancel' }).click();
     await row('long-1', 'cancelled').waitFor();
+    // What it had done is still said, but an ended call that did not succeed has no bar left.
+    await row('long-1', 'cancelled').locator('.progress .label').waitFor();
+    expect(await row('long-1', 'cancelled').locator('.bar').count()).toBe(0);
     const record = await fetch(`${server.address}/v1/calls/long-1`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
@@ -150,6 +185,7 @@ describe('the inspector, in a real browser against the real server', () => {
   });
 
   it('lists the tools with their schemas, runs one from a form made from its schema, and follows the new call live', async () => {
+    await tab('Tools');
     const tools = page.getByRole('region', { name: 'Tools' });
     const slow = tools.locator('li[data-tool="slow_report"]');
     await slow.waitFor();
@@ -157,16 +193,18 @@ describe('the inspector, in a real browser against the real server', () => {
       await tools.locator('li[data-tool]').evaluateAll((items) => items.map((item) => item.dataset.tool)),
     ).toEqual(['echo', 'slow_report', 'always_fails', 'has_a_bug', 'deploy']);
     expect(await slow.textContent()).toContain('reporting progress');
+    // MCP's word for how a tool may be called as a task, said as such.
+    expect(await slow.locator('.tool-head').textContent()).toContain('MCP task support: optional');
     await slow.getByRole('button', { name: 'Run' }).click();
     // The form is the tool's JSON Schema: an integer from 1 to 60, 3 by default.
     const seconds = slow.getByLabel('seconds');
     expect(await seconds.inputValue()).toBe('3');
     await seconds.fill('99');
-    const callsBefore = await page.locator('tr[data-call-id]').count();
+    const callsBefore = await page.locator('[data-call-count]').textContent();
     await slow.getByRole('button', { name: 'Run slow_report' }).click();
     // Refused in the page, by the schema: no call is made.
     await slow.getByText('must be <= 60').first().waitFor();
-    expect(await page.locator('tr[data-call-id]').count()).toBe(callsBefore);
+    expect(await page.locator('[data-call-count]').textContent()).toBe(callsBefore);
     await seconds.fill('2');
     await slow.getByRole('button', { name: 'Run slow_report' }).click();
     // The new call opens at once and moves on live: its progress, its end, and its notification in the session.
@@ -189,7 +227,9 @@ describe('the inspector, in a real browser against the real server', () => {
       'done after 2 s',
     );
     // The time view has a bar for it.
+    await tab('Time view');
     await page.locator(`li[data-waterfall-call="${callId}"] .bar.succeeded`).waitFor();
+    await tab('Calls');
   });
 
   it("shows an operator a thrown error's message and stack, which the model never sees", async () => {
@@ -212,8 +252,26 @@ describe('the inspector, in a real browser against the real server', () => {
     await row('deploy-0', 'queued').click();
     await page.locator('g[data-substate="queued.awaiting_approval"].current').waitFor();
     expect(await page.locator('g.substate').count()).toBe(6);
-    await page.locator('[data-detail-of="deploy-0"]').getByRole('button', { name: 'Approve' }).click();
+    // It says that it awaits approval, in the table, the detail and its events.
+    const detail = page.locator('[data-detail-of="deploy-0"]');
+    expect(await row('deploy-0', 'queued').locator('.pill').textContent()).toBe('awaiting approval');
+    expect(await detail.locator('p .pill').textContent()).toBe('awaiting approval');
+    expect(await detail.locator('li[data-event="backgrounded"]').textContent()).toContain('awaits approval');
+    expect(await detail.textContent()).toContain('not started yet');
+    await detail.getByRole('button', { name: 'Approve' }).click();
     await row('deploy-0', 'succeeded').waitFor();
+    // Its duration counts from its admission, the wait for approval included; the run is said apart.
+    const record = (await api('/v1/calls/deploy-0')) as {
+      createdAt: number;
+      startedAt: number;
+      endedAt: number;
+    };
+    const seconds = (ms: number) => (ms < 1_000 ? `${Math.round(ms)} ms` : `${(ms / 1_000).toFixed(1)} s`);
+    await detail.locator('[data-duration]', { hasText: 'since admission' }).waitFor();
+    const duration = await detail.locator('[data-duration]').textContent();
+    expect(duration).toContain(`${seconds(record.endedAt - record.createdAt)} since admission`);
+    expect(duration).toContain(`(ran ${seconds(record.endedAt - record.startedAt)})`);
+    expect(record.startedAt - record.createdAt).toBeGreaterThan(0);
   });
 
   it('filters the table, and leaves a screenshot of calls in several states', async () => {
@@ -238,5 +296,29 @@ describe('the inspector, in a real browser against the real server', () => {
     await page.locator('[data-detail-of="long-2"] li[data-event="progress"]').first().waitFor();
     mkdirSync(SCREENSHOTS, { recursive: true });
     await page.screenshot({ path: join(SCREENSHOTS, 'inspector.png'), fullPage: true });
+  });
+
+  it('reaches calls past the latest 500: a search finds one by its id, and older pages follow', async () => {
+    // 500 quick calls: the earlier ones are no longer among the latest page.
+    for (let first = 0; first < 500; first += 50) {
+      await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          call('echo', { text: `bulk ${first + i}` }, `bulk-${first + i}`),
+        ),
+      );
+    }
+    await page.goto(`${server.address}/inspector`);
+    await page.locator('[data-call-count]', { hasText: '500 calls read, more stored' }).waitFor();
+    expect(await page.locator('tr[data-call-id="bug-1"]').count()).toBe(0);
+
+    await page.getByLabel('Search calls').fill('bug-1');
+    await row('bug-1', 'failed').waitFor();
+    expect(await page.locator('table.calls tbody tr').count()).toBe(1);
+    await page.getByLabel('Search calls').fill('');
+
+    await page.getByRole('button', { name: 'Older calls' }).click();
+    await row('slow-1', 'succeeded').waitFor();
+    await page.locator('[data-call-count]', { hasText: /^\d+ calls$/ }).waitFor();
+    expect(await page.getByRole('button', { name: 'Older calls' }).count()).toBe(0);
   });
 });

@@ -1,7 +1,9 @@
+import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { SimulatedClock } from '@baton/runtime/testing';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { demoTools } from '../src/demo-tools.js';
 import { createServer } from '../src/server.js';
 
@@ -13,7 +15,14 @@ let runtime: Runtime;
 let app: FastifyInstance;
 
 beforeEach(async () => {
-  runtime = createRuntime({ tools: demoTools, clock: new SimulatedClock() });
+  const report = defineTool({
+    name: 'report',
+    description: 'A report made in the background',
+    input: z.object({}),
+    execution: { mode: 'background' },
+    execute: () => 'the report',
+  });
+  runtime = createRuntime({ tools: [...demoTools, report], clock: new SimulatedClock() });
   await runtime.ready;
   app = createServer({ runtime, tokens: { [A]: 'acme', [B]: 'bolt' }, operatorTokens: [OPERATOR] });
 });
@@ -125,5 +134,16 @@ describe('tenants', () => {
     const ack = `/v1/notifications/${notification.id}/ack`;
     expect((await as(B, { method: 'POST', url: ack })).statusCode).toBe(404);
     expect((await as(A, { method: 'POST', url: ack })).json()).toEqual({ acknowledged: true });
+  });
+
+  it("names the tenant's own call id in what its model is told, not the id the runtime keeps", async () => {
+    const reply = await as(A, {
+      method: 'POST',
+      url: '/v1/calls',
+      payload: { name: 'report', sessionId: 's', callId: 'r1' },
+    });
+    expect(reply.json()).toMatchObject({ callId: 'r1', status: 'backgrounded', output: { call_id: 'r1' } });
+    const record = (await as(A, { url: '/v1/calls/r1' })).json();
+    expect(record).toMatchObject({ callId: 'r1', acknowledgement: { call_id: 'r1' } });
   });
 });

@@ -31,6 +31,19 @@ export async function getJson<T>(path: string): Promise<T> {
   return answer<T>(await fetch(path, { headers: headers() }));
 }
 
+/**
+ * A read whose answer may be that there is nothing: `undefined` for 404 (no such call) and for 400
+ * (a search text that cannot be an id, so nothing has it).
+ */
+export async function getJsonIfAny<T>(path: string): Promise<T | undefined> {
+  const response = await fetch(path, { headers: headers() });
+  if (response.status === 404 || response.status === 400) {
+    await response.body?.cancel();
+    return undefined;
+  }
+  return answer<T>(response);
+}
+
 /** Every POST says it is JSON, with a body or without: the server refuses any other (see web-safety.ts). */
 export async function postJson<T>(path: string, body?: object): Promise<T> {
   const init: RequestInit = { method: 'POST', headers: headers(true) };

@@ -1,9 +1,30 @@
-import type { CallEvent, CallRecord } from '@baton/contracts';
-import { useState } from 'preact/hooks';
-import { postJson } from './api.js';
+import type { CallEvent, CallRecord, Notification } from '@baton/contracts';
+import { useEffect, useState } from 'preact/hooks';
+import { getJson, postJson, Unauthorized } from './api.js';
 import { ProgressBar } from './calls-table.js';
-import { describeProgress, elapsedMs, formatDuration, formatTime, show } from './format.js';
+import {
+  describeProgress,
+  elapsedMs,
+  formatDuration,
+  formatTime,
+  ranMs,
+  show,
+  stateLabel,
+} from './format.js';
 import { substateOf } from './substate.js';
+
+function describeBackgrounded(event: Extract<CallEvent, { type: 'backgrounded' }>): string {
+  switch (event.reason) {
+    case 'approval':
+      return 'awaits approval; the caller was answered at once';
+    case 'mode':
+      return 'went to the background at once (a background tool); the caller was answered';
+    case 'budget':
+      return `went to the background after ${formatDuration(event.afterMs)} (its inline budget); the caller was answered`;
+    case 'handover':
+      return `was handed over after ${formatDuration(event.afterMs)} (its process stopped); the caller was answered`;
+  }
+}
 
 function describe(event: CallEvent): string {
   switch (event.type) {
@@ -20,7 +41,7 @@ function describe(event: CallEvent): string {
     case 'retrying':
       return `retrying (attempt ${event.attempt}) in ${event.delayMs} ms: ${event.error.message}`;
     case 'backgrounded':
-      return `backgrounded (${event.reason}) after ${event.afterMs} ms`;
+      return describeBackgrounded(event);
     case 'succeeded':
       return 'succeeded';
     case 'failed':
@@ -34,6 +55,74 @@ function describe(event: CallEvent): string {
     case 'input_requested':
       return `asks for input: ${event.name} (${event.request.kind})`;
   }
+}
+
+/** The notification a call's `notification` event names, read once it exists. */
+function useNotification(
+  events: readonly CallEvent[],
+  onError: (error: unknown) => void,
+): Notification | undefined {
+  const id = events.find((event) => event.type === 'notification')?.notificationId;
+  const [notification, setNotification] = useState<Notification>();
+  useEffect(() => {
+    setNotification(undefined);
+    if (id === undefined) return;
+    let stopped = false;
+    getJson<Notification[]>(`/v1/notifications?id=${encodeURIComponent(id)}`)
+      .then(([found]) => !stopped && setNotification(found))
+      .catch((error: unknown) => {
+        // The page asks for a token again through its lists; this read just has nothing to show.
+        if (!(error instanceof Unauthorized)) onError(error);
+      });
+    return () => {
+      stopped = true;
+    };
+  }, [id, onError]);
+  return notification;
+}
+
+/**
+ * What the model was given of the call: the answer at its end when it ended inline; else the
+ * acknowledgement it had at once, then the notification of its end.
+ */
+function ModelView({
+  record,
+  ended,
+  notification,
+}: {
+  record: CallRecord;
+  ended: boolean;
+  notification: Notification | undefined;
+}) {
+  if (!record.detached) {
+    if (!ended) return <p class="muted">Nothing yet: the caller waits for the call (inline).</p>;
+    return (
+      <div class="model-view" data-model-view="inline">
+        <h4>Answered inline</h4>
+        <pre>{record.error ? record.error.message : show(record.output)}</pre>
+      </div>
+    );
+  }
+  return (
+    <div class="model-view" data-model-view="background">
+      <h4>Answered at once</h4>
+      <pre data-acknowledgement>
+        {record.acknowledgement === undefined
+          ? 'The acknowledgement was not kept (a call made before records kept it).'
+          : show(record.acknowledgement)}
+      </pre>
+      <h4>Then, as a notification</h4>
+      {notification ? (
+        <pre data-notification-text>
+          {notification.title}
+          {'\n\n'}
+          {notification.body}
+        </pre>
+      ) : (
+        <p class="muted">{ended ? 'Being made.' : 'When the call ends.'}</p>
+      )}
+    </div>
+  );
 }
 
 export interface CallDetailProps {
@@ -54,20 +143,35 @@ export function CallDetail({ record, ended, events, now, onClose, onError }: Cal
   const pending = record.approval === 'pending';
   const substate = substateOf(record, events);
   const details = record.error?.details;
+  const notification = useNotification(events, onError);
+  const ran = ranMs(record, now);
+  const total = elapsedMs(record, now);
   return (
     <section class="detail" data-detail-of={record.callId}>
       <header>
         <h2>
           {record.toolName} <small>{record.callId}</small>
         </h2>
+        <a
+          class="link"
+          href={`#/calls/${encodeURIComponent(record.callId)}`}
+          title="The address of this call"
+        >
+          link
+        </a>
         <button type="button" class="close" onClick={onClose} aria-label="Close">
           ×
         </button>
       </header>
       <p>
-        <span class={`pill ${record.status}`}>{record.status}</span>
-        {substate && <span class="substate"> {substate.replace('_', ' ')}</span>} in session{' '}
-        <code>{record.sessionId}</code>, {formatDuration(elapsedMs(record, now))}, attempt {record.attempt}{' '}
+        <span class={`pill ${record.status}`}>{stateLabel(record)}</span>
+        {substate && !pending && <span class="substate"> {substate.replace('_', ' ')}</span>} in session{' '}
+        <code>{record.sessionId}</code>,{' '}
+        <span data-duration>
+          {formatDuration(total)} since admission
+          {ran !== undefined && Math.round(ran) !== Math.round(total) ? ` (ran ${formatDuration(ran)})` : ''}
+        </span>
+        , {record.attempt === 0 ? 'not started yet' : `attempt ${record.attempt}`}{' '}
         <ProgressBar record={record} />
       </p>
       <div class="actions">
@@ -92,6 +196,8 @@ export function CallDetail({ record, ended, events, now, onClose, onError }: Cal
           </>
         )}
       </div>
+      <h3>What the model received</h3>
+      <ModelView record={record} ended={ended} notification={notification} />
       <h3>Events</h3>
       <ol class="timeline">
         {events.map((event) => (

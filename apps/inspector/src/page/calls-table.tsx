@@ -1,15 +1,28 @@
 import type { CallRecord } from '@baton/contracts';
-import { describeProgress, elapsedMs, formatDuration, fractionOf } from './format.js';
+import {
+  describeProgress,
+  elapsedMs,
+  formatClock,
+  formatDuration,
+  fractionOf,
+  hasEnded,
+  stateLabel,
+} from './format.js';
 
 export interface Filters {
-  session: string;
+  /** A call id, session or tool, or a part of one. */
+  search: string;
   state: string;
   tool: string;
 }
 
 export function matches(record: CallRecord, filters: Filters): boolean {
+  const search = filters.search.trim().toLowerCase();
   return (
-    (filters.session === '' || record.sessionId.includes(filters.session)) &&
+    (search === '' ||
+      [record.callId, record.sessionId, record.toolName].some((text) =>
+        text.toLowerCase().includes(search),
+      )) &&
     (filters.state === '' || record.status === filters.state) &&
     (filters.tool === '' || record.toolName === filters.tool)
   );
@@ -27,10 +40,12 @@ export function FilterBar({ filters, states, tools, onChange }: FilterBarProps) 
   return (
     <div class="filters">
       <input
-        placeholder="session"
-        aria-label="Filter by session"
-        value={filters.session}
-        onInput={(event) => onChange({ ...filters, session: event.currentTarget.value })}
+        type="search"
+        class="search"
+        placeholder="Search call id, session or tool"
+        aria-label="Search calls"
+        value={filters.search}
+        onInput={(event) => onChange({ ...filters, search: event.currentTarget.value })}
       />
       <select
         aria-label="Filter by state"
@@ -40,7 +55,7 @@ export function FilterBar({ filters, states, tools, onChange }: FilterBarProps) 
         <option value="">every state</option>
         {states.map((state) => (
           <option key={state} value={state}>
-            {state}
+            {state.replace('_', ' ')}
           </option>
         ))}
       </select>
@@ -60,13 +75,25 @@ export function FilterBar({ filters, states, tools, onChange }: FilterBarProps) 
   );
 }
 
+/**
+ * What the tool reported of its progress. Once the call ended, the bar is full if it succeeded and
+ * gone otherwise (what it had done is still in the words).
+ */
 export function ProgressBar({ record }: { record: CallRecord }) {
   const { progress } = record;
   if (!progress) return null;
-  const fraction = fractionOf(progress);
+  const ended = hasEnded(record);
+  if (ended && record.status !== 'succeeded') {
+    return (
+      <span class="progress">
+        <span class="label">{describeProgress(progress)}</span>
+      </span>
+    );
+  }
+  const fraction = ended ? 1 : fractionOf(progress);
   return (
     <span class="progress" title={describeProgress(progress)}>
-      <span class="bar">
+      <span class="bar" data-fraction={fraction ?? 'unknown'}>
         <span
           style={{ width: `${Math.round((fraction ?? 1) * 100)}%` }}
           class={fraction === undefined ? 'unknown' : ''}
@@ -79,51 +106,70 @@ export function ProgressBar({ record }: { record: CallRecord }) {
 
 export interface CallsTableProps {
   calls: CallRecord[];
+  /** Whether the page holds any call at all (else nothing matched the filters). */
+  any: boolean;
   now: number;
   selected: string | undefined;
   onSelect: (callId: string) => void;
 }
 
 /** The calls, newest first: one row each, live. */
-export function CallsTable({ calls, now, selected, onSelect }: CallsTableProps) {
-  if (calls.length === 0)
-    return <p class="empty">No calls yet. Make one: POST /v1/calls, or call a tool over MCP.</p>;
+export function CallsTable({ calls, any, now, selected, onSelect }: CallsTableProps) {
+  if (!any) {
+    return (
+      <p class="empty">
+        No calls yet. Run a tool from the Tools tab, <code>POST /v1/calls</code>, or call a tool over MCP.
+      </p>
+    );
+  }
+  if (calls.length === 0) return <p class="empty">No call matches.</p>;
   return (
-    <table class="calls">
-      <thead>
-        <tr>
-          <th>tool</th>
-          <th>session</th>
-          <th>state</th>
-          <th>elapsed</th>
-          <th>progress</th>
-          <th>status</th>
-        </tr>
-      </thead>
-      <tbody>
-        {calls.map((record) => (
-          <tr
-            key={record.callId}
-            data-call-id={record.callId}
-            data-status={record.status}
-            class={record.callId === selected ? 'selected' : ''}
-            onClick={() => onSelect(record.callId)}
-          >
-            <td>{record.toolName}</td>
-            <td>{record.sessionId}</td>
-            <td>
-              <span class={`pill ${record.status}`}>
-                {record.approval === 'pending' ? 'awaiting approval' : record.status}
-              </span>
-            </td>
-            <td>{formatDuration(elapsedMs(record, now))}</td>
-            <td>
-              <ProgressBar record={record} />
-            </td>
-            <td class="status-text">{record.statusText ?? record.error?.message ?? ''}</td>
+    <div class="table-frame">
+      <table class="calls">
+        <colgroup>
+          <col class="when" />
+          <col class="tool" />
+          <col class="session" />
+          <col class="state" />
+          <col class="duration" />
+          <col class="progress" />
+          <col class="status-text" />
+        </colgroup>
+        <thead>
+          <tr>
+            <th>admitted</th>
+            <th>tool</th>
+            <th>session</th>
+            <th>state</th>
+            <th>duration</th>
+            <th>progress</th>
+            <th>status</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {calls.map((record) => (
+            <tr
+              key={record.callId}
+              data-call-id={record.callId}
+              data-status={record.status}
+              class={record.callId === selected ? 'selected' : ''}
+              onClick={() => onSelect(record.callId)}
+            >
+              <td title={new Date(record.createdAt).toISOString()}>{formatClock(record.createdAt)}</td>
+              <td>{record.toolName}</td>
+              <td>{record.sessionId}</td>
+              <td>
+                <span class={`pill ${record.status}`}>{stateLabel(record)}</span>
+              </td>
+              <td>{formatDuration(elapsedMs(record, now))}</td>
+              <td>
+                <ProgressBar record={record} />
+              </td>
+              <td class="status-text">{record.statusText ?? record.error?.message ?? ''}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

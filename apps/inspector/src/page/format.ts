@@ -1,9 +1,40 @@
-import type { CallRecord, Progress } from '@baton/contracts';
+import type { CallRecord, CallStatus, Progress, TerminalStatus } from '@baton/contracts';
 
-/** How long a call has run: until now while it runs, its duration once it ended. */
+/** The states a call ends in (the contracts' own list lives beside Node code the page cannot bundle). */
+const ENDS: ReadonlySet<CallStatus> = new Set([
+  'succeeded',
+  'failed',
+  'cancelled',
+  'timed_out',
+] satisfies TerminalStatus[]);
+
+export function hasEnded(record: CallRecord): boolean {
+  return ENDS.has(record.status);
+}
+
+/**
+ * How long a call has taken from its admission: until now while it goes on, until its end once it
+ * ended. A wait for approval or in the queue counts; the tool's own run is `ranMs`.
+ */
 export function elapsedMs(record: CallRecord, now: number): number {
-  if (record.durationMs !== undefined) return record.durationMs;
-  return Math.max(0, now - (record.startedAt ?? record.createdAt));
+  return Math.max(0, (record.endedAt ?? now) - record.createdAt);
+}
+
+/** How long the tool itself ran, when it started and that differs from the whole. */
+export function ranMs(record: CallRecord, now: number): number | undefined {
+  if (record.startedAt === undefined) return undefined;
+  return Math.max(0, (record.endedAt ?? now) - record.startedAt);
+}
+
+/** `1 call`, `2 calls`. */
+export function counted(count: number, noun: string): string {
+  return `${count.toLocaleString('en')} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+/** What a call's badge says: its state, or that it waits for approval. */
+export function stateLabel(record: CallRecord): string {
+  if (record.approval === 'pending') return 'awaiting approval';
+  return record.status.replace('_', ' ');
 }
 
 export function formatDuration(ms: number): string {
@@ -15,6 +46,11 @@ export function formatDuration(ms: number): string {
 
 export function formatTime(at: number): string {
   return new Date(at).toISOString().slice(11, 23);
+}
+
+/** The time of day to the second (UTC), for a list. */
+export function formatClock(at: number): string {
+  return new Date(at).toISOString().slice(11, 19);
 }
 
 /** Completion from 0 to 1, when the tool said how much there is in all. */

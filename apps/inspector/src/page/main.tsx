@@ -1,4 +1,4 @@
-import type { CallEvent, CallRecord, CallStatus } from '@baton/contracts';
+import type { CallEvent, CallStatus } from '@baton/contracts';
 import type { MachineGraph } from '@baton/machine';
 import { render } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
@@ -6,18 +6,27 @@ import { follow, getJson, token, Unauthorized } from './api.js';
 import { CallDetail } from './call-detail.js';
 import { edgesOf, pathOf } from './call-path.js';
 import { CallsTable, FilterBar, type Filters, matches } from './calls-table.js';
+import { counted } from './format.js';
 import { MachineDiagram } from './machine-diagram.js';
+import { addressOf, callIdInAddress } from './route.js';
 import { SessionPanel } from './session-panel.js';
 import { substateOf } from './substate.js';
 import { TokenPrompt } from './token-prompt.js';
 import { ToolsPanel } from './tools-panel.js';
+import { useCalls } from './use-calls.js';
 import { Waterfall } from './waterfall.js';
 import { WebhooksPanel } from './webhooks-panel.js';
 
-/** The newest calls the page keeps; the drawing counts these. */
-const PAGE_SIZE = 500;
-/** Events of one call within this long make one read of its record. */
-const REFRESH_MS = 40;
+/** A search waits this long after the last key before it asks the store. */
+const SEARCH_DELAY_MS = 300;
+
+const TABS = [
+  ['calls', 'Calls'],
+  ['tools', 'Tools'],
+  ['time', 'Time view'],
+  ['webhooks', 'Webhooks'],
+] as const;
+type Tab = (typeof TABS)[number][0];
 
 function useNow(everyMs: number): number {
   const [now, setNow] = useState(Date.now());
@@ -26,38 +35,6 @@ function useNow(everyMs: number): number {
     return () => clearInterval(timer);
   }, [everyMs]);
   return now;
-}
-
-/** The calls, kept fresh: a list on each (re)connection, then a read of a call after its events. */
-function useCalls(connection: number, onUnauthorized: () => void, onError: (error: unknown) => void) {
-  const [calls, setCalls] = useState<ReadonlyMap<string, CallRecord>>(new Map());
-  const pending = useRef(new Map<string, ReturnType<typeof setTimeout>>());
-
-  useEffect(() => {
-    const handle = (error: unknown) => (error instanceof Unauthorized ? onUnauthorized() : onError(error));
-    const refresh = (callId: string) => {
-      if (pending.current.has(callId)) return;
-      pending.current.set(
-        callId,
-        setTimeout(() => {
-          pending.current.delete(callId);
-          getJson<CallRecord>(`/v1/calls/${encodeURIComponent(callId)}`)
-            .then((record) => setCalls((previous) => new Map(previous).set(record.callId, record)))
-            .catch(handle);
-        }, REFRESH_MS),
-      );
-    };
-    const list = () =>
-      getJson<{ calls: CallRecord[] }>(`/v1/calls?limit=${PAGE_SIZE}`)
-        .then((page) => setCalls(new Map(page.calls.map((record) => [record.callId, record]))))
-        .catch(handle);
-    return follow<CallEvent>(() => '/v1/events', {
-      onOpen: list,
-      onMessage: (event) => refresh(event.callId),
-      onUnauthorized,
-    });
-  }, [connection, onUnauthorized, onError]);
-  return calls;
 }
 
 /** The open call's events: its stored ones, then live; resumed from the last seq after a drop. */
@@ -78,18 +55,38 @@ function useCallEvents(callId: string | undefined, connection: number, onUnautho
   return events;
 }
 
+/** The open call, kept in the page's address: opening one adds a step to the history. */
+function useSelectedCall(): [string | undefined, (callId: string | undefined) => void] {
+  const [selected, setSelected] = useState(callIdInAddress);
+  useEffect(() => {
+    const fromAddress = () => setSelected(callIdInAddress());
+    window.addEventListener('popstate', fromAddress);
+    window.addEventListener('hashchange', fromAddress);
+    return () => {
+      window.removeEventListener('popstate', fromAddress);
+      window.removeEventListener('hashchange', fromAddress);
+    };
+  }, []);
+  const select = useCallback((callId: string | undefined) => {
+    window.history.pushState(null, '', addressOf(callId));
+    setSelected(callId);
+  }, []);
+  return [selected, select];
+}
+
 function App() {
   const [connection, setConnection] = useState(0);
   const [needsToken, setNeedsToken] = useState(false);
   const [problem, setProblem] = useState<string>();
   const [graph, setGraph] = useState<MachineGraph>();
-  const [selected, setSelected] = useState<string>();
-  const [filters, setFilters] = useState<Filters>({ session: '', state: '', tool: '' });
+  const [selected, select] = useSelectedCall();
+  const [tab, setTab] = useState<Tab>('calls');
+  const [filters, setFilters] = useState<Filters>({ search: '', state: '', tool: '' });
   const now = useNow(250);
 
   const onUnauthorized = useCallback(() => setNeedsToken(true), []);
   const onError = useCallback((error: unknown) => setProblem(String(error)), []);
-  const calls = useCalls(connection, onUnauthorized, onError);
+  const { calls, hasOlder, loadOlder, lookUp, ensure } = useCalls(connection, onUnauthorized, onError);
   const events = useCallEvents(selected, connection, onUnauthorized);
 
   useEffect(() => {
@@ -97,6 +94,24 @@ function App() {
       .then(setGraph)
       .catch((error: unknown) => (error instanceof Unauthorized ? onUnauthorized() : onError(error)));
   }, [connection, onUnauthorized, onError]);
+
+  // A call opened by its address that is not among those read: read it, once.
+  const asked = useRef(new Set<string>());
+  useEffect(() => {
+    if (selected === undefined || calls.has(selected) || asked.current.has(selected) || needsToken) return;
+    asked.current.add(selected);
+    void ensure(selected).then((found) => {
+      if (!found) setProblem(`No call ${selected} is known to this server.`);
+    });
+  }, [selected, calls, ensure, needsToken]);
+
+  // A search also asks the store, for calls older than those read.
+  useEffect(() => {
+    const text = filters.search.trim();
+    if (text === '') return;
+    const timer = setTimeout(() => lookUp(text), SEARCH_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [filters.search, lookUp]);
 
   const records = useMemo(() => [...calls.values()].sort((a, b) => b.createdAt - a.createdAt), [calls]);
   const counts = useMemo(() => {
@@ -127,11 +142,17 @@ function App() {
     <main>
       <header class="top">
         <h1>Baton inspector</h1>
-        <span class="muted">{records.length} calls</span>
+        <span class="muted" data-call-count>
+          {counted(records.length, 'call')}
+          {hasOlder ? ' read, more stored' : ''}
+        </span>
       </header>
       {problem && (
         <p class="problem" role="alert">
-          {problem}
+          {problem}{' '}
+          <button type="button" onClick={() => setProblem(undefined)}>
+            Dismiss
+          </button>
         </p>
       )}
       {graph && (
@@ -142,27 +163,55 @@ function App() {
         />
       )}
       <div class={open ? 'panes with-detail' : 'panes'}>
-        <section>
-          <ToolsPanel
-            connection={connection}
-            onUnauthorized={onUnauthorized}
-            onError={onError}
-            onStarted={setSelected}
-          />
-          <Waterfall calls={records} now={now} selected={selected} onSelect={setSelected} />
-          <FilterBar
-            filters={filters}
-            states={graph?.states.map((state) => state.id) ?? []}
-            tools={tools}
-            onChange={setFilters}
-          />
-          <CallsTable
-            calls={records.filter((record) => matches(record, filters))}
-            now={now}
-            selected={selected}
-            onSelect={setSelected}
-          />
-          <WebhooksPanel connection={connection} onUnauthorized={onUnauthorized} onSelect={setSelected} />
+        <section class="main-column">
+          <div class="tabs" role="tablist">
+            {TABS.map(([id, label]) => (
+              <button
+                key={id}
+                type="button"
+                role="tab"
+                aria-selected={tab === id}
+                class={tab === id ? 'current' : ''}
+                onClick={() => setTab(id)}
+              >
+                {label}
+              </button>
+            ))}
+          </div>
+          {tab === 'calls' && (
+            <div role="tabpanel" aria-label="Calls">
+              <FilterBar
+                filters={filters}
+                states={graph?.states.map((state) => state.id) ?? []}
+                tools={tools}
+                onChange={setFilters}
+              />
+              <CallsTable
+                calls={records.filter((record) => matches(record, filters))}
+                any={records.length > 0}
+                now={now}
+                selected={selected}
+                onSelect={select}
+              />
+              {hasOlder && (
+                <button type="button" class="older" onClick={loadOlder}>
+                  Older calls
+                </button>
+              )}
+            </div>
+          )}
+          {tab === 'tools' && (
+            <ToolsPanel
+              connection={connection}
+              onUnauthorized={onUnauthorized}
+              onError={onError}
+              onStarted={select}
+            />
+          )}
+          {tab === 'time' && <Waterfall calls={records} now={now} selected={selected} onSelect={select} />}
+          {tab === 'webhooks' && (
+            <WebhooksPanel connection={connection} onUnauthorized={onUnauthorized} onSelect={select} />
+          )}
         </section>
         {open && (
           <div class="side">
@@ -171,7 +220,7 @@ function App() {
               ended={finalStates.has(open.status)}
               events={events}
               now={now}
-              onClose={() => setSelected(undefined)}
+              onClose={() => select(undefined)}
               onError={onError}
             />
             <SessionPanel

@@ -57,13 +57,24 @@ export function ToolsPanel({ connection, onUnauthorized, onError, onStarted }: T
 
   return (
     <section class="tools" aria-label="Tools">
-      <h2>Tools</h2>
       <ul class="tool-list">
         {tools.map((tool) => (
           <li key={tool.name} data-tool={tool.name} class={open === tool.name ? 'open' : ''}>
             <div class="tool-head">
-              <strong>{tool.title ?? tool.name}</strong> <code>{tool.name}</code>
-              {tool.execution?.taskSupport && <span class="muted"> tasks: {tool.execution.taskSupport}</span>}
+              {tool.title && tool.title !== tool.name ? (
+                <>
+                  <strong>{tool.title}</strong> <code>{tool.name}</code>
+                </>
+              ) : (
+                <strong>
+                  <code>{tool.name}</code>
+                </strong>
+              )}
+              {tool.execution?.taskSupport && (
+                <span class="muted" title="How MCP clients that take tasks may call it">
+                  MCP task support: {tool.execution.taskSupport}
+                </span>
+              )}
               <button
                 type="button"
                 onClick={() => {

@@ -14,16 +14,16 @@ export interface WaterfallProps {
 /** The recent calls on one time axis: each a bar from its creation to its end (or now), by its status. */
 export function Waterfall({ calls, now, selected, onSelect }: WaterfallProps) {
   const recent = calls.slice(0, ROWS);
-  if (recent.length === 0) return null;
+  if (recent.length === 0) return <p class="empty">No calls yet.</p>;
   const endOf = (record: CallRecord) => record.endedAt ?? now;
   const start = Math.min(...recent.map((record) => record.createdAt));
   const span = Math.max(1, Math.max(...recent.map(endOf)) - start);
   const percent = (ms: number) => `${((ms / span) * 100).toFixed(3)}%`;
   return (
     <section class="waterfall" aria-label="Time view">
-      <h2>
-        Time view <span class="muted">the last {formatDuration(span)}</span>
-      </h2>
+      <p class="muted">
+        The latest {recent.length === 1 ? 'call' : `${recent.length} calls`}, over {formatDuration(span)}
+      </p>
       <ol>
         {[...recent].reverse().map((record) => (
           <li key={record.callId} data-waterfall-call={record.callId}>

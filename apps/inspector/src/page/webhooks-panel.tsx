@@ -52,44 +52,53 @@ export function WebhooksPanel({
   onSelect: (callId: string) => void;
 }) {
   const deliveries = useDeliveries(connection, onUnauthorized);
-  if (deliveries.length === 0) return null;
+  if (deliveries.length === 0) {
+    return (
+      <p class="empty">
+        No webhook deliveries yet: a server with a webhook (<code>--webhook-url</code>) sends each
+        notification to it.
+      </p>
+    );
+  }
   const failed = deliveries.filter((delivery) => delivery.status === 'failed').length;
   return (
     <section class="webhooks" aria-label="Webhook deliveries">
       <h2>Webhook deliveries {failed > 0 && <span class="pill failed">{failed} failed</span>}</h2>
-      <table class="deliveries">
-        <thead>
-          <tr>
-            <th>call</th>
-            <th>status</th>
-            <th>attempts</th>
-            <th>last attempt</th>
-            <th>next</th>
-          </tr>
-        </thead>
-        <tbody>
-          {deliveries.map((delivery) => (
-            <tr
-              key={delivery.id}
-              data-delivery-id={delivery.id}
-              data-status={delivery.status}
-              onClick={() => onSelect(delivery.callId)}
-            >
-              <td>{delivery.callId}</td>
-              <td>
-                <span class={`pill ${delivery.status === 'delivered' ? 'succeeded' : delivery.status}`}>
-                  {delivery.status}
-                </span>
-              </td>
-              <td>{delivery.attempts}</td>
-              <td class="status-text" title={delivery.lastAttempt?.url}>
-                {lastAttemptOf(delivery)}
-              </td>
-              <td>{delivery.status === 'pending' ? formatTime(delivery.nextAt) : ''}</td>
+      <div class="table-frame">
+        <table class="deliveries">
+          <thead>
+            <tr>
+              <th>call</th>
+              <th>status</th>
+              <th>attempts</th>
+              <th>last attempt</th>
+              <th>next</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {deliveries.map((delivery) => (
+              <tr
+                key={delivery.id}
+                data-delivery-id={delivery.id}
+                data-status={delivery.status}
+                onClick={() => onSelect(delivery.callId)}
+              >
+                <td>{delivery.callId}</td>
+                <td>
+                  <span class={`pill ${delivery.status === 'delivered' ? 'succeeded' : delivery.status}`}>
+                    {delivery.status}
+                  </span>
+                </td>
+                <td>{delivery.attempts}</td>
+                <td class="status-text" title={delivery.lastAttempt?.url}>
+                  {lastAttemptOf(delivery)}
+                </td>
+                <td>{delivery.status === 'pending' ? formatTime(delivery.nextAt) : ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }
