@@ -127,7 +127,7 @@ describe('the inspector, in a real browser against the real server', () => {
     const calls = await page.locator('.main-column').boundingBox();
     expect((calls?.x ?? 0) + (calls?.width ?? 0)).toBeLessThanOrEqual((side?.x ?? 0) + 1);
     expect(
-      await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth),
+      await page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth'),
     ).toBe(true);
     expect(
       await detail.locator('li[data-event]').evaluateAll((items) => items.map((item) => item.dataset.event)),
