@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 
-/** A process of a PostgreSQL measure (a script of `workers/`), driven by lines on its stdin. */
+/** A process of a PostgreSQL measure (a script of `workers/` or `peers/`), driven by lines on its stdin. */
 export interface RoleProcess {
   /** Resolves with the next line the process prints that starts with `word`. */
   next(word: string): Promise<string[]>;
@@ -12,21 +12,21 @@ export interface RoleProcess {
 }
 
 export interface RoleOptions {
-  /** The script in `workers/`. */
-  script: 'pg-role.mjs' | 'pg-peer.mjs';
+  /** The script, from the bench's folder: Baton's role, or a peer's (installed apart, see `peersInstalled`). */
+  script: 'workers/pg-role.mjs' | 'peers/pg-peer.mjs';
   env: Record<string, string>;
   /** The Node that runs it; this one by default. */
   node?: string;
 }
 
-/** Starts a script of `workers/` and resolves once it prints `ready`. */
+/** Starts a role's script and resolves once it prints `ready`. */
 export async function startRole({ script, env, node = process.execPath }: RoleOptions): Promise<RoleProcess> {
   const child: ChildProcessByStdio<Writable, Readable, null> = spawn(
     node,
     // BENCH_NODE_ARGS: flags for the role processes, such as `--cpu-prof --cpu-prof-dir=/tmp/prof`.
     [
       ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
-      join(import.meta.dirname, '..', 'workers', script),
+      join(import.meta.dirname, '..', script),
     ],
     { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] },
   );

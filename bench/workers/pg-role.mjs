@@ -4,10 +4,11 @@
 import { defineTool } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
 import { postgresStore } from '@baton/store-postgres';
+import pg from 'pg';
 import { z } from 'zod';
 import { countQueries, serve } from './role-protocol.mjs';
 
-countQueries();
+countQueries(pg);
 
 const role = ['client', 'worker', 'both'].includes(process.env.ROLE) ? process.env.ROLE : 'worker';
 const runtime = createRuntime({

@@ -1,13 +1,15 @@
-// The line protocol of the PostgreSQL measures' processes (pg-role.mjs, pg-peer.mjs):
+// The line protocol of the PostgreSQL measures' processes (workers/pg-role.mjs, peers/pg-peer.mjs):
 //   `run <calls> <inFlight> <offset>`: makes calls numbered from offset, `inFlight` at a time, prints `done`;
 //   `report`: prints `report <cpu µs> <queries>` since the last report;
 // `ready` once the process takes work; SIGTERM stops it.
 import { createInterface } from 'node:readline';
-import pg from 'pg';
 
 let queries = 0;
-/** Counts every query of a pg client in this process (a store's, a queue's). Call before any is made. */
-export function countQueries() {
+/**
+ * Counts every query of the given `pg`'s clients in this process (a store's, a queue's): the
+ * process's own copy, which for the peers is their install's. Call before any is made.
+ */
+export function countQueries(pg) {
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function countedQuery(...args) {
     queries++;

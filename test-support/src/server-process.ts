@@ -46,6 +46,11 @@ export async function startServer({
   nodeFlags = [],
   shell,
 }: ServerStart = {}): Promise<ServerProcess> {
+  if (shell && process.getuid?.() !== 0) {
+    throw new Error(
+      'this test runs the server in a mount namespace of its own (a small tmpfs): it needs root',
+    );
+  }
   const dir = given ?? mkdtempSync(join(tmpdir(), 'baton-server-'));
   const node = [...nodeFlags, MAIN, ...args];
   const [command, argv] = shell

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -113,8 +113,19 @@ describe("the README's rows, in order, in a fresh clone", () => {
     // No `npm ci` first: the row sets the clone up itself.
     const example = readmeCommand(/run the example/);
     expect(example).toBe('npm run example');
-    const ran = execFileSync('bash', ['-c', example], { cwd: clone, env, encoding: 'utf8' });
-    expect(ran).toContain('succeeded');
+    const ran = spawnSync('bash', ['-c', example], { cwd: clone, env, encoding: 'utf8' });
+    process.stderr.write(ran.stderr);
+    expect(ran.status).toBe(0);
+    expect(ran.stdout).toContain('succeeded');
+    // Its install warns of no engine but those of the frameworks that need Node 22 (openai 7 under
+    // the OpenAI Agents SDK, the Google Gen AI SDK 3), and of none on Node 22 and later.
+    const engineWarnings = [
+      ...new Set([...ran.stderr.matchAll(/EBADENGINE\s+package: '(.+?)@[^@']+'/g)].map((match) => match[1])),
+    ].sort();
+    expect(ran.stderr).toContain('Installing the packages first');
+    expect(engineWarnings).toEqual(
+      Number(process.versions.node.split('.')[0]) < 22 ? ['@google/genai', 'openai'] : [],
+    );
 
     // The server over your own tools: `npx baton` is linked by the install, and builds the server.
     writeFileSync(join(clone, 'tools.js'), OWN_TOOLS);

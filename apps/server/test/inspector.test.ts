@@ -21,7 +21,13 @@ function chromiumPath(): string {
       if (dir && existsSync(join(dir, name))) return join(dir, name);
     }
   }
-  return chromium.executablePath();
+  const installed = chromium.executablePath();
+  if (!existsSync(installed)) {
+    throw new Error(
+      'the inspector test needs a Chromium: install one (apt-get install chromium), name it in BATON_CHROMIUM, or run npx playwright install chromium',
+    );
+  }
+  return installed;
 }
 const SCREENSHOTS = join(import.meta.dirname, '..', 'test-results');
 const dir = mkdtempSync(join(tmpdir(), 'baton-inspector-'));

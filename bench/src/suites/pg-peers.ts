@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
 import { throwawayPostgres } from '@baton/store-postgres/testing';
 import pg from 'pg';
 import type { BenchConfig } from '../config.js';
@@ -44,6 +46,23 @@ function peerNode(): string | undefined {
   return major > needMajor || (major === needMajor && minor >= needMinor) ? node : undefined;
 }
 
+/** The peers' own install (`bench/peers/`): they need a newer Node than the repository does. */
+const PEERS_DIR = join(import.meta.dirname, '..', 'peers');
+
+/**
+ * Installs the peers from their lock the first time, with the Node they run on (so that npm
+ * checks their engines against it), and says so.
+ */
+function peersInstalled(node: string): void {
+  if (existsSync(join(PEERS_DIR, 'node_modules', '.package-lock.json'))) return;
+  process.stderr.write('bench: installing the peers of row 8 (bench/peers), once\n');
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: PEERS_DIR,
+    env: { ...process.env, PATH: `${dirname(node)}${delimiter}${process.env.PATH ?? ''}` },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+}
+
 /**
  * Baton beside pg-boss, graphile-worker and DBOS Transact, each in one process that makes its own
  * calls and runs its own jobs (or workflows), 1,000 in flight, every caller waiting for its result
@@ -56,17 +75,18 @@ export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
   const node = peerNode();
   if (!node)
     return `skipped: pg-boss 12 and graphile-worker 0.18 need Node ${PEER_NODE_MIN.join('.')} or later; run the bench on it, or name one in BENCH_PEER_NODE`;
+  peersInstalled(node);
   const server = await throwawayPostgres();
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();
   type Subject = [string, (url: string) => RoleOptions];
   const batonSubject: Subject = [
     BATON,
-    (url) => ({ script: 'pg-role.mjs', env: roleEnv(url, 'baton', 'both'), node }),
+    (url) => ({ script: 'workers/pg-role.mjs', env: roleEnv(url, 'baton', 'both'), node }),
   ];
   const peer = (subject: keyof typeof PEERS): Subject => [
     subject,
-    (url) => ({ script: 'pg-peer.mjs', env: { ...PEERS[subject], DATABASE_URL: url }, node }),
+    (url) => ({ script: 'peers/pg-peer.mjs', env: { ...PEERS[subject], DATABASE_URL: url }, node }),
   ];
   const subjects: Subject[] = [batonSubject, ...(Object.keys(PEERS) as Array<keyof typeof PEERS>).map(peer)];
   // Baton runs between the two batched peers that its targets compare it with, so that each ratio

@@ -78,13 +78,13 @@ export async function throughPostgres(config: BenchConfig): Promise<Row[]> {
         const schema = `bench_${process.pid}_${schemas++}`;
         const workers = await Promise.all(
           Array.from({ length: setup.workers }, () =>
-            startRole({ script: 'pg-role.mjs', env: roleEnv(server.url, schema, 'worker') }),
+            startRole({ script: 'workers/pg-role.mjs', env: roleEnv(server.url, schema, 'worker') }),
           ),
         );
         const clients = await Promise.all(
           Array.from({ length: setup.clients }, () =>
             startRole({
-              script: 'pg-role.mjs',
+              script: 'workers/pg-role.mjs',
               env: roleEnv(server.url, schema, setup.both ? 'both' : 'client'),
             }),
           ),

@@ -17,9 +17,9 @@
 //
 // Driven by the line protocol of role-protocol.mjs.
 import pg from 'pg';
-import { countQueries, serve } from './role-protocol.mjs';
+import { countQueries, serve } from '../workers/role-protocol.mjs';
 
-countQueries();
+countQueries(pg);
 
 const url = process.env.DATABASE_URL;
 const peer = process.env.PEER;

@@ -1,0 +1,73 @@
+// The Node versions, honestly: packs every published package, installs the tarballs (with the
+// frameworks they ask for as peers) into a fresh project with the Node that runs this script, and
+// prints each package npm warns needs another Node (EBADENGINE), as JSON.
+//
+//   node scripts/engine-warnings.mjs            # this Node
+//   PATH=<node 24>/bin:$PATH node scripts/engine-warnings.mjs
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+
+/** The workspaces that are published. */
+export function publishedPackages() {
+  return ['packages', 'apps'].flatMap((parent) =>
+    readdirSync(join(root, parent))
+      .map((name) => JSON.parse(readFileSync(join(root, parent, name, 'package.json'), 'utf8')))
+      .filter((manifest) => !manifest.private)
+      .map((manifest) => manifest.name),
+  );
+}
+
+/** The package names of npm's EBADENGINE warnings in an install's output. */
+export function engineWarnings(output) {
+  const names = [...output.matchAll(/EBADENGINE\s+package: '(.+?)@[^@']+'/g)].map((match) => match[1]);
+  return [...new Set(names)].sort();
+}
+
+function run(command, args, cwd) {
+  const done = spawnSync(command, args, { cwd, encoding: 'utf8' });
+  if (done.status !== 0)
+    throw new Error(`${command} ${args.join(' ')} failed:\n${done.stdout}${done.stderr}`);
+  return `${done.stdout}${done.stderr}`;
+}
+
+export function installWarnings() {
+  const dir = mkdtempSync(join(tmpdir(), 'baton-engines-'));
+  try {
+    const packs = join(dir, 'packs');
+    mkdirSync(packs);
+    const published = publishedPackages();
+    run(
+      'npm',
+      [
+        'pack',
+        '--silent',
+        '--pack-destination',
+        packs,
+        ...published.flatMap((name) => ['--workspace', name]),
+      ],
+      root,
+    );
+    const project = join(dir, 'project');
+    mkdirSync(project);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'fresh-project', version: '1.0.0' }));
+    const tarballs = readdirSync(packs).map((file) => join(packs, file));
+    // Native modules are built against the headers of the Node that installs them.
+    const nodedir = dirname(dirname(process.execPath));
+    const output = run(
+      'npm',
+      ['install', '--no-audit', '--no-fund', `--nodedir=${nodedir}`, ...tarballs],
+      project,
+    );
+    return { node: process.versions.node, packages: published.length, warnings: engineWarnings(output) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  console.log(JSON.stringify(installWarnings()));
+}

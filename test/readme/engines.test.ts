@@ -1,0 +1,46 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..');
+
+/**
+ * The frameworks whose current majors need Node 22 (openai 7, under the OpenAI Agents SDK; the
+ * Google Gen AI SDK 3): their bridges are tested on Node 20 too, but npm says so when they are
+ * installed there. Nothing else may ask for another Node.
+ */
+const FRAMEWORKS_NEEDING_22 = ['@google/genai', 'openai'];
+
+describe('the Node versions, honestly', () => {
+  it('installs every published package from its tarball, with the frameworks they ask for, and npm warns of no engine but the frameworks that need Node 22', {
+    timeout: 600_000,
+  }, () => {
+    const result = JSON.parse(
+      execFileSync(process.execPath, [join(root, 'scripts', 'engine-warnings.mjs')], { encoding: 'utf8' }),
+    ) as { node: string; packages: number; warnings: string[] };
+    expect(result.packages).toBe(17);
+    const major = Number(process.versions.node.split('.')[0]);
+    expect(result.warnings).toEqual(major < 22 ? FRAMEWORKS_NEEDING_22 : []);
+  });
+
+  it('declares in every published package the Node versions the repository runs on', () => {
+    const manifest = (file: string) =>
+      JSON.parse(readFileSync(file, 'utf8')) as {
+        name: string;
+        private?: boolean;
+        engines?: { node?: string };
+      };
+    const repository = manifest(join(root, 'package.json')).engines?.node;
+    expect(repository).toBe('^20.19.0 || >=22.12.0');
+    const published = ['packages', 'apps']
+      .flatMap((parent) =>
+        readdirSync(join(root, parent)).map((name) => join(root, parent, name, 'package.json')),
+      )
+      .map(manifest)
+      .filter((each) => !each.private);
+    expect(published).toHaveLength(17);
+    for (const each of published)
+      expect({ [each.name]: each.engines?.node }).toEqual({ [each.name]: repository });
+  });
+});
