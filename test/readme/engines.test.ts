@@ -19,7 +19,7 @@ describe('the Node versions, honestly', () => {
     const result = JSON.parse(
       execFileSync(process.execPath, [join(root, 'scripts', 'engine-warnings.mjs')], { encoding: 'utf8' }),
     ) as { node: string; packages: number; warnings: string[] };
-    expect(result.packages).toBe(17);
+    expect(result.packages).toBe(18);
     const major = Number(process.versions.node.split('.')[0]);
     expect(result.warnings).toEqual(major < 22 ? FRAMEWORKS_NEEDING_22 : []);
   });
@@ -39,7 +39,7 @@ describe('the Node versions, honestly', () => {
       )
       .map(manifest)
       .filter((each) => !each.private);
-    expect(published).toHaveLength(17);
+    expect(published).toHaveLength(18);
     for (const each of published)
       expect({ [each.name]: each.engines?.node }).toEqual({ [each.name]: repository });
   });

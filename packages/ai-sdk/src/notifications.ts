@@ -1,4 +1,4 @@
-import type { Notification } from '@baton/contracts';
+import { type Notification, notificationText } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import type { ModelMessage, PrepareStepFunction } from 'ai';
 
@@ -8,7 +8,7 @@ export interface BatonNotificationsOptions {
 
 /** The message that brings a background result into the conversation (the background continuation's notification). */
 export function notificationMessage(notification: Notification): ModelMessage {
-  return { role: 'user', content: [{ type: 'text', text: `${notification.title}\n${notification.body}` }] };
+  return { role: 'user', content: [{ type: 'text', text: notificationText(notification) }] };
 }
 
 export interface BatonNotifications {

@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type { Notification } from '@baton/contracts';
+import { type Notification, notificationText } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 
 export interface NotificationBlocksOptions {
@@ -13,7 +13,7 @@ export interface NotificationBlocksOptions {
 
 /** The text block that brings a background result into the conversation (the background continuation's notification). */
 export function notificationBlock(notification: Notification): Anthropic.Messages.TextBlockParam {
-  return { type: 'text', text: `${notification.title}\n${notification.body}` };
+  return { type: 'text', text: notificationText(notification) };
 }
 
 /**

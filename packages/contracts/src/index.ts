@@ -66,6 +66,7 @@ export {
   MAX_ID_CHARS,
   TOOL_NAME_PATTERN,
 } from './limits.js';
+export { notificationText } from './notification-text.js';
 export {
   type AnthropicTool,
   type DeclarationOptions,

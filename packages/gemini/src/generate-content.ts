@@ -1,4 +1,4 @@
-import type { Notification } from '@baton/contracts';
+import { type Notification, notificationText } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import type { FunctionCall, Part } from '@google/genai';
 
@@ -39,7 +39,7 @@ export async function functionResponseParts(
 
 /** The text part that brings a background result into the conversation. */
 export function notificationPart(notification: Notification): Part {
-  return { text: `${notification.title}\n${notification.body}` };
+  return { text: notificationText(notification) };
 }
 
 /**

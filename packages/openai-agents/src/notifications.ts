@@ -1,4 +1,4 @@
-import type { Notification } from '@baton/contracts';
+import { type Notification, notificationText } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import type { AgentInputItem, CallModelInputFilter } from '@openai/agents';
 
@@ -8,7 +8,7 @@ export interface BatonAgentNotificationsOptions {
 
 /** The input item that brings a background result into the conversation (the background continuation's notification). */
 export function notificationItem(notification: Notification): AgentInputItem {
-  return { type: 'message', role: 'user', content: `${notification.title}\n${notification.body}` };
+  return { type: 'message', role: 'user', content: notificationText(notification) };
 }
 
 export interface BatonAgentNotifications {

@@ -1,4 +1,4 @@
-import type { Notification } from '@baton/contracts';
+import { type Notification, notificationText } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import type { RealtimeSession } from '@openai/agents-realtime';
 import type { Subscription } from 'rxjs';
@@ -14,7 +14,7 @@ export interface BatonRealtimeResultsOptions {
 
 /** The text the model is given of a background result: what the other bridges give. */
 export function resultText(notification: Notification): string {
-  return `${notification.title}\n${notification.body}`;
+  return notificationText(notification);
 }
 
 /** The server event of the user starting to speak (voice activity detection). */

@@ -152,12 +152,8 @@ export function CallDetail({ record, ended, events, now, onClose, onError }: Cal
         <h2>
           {record.toolName} <small>{record.callId}</small>
         </h2>
-        <a
-          class="link"
-          href={`#/calls/${encodeURIComponent(record.callId)}`}
-          title="The address of this call"
-        >
-          link
+        <a class="link" href={`#/calls/${encodeURIComponent(record.callId)}`}>
+          Link to this call
         </a>
         <button type="button" class="close" onClick={onClose} aria-label="Close">
           ×
