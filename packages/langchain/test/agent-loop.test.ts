@@ -1,9 +1,7 @@
 import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { type Deferred, deferred, memoryStore, SimulatedClock } from '@baton/runtime/testing';
-import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
-import type { ChatResult } from '@langchain/core/outputs';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { createAgent } from 'langchain';
 import { filter, firstValueFrom } from 'rxjs';
@@ -14,6 +12,7 @@ import {
   batonLangChainTools,
   batonNotificationsMiddleware,
 } from '../src/index.js';
+import { ScriptedChatModel } from './scripted-chat-model.js';
 
 const BUDGET_MS = 300;
 const SESSION = 'chat-1';
@@ -22,28 +21,6 @@ const ACKNOWLEDGEMENT = `This tool is taking longer than ${BUDGET_MS} ms, so it 
 const call = (id: string, name: string, args: Record<string, unknown>) =>
   new AIMessage({ content: '', tool_calls: [{ id, name, args, type: 'tool_call' }] });
 const say = (text: string) => new AIMessage(text);
-
-/**
- * A chat model of LangChain's own kind (`BaseChatModel`), scripted reply by reply: it keeps every
- * list of messages it was given, and takes any tools it is bound to.
- */
-class ScriptedChatModel extends BaseChatModel {
-  readonly requests: BaseMessage[][] = [];
-  constructor(private readonly script: AIMessage[]) {
-    super({});
-  }
-  _llmType(): string {
-    return 'scripted';
-  }
-  override bindTools(): this {
-    return this;
-  }
-  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
-    this.requests.push(messages);
-    const message = this.script.shift() ?? say('(no more script)');
-    return { generations: [{ message, text: typeof message.content === 'string' ? message.content : '' }] };
-  }
-}
 
 /** Everything the model was shown in one request, as text. */
 const shown = (messages: BaseMessage[] | undefined) =>

@@ -5,39 +5,19 @@ import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { SimulatedClock } from '@baton/runtime/testing';
 import { sqliteStore } from '@baton/store-sqlite';
-import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, type BaseMessage, HumanMessage } from '@langchain/core/messages';
-import type { ChatResult } from '@langchain/core/outputs';
 import { MemorySaver } from '@langchain/langgraph';
 import { createAgent } from 'langchain';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { batonLangChainTools, batonNotificationsMiddleware } from '../src/index.js';
+import { ScriptedChatModel } from './scripted-chat-model.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-langchain-restart-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const SESSION = 'chat-1';
-
-/** LangChain's own kind of chat model, scripted reply by reply; it keeps what it was shown. */
-class ScriptedChatModel extends BaseChatModel {
-  readonly requests: BaseMessage[][] = [];
-  constructor(private readonly script: AIMessage[]) {
-    super({});
-  }
-  _llmType(): string {
-    return 'scripted';
-  }
-  override bindTools(): this {
-    return this;
-  }
-  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
-    this.requests.push(messages);
-    const message = this.script.shift() ?? new AIMessage('(no more script)');
-    return { generations: [{ message, text: String(message.content) }] };
-  }
-}
 
 /** The process's runtime on the SQLite file; its research hangs in the first one and answers in the next. */
 function processRuntime(hangs: boolean): { runtime: Runtime; clock: SimulatedClock } {
