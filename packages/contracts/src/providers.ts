@@ -1,4 +1,4 @@
-import type { ExecutionMode } from './call.js';
+import type { CallReply, ExecutionMode, Notification } from './call.js';
 import type { AnyTool } from './define-tool.js';
 import { type JsonSchema, toJsonSchema } from './schema.js';
 import { strictJsonSchema } from './strict-schema.js';
@@ -74,6 +74,30 @@ export function toGeminiFunctionDeclaration(
   // Exactly the tools the runtime may answer before they end (their mode, or an approval to wait for).
   if (taskSupportOf(tool, options) !== 'forbidden') declaration.behavior = 'NON_BLOCKING';
   return declaration;
+}
+
+/** The `response` of a Gemini function response: what the model is given of a call or its end. */
+export type GeminiFunctionResult = { output: unknown } | { error: unknown };
+
+/**
+ * A reply as the `response` of a Gemini (or ADK) function response: the output (for a call gone to
+ * the background, the acknowledgement), or the failure's message.
+ */
+export function toGeminiResponse(
+  reply: Pick<CallReply, 'status' | 'output' | 'error'>,
+): GeminiFunctionResult {
+  return reply.status === 'succeeded' || reply.status === 'backgrounded'
+    ? { output: reply.output }
+    : { error: reply.error?.message ?? reply.output };
+}
+
+/** A background call's end as the `response` of its later function response: the result, or why there is none. */
+export function toGeminiNotificationResponse(
+  notification: Pick<Notification, 'outcome' | 'output' | 'body'>,
+): GeminiFunctionResult {
+  return notification.outcome === 'succeeded'
+    ? { output: notification.output }
+    : { error: notification.body };
 }
 
 export type McpTaskSupport = 'forbidden' | 'optional' | 'required';

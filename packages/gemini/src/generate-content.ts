@@ -1,4 +1,4 @@
-import { type Notification, notificationText } from '@baton/contracts';
+import { type Notification, notificationText, toGeminiResponse } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import type { FunctionCall, Part } from '@google/genai';
 
@@ -28,11 +28,9 @@ export async function functionResponseParts(
         { name, args: call.args ?? {}, sessionId, ...(call.id ? { callId: call.id } : {}) },
         signal ? { signal } : {},
       );
-      const response =
-        reply.status === 'succeeded' || reply.status === 'backgrounded'
-          ? { output: reply.output }
-          : { error: reply.error?.message ?? reply.output };
-      return { functionResponse: { ...(call.id ? { id: call.id } : {}), name, response } };
+      return {
+        functionResponse: { ...(call.id ? { id: call.id } : {}), name, response: toGeminiResponse(reply) },
+      };
     }),
   );
 }

@@ -1,4 +1,9 @@
-import type { CallReply, Notification, Scheduling } from '@baton/contracts';
+import {
+  type Notification,
+  type Scheduling,
+  toGeminiNotificationResponse,
+  toGeminiResponse,
+} from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import {
   type FunctionCall,
@@ -35,12 +40,6 @@ const SCHEDULING: Record<Scheduling, FunctionResponseScheduling> = {
  * The function response's body as Gemini reads it: `output` for a result (or the acknowledgement
  * of a call that goes on), `error` with the message for the model for a failure.
  */
-function bodyOf(reply: Pick<CallReply, 'status' | 'output' | 'error'>): Record<string, unknown> {
-  return reply.status === 'succeeded' || reply.status === 'backgrounded'
-    ? { output: reply.output }
-    : { error: reply.error?.message ?? reply.output };
-}
-
 /**
  * Baton inside a Gemini Live session. Give `onmessage` every server message and `attach` the
  * session once it is connected (again after each reconnection); the bridge:
@@ -130,7 +129,7 @@ export class BatonLive {
           this.#send({
             id,
             name,
-            response: bodyOf(reply),
+            response: toGeminiResponse(reply),
             // Past its budget: the acknowledgement, taken in silently; the result follows.
             ...(backgrounded ? { willContinue: true, scheduling: FunctionResponseScheduling.SILENT } : {}),
           });
@@ -154,12 +153,10 @@ export class BatonLive {
     if (!this.#connection) return;
     if (!(await this.#runtime.notifications.ack(notification.id))) return;
     if (this.#cancelled.delete(notification.callId)) return;
-    const succeeded = notification.outcome === 'succeeded';
     this.#send({
       id: notification.callId,
       name: notification.toolName,
-      // The text the model is given of the end: the result, or why there is none.
-      response: succeeded ? { output: notification.output } : { error: notification.body },
+      response: toGeminiNotificationResponse(notification),
       ...(isNonBlocking(this.#runtime, notification.toolName)
         ? { scheduling: SCHEDULING[notification.scheduling] }
         : {}),
