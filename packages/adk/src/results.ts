@@ -1,0 +1,80 @@
+import { type Notification, toGeminiNotificationResponse } from '@baton/contracts';
+import type { Runtime } from '@baton/runtime';
+import { createEvent, type Event, type Runner } from '@google/adk';
+
+/** A message of the conversation, as the runner takes it (`@google/genai`'s `Content`). */
+export type AdkContent = Parameters<Runner['runAsync']>[0]['newMessage'];
+
+export interface BatonAdkResultsOptions {
+  userId: string;
+  /** The ADK session the calls were made in. */
+  sessionId: string;
+  /** The Baton session of the calls, when the tools were given one other than the ADK session's id. */
+  batonSessionId?: string;
+  /**
+   * Whether the agent is idle: no run of this session in progress, the user not in the middle of
+   * a turn. `when_idle` results wait for it; `interrupt` ones do not. Default true.
+   */
+  idle?: boolean;
+}
+
+/**
+ * The message that brings a background call's end back to the agent: the function response of the
+ * same call (its id and name), with the result or why there is none. ADK places it beside the call
+ * for the model, in place of the acknowledgement.
+ */
+export function resultMessage(notification: Notification): AdkContent {
+  return {
+    role: 'user',
+    parts: [
+      {
+        functionResponse: {
+          id: notification.callId,
+          name: notification.toolName,
+          response: toGeminiNotificationResponse(notification),
+        },
+      },
+    ],
+  };
+}
+
+/**
+ * Brings the session's background results back to the agent, each once (it is acknowledged as it
+ * is taken), by its scheduling:
+ * - `interrupt`, and `when_idle` when the agent is idle: a run of the runner with the result as the
+ *   function response of its call, so that the model takes it up at once; the runs' events are
+ *   yielded, as `runner.runAsync`'s are;
+ * - `silent`: the function response added to the ADK session without a run; the model has it at
+ *   its next turn.
+ *
+ * Call it between the session's runs (a session takes one run at a time): when a result comes
+ * (`runtime.notifications.watch`) while the agent is idle, and before a user's turn.
+ */
+export async function* batonAdkResults(
+  runtime: Pick<Runtime, 'notifications'>,
+  runner: Pick<Runner, 'runAsync' | 'sessionService' | 'appName'>,
+  options: BatonAdkResultsOptions,
+): AsyncGenerator<Event, void, undefined> {
+  const { userId, sessionId } = options;
+  const queued = await runtime.notifications.list({
+    sessionId: options.batonSessionId ?? sessionId,
+    status: 'queued',
+  });
+  for (const notification of queued) {
+    if (notification.scheduling === 'when_idle' && options.idle === false) continue;
+    // Another loop took it first: it is theirs to give.
+    if (!(await runtime.notifications.ack(notification.id))) continue;
+    const message = resultMessage(notification);
+    if (notification.scheduling === 'silent') {
+      const session = await runner.sessionService.getSession({ appName: runner.appName, userId, sessionId });
+      if (session === undefined)
+        throw new Error(`no ADK session ${sessionId} of user ${userId} to add a result to`);
+      await runner.sessionService.appendEvent({
+        session,
+        event: createEvent({ invocationId: `baton-${notification.id}`, author: 'user', content: message }),
+      });
+      continue;
+    }
+    yield* runner.runAsync({ userId, sessionId, newMessage: message });
+  }
+}
