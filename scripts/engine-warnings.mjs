@@ -1,11 +1,12 @@
 // The Node versions, honestly: packs every published package, installs the tarballs (with the
 // frameworks they ask for as peers) into a fresh project with the Node that runs this script, and
-// prints each package npm warns needs another Node (EBADENGINE), as JSON.
+// prints each package npm warns needs another Node (EBADENGINE), as JSON; with what the bridges'
+// examples (`examples/*-idle-turn.mjs`) print when run there, on the packed packages alone.
 //
 //   node scripts/engine-warnings.mjs            # this Node
 //   PATH=<node 24>/bin:$PATH node scripts/engine-warnings.mjs
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -62,7 +63,12 @@ export function installWarnings() {
       ['install', '--no-audit', '--no-fund', `--nodedir=${nodedir}`, ...tarballs],
       project,
     );
-    return { node: process.versions.node, packages: published.length, warnings: engineWarnings(output) };
+    const examples = {};
+    for (const file of readdirSync(join(root, 'examples')).filter((name) => name.endsWith('-idle-turn.mjs'))) {
+      copyFileSync(join(root, 'examples', file), join(project, file));
+      examples[file] = run(process.execPath, [file], project);
+    }
+    return { node: process.versions.node, packages: published.length, warnings: engineWarnings(output), examples };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

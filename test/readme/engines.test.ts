@@ -12,16 +12,32 @@ const root = join(import.meta.dirname, '..', '..');
  */
 const FRAMEWORKS_NEEDING_22 = ['@google/genai', 'openai'];
 
+/** The bridges whose example is a conversation in which a result comes back while the user is idle. */
+const BRIDGES_WITH_AN_IDLE_TURN = ['adk', 'ai-sdk', 'anthropic', 'langchain', 'openai-agents'];
+
+/** What each of those examples prints. */
+const IDLE_TURN = [
+  'user: When is high tide?',
+  'assistant: I am looking it up; I will tell you when it is back.',
+  '(a result came back while the user was idle: a turn of its own)',
+  'assistant: The research is back: high tide at 12:40.',
+  '',
+].join('\n');
+
 describe('the Node versions, honestly', () => {
-  it('installs every published package from its tarball, with the frameworks they ask for, and npm warns of no engine but the frameworks that need Node 22', {
+  it('installs every published package from its tarball, with the frameworks they ask for, and npm warns of no engine but the frameworks that need Node 22; the bridges\' examples run there', {
     timeout: 600_000,
   }, () => {
     const result = JSON.parse(
       execFileSync(process.execPath, [join(root, 'scripts', 'engine-warnings.mjs')], { encoding: 'utf8' }),
-    ) as { node: string; packages: number; warnings: string[] };
-    expect(result.packages).toBe(18);
+    ) as { node: string; packages: number; warnings: string[]; examples: Record<string, string> };
+    expect(result.packages).toBe(19);
     const major = Number(process.versions.node.split('.')[0]);
     expect(result.warnings).toEqual(major < 22 ? FRAMEWORKS_NEEDING_22 : []);
+    // In a project of their own, on the packed packages and the frameworks npm put beside them.
+    expect(result.examples).toEqual(
+      Object.fromEntries(BRIDGES_WITH_AN_IDLE_TURN.map((bridge) => [`${bridge}-idle-turn.mjs`, IDLE_TURN])),
+    );
   });
 
   it('declares in every published package the Node versions the repository runs on', () => {
@@ -39,7 +55,7 @@ describe('the Node versions, honestly', () => {
       )
       .map(manifest)
       .filter((each) => !each.private);
-    expect(published).toHaveLength(18);
+    expect(published).toHaveLength(19);
     for (const each of published)
       expect({ [each.name]: each.engines?.node }).toEqual({ [each.name]: repository });
   });
