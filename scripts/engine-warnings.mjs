@@ -6,7 +6,15 @@
 //   node scripts/engine-warnings.mjs            # this Node
 //   PATH=<node 24>/bin:$PATH node scripts/engine-warnings.mjs
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -64,11 +72,18 @@ export function installWarnings() {
       project,
     );
     const examples = {};
-    for (const file of readdirSync(join(root, 'examples')).filter((name) => name.endsWith('-idle-turn.mjs'))) {
+    for (const file of readdirSync(join(root, 'examples')).filter((name) =>
+      name.endsWith('-idle-turn.mjs'),
+    )) {
       copyFileSync(join(root, 'examples', file), join(project, file));
       examples[file] = run(process.execPath, [file], project);
     }
-    return { node: process.versions.node, packages: published.length, warnings: engineWarnings(output), examples };
+    return {
+      node: process.versions.node,
+      packages: published.length,
+      warnings: engineWarnings(output),
+      examples,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -13,7 +13,14 @@ const root = join(import.meta.dirname, '..', '..');
 const FRAMEWORKS_NEEDING_22 = ['@google/genai', 'openai'];
 
 /** The bridges whose example is a conversation in which a result comes back while the user is idle. */
-const BRIDGES_WITH_AN_IDLE_TURN = ['adk', 'ai-sdk', 'anthropic', 'langchain', 'openai-agents'];
+const BRIDGES_WITH_AN_IDLE_TURN = [
+  'adk',
+  'ai-sdk',
+  'anthropic',
+  'claude-agent-sdk',
+  'langchain',
+  'openai-agents',
+];
 
 /** What each of those examples prints. */
 const IDLE_TURN = [
@@ -25,13 +32,13 @@ const IDLE_TURN = [
 ].join('\n');
 
 describe('the Node versions, honestly', () => {
-  it('installs every published package from its tarball, with the frameworks they ask for, and npm warns of no engine but the frameworks that need Node 22; the bridges\' examples run there', {
+  it("installs every published package from its tarball, with the frameworks they ask for, and npm warns of no engine but the frameworks that need Node 22; the bridges' examples run there", {
     timeout: 600_000,
   }, () => {
     const result = JSON.parse(
       execFileSync(process.execPath, [join(root, 'scripts', 'engine-warnings.mjs')], { encoding: 'utf8' }),
     ) as { node: string; packages: number; warnings: string[]; examples: Record<string, string> };
-    expect(result.packages).toBe(19);
+    expect(result.packages).toBe(20);
     const major = Number(process.versions.node.split('.')[0]);
     expect(result.warnings).toEqual(major < 22 ? FRAMEWORKS_NEEDING_22 : []);
     // In a project of their own, on the packed packages and the frameworks npm put beside them.
@@ -55,7 +62,7 @@ describe('the Node versions, honestly', () => {
       )
       .map(manifest)
       .filter((each) => !each.private);
-    expect(published).toHaveLength(19);
+    expect(published).toHaveLength(20);
     for (const each of published)
       expect({ [each.name]: each.engines?.node }).toEqual({ [each.name]: repository });
   });
