@@ -1,14 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineTool } from '@baton/contracts';
-import { createRuntime, type Runtime } from '@baton/runtime';
-import { SimulatedClock } from '@baton/runtime/testing';
-import { sqliteStore } from '@baton/store-sqlite';
+import type { Runtime } from '@baton/runtime';
+import { recoveredAndNotified, restartingRuntime } from '@baton/test-support';
 import { type Event, InMemorySessionService, LlmAgent, Runner } from '@google/adk';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { batonAdkResults, batonAdkTools } from '../src/index.js';
 import { callFunction, ScriptedLlm, say } from './scripted-llm.js';
 
@@ -16,25 +13,6 @@ const dir = mkdtempSync(join(tmpdir(), 'baton-adk-restart-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const USER = 'ada';
-
-/** The process's runtime on the SQLite file; its research hangs in the first one and answers in the next. */
-function processRuntime(hangs: boolean): { runtime: Runtime; clock: SimulatedClock } {
-  const research = defineTool({
-    name: 'research',
-    description: 'Researches a topic; takes minutes',
-    input: z.object({ topic: z.string() }),
-    execution: { mode: 'auto', idempotent: true },
-    execute: ({ topic }) => (hangs ? new Promise<string>(() => {}) : `${topic}: high at noon`),
-  });
-  const clock = new SimulatedClock();
-  const runtime = createRuntime({
-    tools: [research],
-    store: sqliteStore({ path: join(dir, 'baton.db') }),
-    clock,
-    inlineBudgetMs: 300,
-  });
-  return { runtime, clock };
-}
 
 const drain = async (events: AsyncIterable<Event>) => {
   const all: Event[] = [];
@@ -60,7 +38,7 @@ describe('an ADK agent across a restart of the Baton runtime (SQLite)', () => {
     };
     const session = await sessions.createSession({ appName: 'baton-adk-restart', userId: USER });
 
-    const first = processRuntime(true);
+    const first = restartingRuntime(join(dir, 'baton.db'), true);
     const before = new ScriptedLlm([
       callFunction('call-1', 'research', { topic: 'tides' }),
       say('It goes on in the background.'),
@@ -79,30 +57,9 @@ describe('an ADK agent across a restart of the Baton runtime (SQLite)', () => {
     expect((await first.runtime.get('call-1'))?.status).toBe('backgrounded');
     await first.runtime.close();
 
-    // The next runtime recovers the call once the first one's lease has lapsed (in this process,
-    // whose PID is still alive, the lease is what tells), runs it again (it is idempotent), and
-    // its end is a notification.
-    const second = processRuntime(false);
-    let noticed = false;
-    const notice = firstValueFrom(
-      second.runtime
-        .follow({ sessionId: session.id })
-        .pipe(filter(({ event }) => event.type === 'notification')),
-    ).then(() => {
-      noticed = true;
-    });
-    await second.runtime.ready;
-    // A second of its clock at each look; the looks leave the SQLite writer's thread time to answer.
-    await expect
-      .poll(
-        () => {
-          if (!noticed) second.clock.increment(1_000);
-          return noticed;
-        },
-        { timeout: 20_000, interval: 10 },
-      )
-      .toBe(true);
-    await notice;
+    // The next runtime recovers the call, runs it again (it is idempotent), and its end is a notification.
+    const second = restartingRuntime(join(dir, 'baton.db'), false);
+    await recoveredAndNotified(second, session.id);
     const after = new ScriptedLlm([say('High tide is at noon.'), say('Nothing new.')]);
     const runner = runnerOn(second.runtime, after);
     const results = () =>

@@ -1,16 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineTool } from '@baton/contracts';
-import { createRuntime, type Runtime } from '@baton/runtime';
-import { SimulatedClock } from '@baton/runtime/testing';
-import { sqliteStore } from '@baton/store-sqlite';
+import type { Runtime } from '@baton/runtime';
+import { recoveredAndNotified, restartingRuntime } from '@baton/test-support';
 import { AIMessage, type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import { MemorySaver } from '@langchain/langgraph';
 import { createAgent } from 'langchain';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { batonLangChainTools, batonNotificationsMiddleware } from '../src/index.js';
 import { ScriptedChatModel } from './scripted-chat-model.js';
 
@@ -18,25 +15,6 @@ const dir = mkdtempSync(join(tmpdir(), 'baton-langchain-restart-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const SESSION = 'chat-1';
-
-/** The process's runtime on the SQLite file; its research hangs in the first one and answers in the next. */
-function processRuntime(hangs: boolean): { runtime: Runtime; clock: SimulatedClock } {
-  const research = defineTool({
-    name: 'research',
-    description: 'Researches a topic; takes minutes',
-    input: z.object({ topic: z.string() }),
-    execution: { mode: 'auto', idempotent: true },
-    execute: ({ topic }) => (hangs ? new Promise<string>(() => {}) : `${topic}: high at noon`),
-  });
-  const clock = new SimulatedClock();
-  const runtime = createRuntime({
-    tools: [research],
-    store: sqliteStore({ path: join(dir, 'baton.db') }),
-    clock,
-    inlineBudgetMs: 300,
-  });
-  return { runtime, clock };
-}
 
 describe('a LangChain agent across a restart of the Baton runtime (SQLite)', () => {
   it('is acknowledged before the restart, and the result reaches the model once after it', async () => {
@@ -50,7 +28,7 @@ describe('a LangChain agent across a restart of the Baton runtime (SQLite)', () 
         checkpointer,
       });
 
-    const first = processRuntime(true);
+    const first = restartingRuntime(join(dir, 'baton.db'), true);
     const before = new ScriptedChatModel([
       new AIMessage({
         content: '',
@@ -69,30 +47,9 @@ describe('a LangChain agent across a restart of the Baton runtime (SQLite)', () 
     expect((await first.runtime.get('call-1'))?.status).toBe('backgrounded');
     await first.runtime.close();
 
-    // The next runtime recovers the call once the first one's lease has lapsed (in this process,
-    // whose PID is still alive, the lease is what tells), runs it again (it is idempotent), and
-    // its end is a notification.
-    const second = processRuntime(false);
-    let noticed = false;
-    const notice = firstValueFrom(
-      second.runtime
-        .follow({ sessionId: SESSION })
-        .pipe(filter(({ event }) => event.type === 'notification')),
-    ).then(() => {
-      noticed = true;
-    });
-    await second.runtime.ready;
-    // A second of its clock at each look; the looks leave the SQLite writer's thread time to answer.
-    await expect
-      .poll(
-        () => {
-          if (!noticed) second.clock.increment(1_000);
-          return noticed;
-        },
-        { timeout: 20_000, interval: 10 },
-      )
-      .toBe(true);
-    await notice;
+    // The next runtime recovers the call, runs it again (it is idempotent), and its end is a notification.
+    const second = restartingRuntime(join(dir, 'baton.db'), false);
+    await recoveredAndNotified(second, SESSION);
     const after = new ScriptedChatModel([new AIMessage('Noon, then.'), new AIMessage('Nothing new.')]);
     const agent = agentOn(second.runtime, after);
     const turn = await agent.invoke({ messages: [new HumanMessage('So?')] }, thread);
