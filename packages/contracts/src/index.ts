@@ -108,4 +108,5 @@ export {
 } from './schema.js';
 export { strictJsonSchema } from './strict-schema.js';
 export { isToolError, ToolError } from './tool-error.js';
+export { type ToolOutputForModel, toToolOutputForModel } from './tool-output.js';
 export type { ToolCallOf, ToolCallReply } from './typed-calls.js';
