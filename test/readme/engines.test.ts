@@ -2,15 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FRAMEWORKS_NEEDING_22 } from './frameworks-needing-22.js';
 
 const root = join(import.meta.dirname, '..', '..');
-
-/**
- * The frameworks whose current majors need Node 22 (openai 7, under the OpenAI Agents SDK; the
- * Google Gen AI SDK 3): their bridges are tested on Node 20 too, but npm says so when they are
- * installed there. Nothing else may ask for another Node.
- */
-const FRAMEWORKS_NEEDING_22 = ['@google/genai', 'openai'];
 
 /** The bridges whose example is a conversation in which a result comes back while the user is idle. */
 const BRIDGES_WITH_AN_IDLE_TURN = [
@@ -19,6 +13,7 @@ const BRIDGES_WITH_AN_IDLE_TURN = [
   'anthropic',
   'claude-agent-sdk',
   'langchain',
+  'mastra',
   'openai-agents',
 ];
 
@@ -38,7 +33,7 @@ describe('the Node versions, honestly', () => {
     const result = JSON.parse(
       execFileSync(process.execPath, [join(root, 'scripts', 'engine-warnings.mjs')], { encoding: 'utf8' }),
     ) as { node: string; packages: number; warnings: string[]; examples: Record<string, string> };
-    expect(result.packages).toBe(20);
+    expect(result.packages).toBe(21);
     const major = Number(process.versions.node.split('.')[0]);
     expect(result.warnings).toEqual(major < 22 ? FRAMEWORKS_NEEDING_22 : []);
     // In a project of their own, on the packed packages and the frameworks npm put beside them.
@@ -62,7 +57,7 @@ describe('the Node versions, honestly', () => {
       )
       .map(manifest)
       .filter((each) => !each.private);
-    expect(published).toHaveLength(20);
+    expect(published).toHaveLength(21);
     for (const each of published)
       expect({ [each.name]: each.engines?.node }).toEqual({ [each.name]: repository });
   });

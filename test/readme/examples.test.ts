@@ -16,7 +16,7 @@ const IDLE_TURN = [
 ].join('\n');
 
 describe("the examples of the bridges, with each framework's own test double", () => {
-  it.each(['ai-sdk', 'openai-agents', 'anthropic', 'langchain', 'adk', 'claude-agent-sdk'])(
+  it.each(['ai-sdk', 'openai-agents', 'anthropic', 'langchain', 'adk', 'claude-agent-sdk', 'mastra'])(
     '%s: a result that comes back while the user is idle starts a turn of its own',
     async (bridge) => {
       const { stdout } = await run(process.execPath, [join(examples, `${bridge}-idle-turn.mjs`)]);

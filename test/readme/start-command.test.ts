@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
+import { FRAMEWORKS_NEEDING_22 } from './frameworks-needing-22.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'baton-fresh-clone-'));
@@ -117,14 +118,14 @@ describe("the README's rows, in order, in a fresh clone", () => {
     process.stderr.write(ran.stderr);
     expect(ran.status).toBe(0);
     expect(ran.stdout).toContain('succeeded');
-    // Its install warns of no engine but those of the frameworks that need Node 22 (openai 7 under
-    // the OpenAI Agents SDK, the Google Gen AI SDK 3), and of none on Node 22 and later.
+    // Its install warns of no engine but those of the frameworks that need Node 22, and of none on
+    // Node 22 and later.
     const engineWarnings = [
       ...new Set([...ran.stderr.matchAll(/EBADENGINE\s+package: '(.+?)@[^@']+'/g)].map((match) => match[1])),
     ].sort();
     expect(ran.stderr).toContain('Installing the packages first');
     expect(engineWarnings).toEqual(
-      Number(process.versions.node.split('.')[0]) < 22 ? ['@google/genai', 'openai'] : [],
+      Number(process.versions.node.split('.')[0]) < 22 ? FRAMEWORKS_NEEDING_22 : [],
     );
 
     // The server over your own tools: `npx baton` is linked by the install, and builds the server.

@@ -1,0 +1,104 @@
+import { type AnyTool, type CallReply, toJsonSchema, toToolOutputForModel } from '@baton/contracts';
+import { callAskingApproval, type Runtime } from '@baton/runtime';
+import { createTool, type ToolExecutionContext } from '@mastra/core/tools';
+import type { JSONSchema7 } from 'json-schema';
+
+export interface BatonMastraToolsOptions {
+  /** The Baton session of the conversation: its background results come back to it. */
+  sessionId: string;
+}
+
+/** What a Baton tool suspends with when its call waits for approval: resume with a `BatonApprovalDecision`. */
+export interface BatonApprovalRequest {
+  type: 'baton_approval';
+  callId: string;
+  tool: string;
+  args: unknown;
+}
+
+/** The resume data after a `BatonApprovalRequest` (`agent.resumeGenerate(decision, { runId, toolCallId })`). */
+export interface BatonApprovalDecision {
+  approved: boolean;
+  /** Why not: the model is told it. */
+  reason?: string;
+}
+
+/**
+ * A call that waits for its approval, through the tool's suspend and resume: the Baton call is made
+ * and recorded, waiting, and the run suspends with a `BatonApprovalRequest`; resumed with the
+ * user's decision (the same tool call, so the same Baton call), it approves or rejects the call
+ * and answers with its reply. Undefined while suspended.
+ */
+async function approvedReply(
+  runtime: Runtime,
+  request: { name: string; args: unknown; sessionId: string; callId: string },
+  context: ToolExecutionContext,
+): Promise<CallReply | undefined> {
+  const { callId } = request;
+  const decision = context.agent?.resumeData as BatonApprovalDecision | undefined;
+  const suspend = context.agent?.suspend;
+  if (decision === undefined) {
+    const waits =
+      (await callAskingApproval(runtime, request)) && (await runtime.get(callId))?.approval === 'pending';
+    if (waits && suspend !== undefined) {
+      await suspend({
+        type: 'baton_approval',
+        callId,
+        tool: request.name,
+        args: request.args,
+      } satisfies BatonApprovalRequest);
+      return undefined;
+    }
+  } else if (decision.approved) {
+    await runtime.inputs.approve(callId);
+  } else {
+    await runtime.inputs.reject(callId, decision.reason ?? 'rejected by the user');
+  }
+  const signal = context.abortSignal;
+  return (await runtime.wait(callId, signal ? { signal } : {})) ?? runtime.call(request);
+}
+
+/** One Baton tool as a Mastra tool (see `batonMastraTools`). */
+function batonMastraTool(runtime: Runtime, definition: AnyTool, sessionId: string) {
+  const name = definition.name;
+  const asksApproval = definition.execution.needsApproval !== undefined;
+  return createTool({
+    id: name,
+    description: definition.description,
+    // Baton validates the arguments itself, against the same contract.
+    inputSchema: toJsonSchema(definition.input) as JSONSchema7,
+    execute: async (args: unknown, context: ToolExecutionContext) => {
+      const callId = context.agent?.toolCallId;
+      const request = { name, args, sessionId, ...(callId !== undefined ? { callId } : {}) };
+      if (asksApproval && callId !== undefined)
+        return approvedReply(runtime, { ...request, callId }, context);
+      const signal = context.abortSignal;
+      return runtime.call(request, signal ? { signal } : {});
+    },
+    toModelOutput: (reply: unknown) => toToolOutputForModel(reply as CallReply),
+  });
+}
+
+/** A Baton tool as Mastra takes it. */
+export type BatonMastraTool = ReturnType<typeof batonMastraTool>;
+
+/**
+ * A runtime's tools as Mastra tools, for an `Agent`'s `tools`. Each call goes through
+ * `runtime.call` with the model's tool call id as its id and the run's abort signal as its
+ * cancellation: validated (Baton checks the arguments against the same contract), admitted,
+ * recorded, and moved to the background past its inline budget, when the model is given the
+ * acknowledgement at once. A failure is shown to the model as the error's text.
+ *
+ * A tool that needs approval suspends the run (Mastra keeps its snapshot in the Mastra instance's
+ * storage) with a `BatonApprovalRequest`; resume with `agent.resumeGenerate({ approved }, { runId, toolCallId })`.
+ */
+export function batonMastraTools(
+  runtime: Runtime,
+  { sessionId }: BatonMastraToolsOptions,
+): Record<string, BatonMastraTool> {
+  return Object.fromEntries(
+    runtime.tools
+      .definitions()
+      .map((definition) => [definition.name, batonMastraTool(runtime, definition, sessionId)]),
+  );
+}
