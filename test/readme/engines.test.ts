@@ -13,6 +13,7 @@ const BRIDGES_WITH_AN_IDLE_TURN = [
   'anthropic',
   'claude-agent-sdk',
   'langchain',
+  'livekit',
   'mastra',
   'openai-agents',
 ];
@@ -33,7 +34,7 @@ describe('the Node versions, honestly', () => {
     const result = JSON.parse(
       execFileSync(process.execPath, [join(root, 'scripts', 'engine-warnings.mjs')], { encoding: 'utf8' }),
     ) as { node: string; packages: number; warnings: string[]; examples: Record<string, string> };
-    expect(result.packages).toBe(21);
+    expect(result.packages).toBe(22);
     const major = Number(process.versions.node.split('.')[0]);
     expect(result.warnings).toEqual(major < 22 ? FRAMEWORKS_NEEDING_22 : []);
     // In a project of their own, on the packed packages and the frameworks npm put beside them.
@@ -57,7 +58,7 @@ describe('the Node versions, honestly', () => {
       )
       .map(manifest)
       .filter((each) => !each.private);
-    expect(published).toHaveLength(21);
+    expect(published).toHaveLength(22);
     for (const each of published)
       expect({ [each.name]: each.engines?.node }).toEqual({ [each.name]: repository });
   });

@@ -16,13 +16,19 @@ const IDLE_TURN = [
 ].join('\n');
 
 describe("the examples of the bridges, with each framework's own test double", () => {
-  it.each(['ai-sdk', 'openai-agents', 'anthropic', 'langchain', 'adk', 'claude-agent-sdk', 'mastra'])(
-    '%s: a result that comes back while the user is idle starts a turn of its own',
-    async (bridge) => {
-      const { stdout } = await run(process.execPath, [join(examples, `${bridge}-idle-turn.mjs`)]);
-      expect(stdout).toBe(IDLE_TURN);
-    },
-  );
+  it.each([
+    'ai-sdk',
+    'openai-agents',
+    'anthropic',
+    'langchain',
+    'adk',
+    'claude-agent-sdk',
+    'mastra',
+    'livekit',
+  ])('%s: a result that comes back while the user is idle starts a turn of its own', async (bridge) => {
+    const { stdout } = await run(process.execPath, [join(examples, `${bridge}-idle-turn.mjs`)]);
+    expect(stdout).toBe(IDLE_TURN);
+  });
 });
 
 describe('the example of the Gemini Live bridge, against a local stand-in for the Live endpoint', () => {
