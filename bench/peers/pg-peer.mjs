@@ -6,7 +6,8 @@
 // with one statement (`insert()`, `addJobs()`), the ten lines of caller code a user would write.
 //
 // The reply takes each queue's fastest path: a trigger on the job table NOTIFYs when a job
-// completes, and one LISTEN connection hands it to the waiting caller. pg-boss keeps the handler's
+// completes, on the channel of the process that added it, and that process's one LISTEN
+// connection hands it to the waiting caller. pg-boss keeps the handler's
 // result in the job's `output`, and the notice carries it. graphile-worker keeps no result (a
 // completed job is deleted), so its notice says only which job completed: a reply cheaper than
 // Baton's, which reads the result.
@@ -14,6 +15,11 @@
 // DBOS runs each call as a workflow of one durable step (`add_one`), started and awaited in
 // process (`startWorkflow`, then `getResult`), with its defaults; DBOS is a process-wide singleton,
 // which a process per subject suits.
+//
+// ROLE `both` (the default) is one process that adds jobs and runs them; `adder` only adds them
+// and waits for their completions, `worker` only runs them: the split path, as Baton's client and
+// worker processes are. Start the adders first (one at a time): they make the queue and the
+// completion trigger.
 //
 // Driven by the line protocol of role-protocol.mjs.
 import pg from 'pg';
@@ -24,14 +30,20 @@ countQueries(pg);
 const url = process.env.DATABASE_URL;
 const peer = process.env.PEER;
 const batched = process.env.MODE === 'batched';
-const CHANNEL = 'bench_done';
+const role = process.env.ROLE ?? 'both';
+const adds = role !== 'worker';
+const works = role !== 'adder';
+/** Each adding process hears of its own jobs only: the job carries its channel's suffix. */
+const ADDER = String(process.pid);
+const CHANNEL_PREFIX = 'bench_done_';
+const CHANNEL = `${CHANNEL_PREFIX}${ADDER}`;
 /** Jobs one fetch takes, for both queues: enough to keep 1,000 calls in flight moving. */
 const FETCH = 250;
 
 /** Callers waiting for their job, by the call's number (carried in the job's data). */
 const waiting = new Map();
 const listener = new pg.Client({ connectionString: url });
-if (peer !== 'dbos') await listener.connect();
+if (peer !== 'dbos' && adds) await listener.connect();
 listener.on('notification', ({ payload }) => {
   const [key, result] = payload.split(':');
   const resolve = waiting.get(key);
@@ -63,6 +75,14 @@ function perTick(insertAll) {
     });
 }
 
+/** The completion trigger's function, made (or made again) by each adder, one at a time. */
+const doneFunction = (value) => `
+  create or replace function bench_done() returns trigger language plpgsql as $$
+  begin
+    perform pg_notify('${CHANNEL_PREFIX}' || ${value});
+    return null;
+  end $$;`;
+
 async function startPgBoss() {
   const { PgBoss } = await import('pg-boss');
   const boss = new PgBoss({
@@ -74,22 +94,22 @@ async function startPgBoss() {
   });
   boss.on('error', (error) => process.stderr.write(`pg-boss: ${error.stack}\n`));
   await boss.start();
-  await boss.createQueue('bench', { notify: true });
-  await listener.query(`
-    create function bench_done() returns trigger language plpgsql as $$
-    begin
-      perform pg_notify('${CHANNEL}', (new.data->>'i') || ':' || coalesce(new.output->>'value', ''));
-      return null;
-    end $$;
-    create trigger bench_done after update on pgboss.job
-      for each row when (new.state = 'completed' and old.state <> 'completed') execute function bench_done();
-  `);
-  await boss.work(
-    'bench',
-    { batchSize: FETCH, burstWhenBatchFull: true, perJobResults: true },
-    async (jobs) =>
-      jobs.map((job) => ({ id: job.id, status: 'completed', output: { value: job.data.i + 1 } })),
-  );
+  if (adds) {
+    if (!(await boss.getQueue('bench'))) await boss.createQueue('bench', { notify: true });
+    await listener.query(`
+      ${doneFunction(`(new.data->>'a'), (new.data->>'i') || ':' || coalesce(new.output->>'value', '')`)}
+      create or replace trigger bench_done after update on pgboss.job
+        for each row when (new.state = 'completed' and old.state <> 'completed') execute function bench_done();
+    `);
+  }
+  if (works) {
+    await boss.work(
+      'bench',
+      { batchSize: FETCH, burstWhenBatchFull: true, perJobResults: true },
+      async (jobs) =>
+        jobs.map((job) => ({ id: job.id, status: 'completed', output: { value: job.data.i + 1 } })),
+    );
+  }
   const add = batched
     ? perTick((jobs) =>
         boss.insert(
@@ -108,37 +128,37 @@ async function startGraphileWorker() {
   });
   const utils = await makeWorkerUtils({ connectionString: url, logger });
   await utils.migrate();
-  await listener.query(`
-    create function bench_done() returns trigger language plpgsql as $$
-    begin
-      perform pg_notify('${CHANNEL}', (old.payload->>'i') || ':');
-      return null;
-    end $$;
-    create trigger bench_done after delete on graphile_worker._private_jobs
-      for each row execute function bench_done();
-  `);
-  const runner = await run({
-    connectionString: url,
-    logger,
-    noHandleSignals: true,
-    taskList: { add_one: async (payload) => payload.i + 1 },
-    preset: {
-      worker: {
-        concurrentJobs: 64,
-        maxPoolSize: 10,
-        localQueue: { size: FETCH },
-        completeJobBatchDelay: 0,
-        failJobBatchDelay: 0,
-      },
-    },
-  });
+  if (adds) {
+    await listener.query(`
+      ${doneFunction(`(old.payload->>'a'), (old.payload->>'i') || ':'`)}
+      create or replace trigger bench_done after delete on graphile_worker._private_jobs
+        for each row execute function bench_done();
+    `);
+  }
+  const runner = works
+    ? await run({
+        connectionString: url,
+        logger,
+        noHandleSignals: true,
+        taskList: { add_one: async (payload) => payload.i + 1 },
+        preset: {
+          worker: {
+            concurrentJobs: 64,
+            maxPoolSize: 10,
+            localQueue: { size: FETCH },
+            completeJobBatchDelay: 0,
+            failJobBatchDelay: 0,
+          },
+        },
+      })
+    : undefined;
   const add = batched
     ? perTick((payloads) => utils.addJobs(payloads.map((payload) => ({ identifier: 'add_one', payload }))))
     : (payload) => utils.addJob('add_one', payload);
   return {
     add,
     stop: async () => {
-      await runner.stop();
+      await runner?.stop();
       await utils.release();
     },
   };
@@ -173,17 +193,18 @@ if (peer === 'dbos') {
   });
 } else {
   const queue = peer === 'pg-boss' ? await startPgBoss() : await startGraphileWorker();
-  await listener.query(`listen ${CHANNEL}`);
+  if (adds) await listener.query(`listen ${CHANNEL}`);
   serve({
     async call(i) {
+      if (!adds) throw new Error('a worker process makes no calls');
       const done = new Promise((resolve) => waiting.set(String(i), resolve));
-      await queue.add({ i });
+      await queue.add({ i, a: ADDER });
       const result = await done;
       if (peer === 'pg-boss' && Number(result) !== i + 1) throw new Error(`job ${i} answered ${result}`);
     },
     async stop() {
       await queue.stop();
-      await listener.end();
+      if (adds) await listener.end();
     },
   });
 }
