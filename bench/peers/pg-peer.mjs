@@ -6,8 +6,8 @@
 // with one statement (`insert()`, `addJobs()`), the ten lines of caller code a user would write.
 //
 // The reply takes each queue's fastest path: a trigger on the job table NOTIFYs when a job
-// completes, on the channel of the process that added it, and that process's one LISTEN
-// connection hands it to the waiting caller. pg-boss keeps the handler's
+// completes, and the adding process's one LISTEN connection hands it to the waiting caller (on
+// the split path, each adding process has a channel of its own). pg-boss keeps the handler's
 // result in the job's `output`, and the notice carries it. graphile-worker keeps no result (a
 // completed job is deleted), so its notice says only which job completed: a reply cheaper than
 // Baton's, which reads the result.
@@ -33,10 +33,13 @@ const batched = process.env.MODE === 'batched';
 const role = process.env.ROLE ?? 'both';
 const adds = role !== 'worker';
 const works = role !== 'adder';
-/** Each adding process hears of its own jobs only: the job carries its channel's suffix. */
-const ADDER = String(process.pid);
-const CHANNEL_PREFIX = 'bench_done_';
-const CHANNEL = `${CHANNEL_PREFIX}${ADDER}`;
+/**
+ * Where completions are told. One process with both roles hears of every job on one channel; on
+ * the split path each adding process hears of its own jobs only, the job carrying its channel's
+ * suffix (the one process's jobs and trigger stay as they were before the split path was measured).
+ */
+const ADDER = role === 'adder' ? String(process.pid) : undefined;
+const CHANNEL = ADDER === undefined ? 'bench_done' : `bench_done_${ADDER}`;
 /** Jobs one fetch takes, for both queues: enough to keep 1,000 calls in flight moving. */
 const FETCH = 250;
 
@@ -75,11 +78,14 @@ function perTick(insertAll) {
     });
 }
 
-/** The completion trigger's function, made (or made again) by each adder, one at a time. */
-const doneFunction = (value) => `
+/**
+ * The completion trigger's function, made (or made again) by each adder, one at a time: `job` is
+ * the job's data as the trigger sees it, `value` the notice's payload.
+ */
+const doneFunction = (job, value) => `
   create or replace function bench_done() returns trigger language plpgsql as $$
   begin
-    perform pg_notify('${CHANNEL_PREFIX}' || ${value});
+    perform pg_notify(${ADDER === undefined ? `'${CHANNEL}'` : `'bench_done_' || (${job}->>'a')`}, ${value});
     return null;
   end $$;`;
 
@@ -97,7 +103,7 @@ async function startPgBoss() {
   if (adds) {
     if (!(await boss.getQueue('bench'))) await boss.createQueue('bench', { notify: true });
     await listener.query(`
-      ${doneFunction(`(new.data->>'a'), (new.data->>'i') || ':' || coalesce(new.output->>'value', '')`)}
+      ${doneFunction('new.data', `(new.data->>'i') || ':' || coalesce(new.output->>'value', '')`)}
       create or replace trigger bench_done after update on pgboss.job
         for each row when (new.state = 'completed' and old.state <> 'completed') execute function bench_done();
     `);
@@ -130,7 +136,7 @@ async function startGraphileWorker() {
   await utils.migrate();
   if (adds) {
     await listener.query(`
-      ${doneFunction(`(old.payload->>'a'), (old.payload->>'i') || ':'`)}
+      ${doneFunction('old.payload', `(old.payload->>'i') || ':'`)}
       create or replace trigger bench_done after delete on graphile_worker._private_jobs
         for each row execute function bench_done();
     `);
@@ -198,7 +204,7 @@ if (peer === 'dbos') {
     async call(i) {
       if (!adds) throw new Error('a worker process makes no calls');
       const done = new Promise((resolve) => waiting.set(String(i), resolve));
-      await queue.add({ i, a: ADDER });
+      await queue.add(ADDER === undefined ? { i } : { i, a: ADDER });
       const result = await done;
       if (peer === 'pg-boss' && Number(result) !== i + 1) throw new Error(`job ${i} answered ${result}`);
     },
