@@ -1,6 +1,7 @@
 import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
-import { type Deferred, deferred, memoryStore, SimulatedClock } from '@baton/runtime/testing';
+import { memoryStore } from '@baton/runtime/testing';
+import { agentLoopRuntime } from '@baton/test-support';
 import { type Event, getFunctionCalls, InMemoryRunner, LlmAgent } from '@google/adk';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -35,47 +36,15 @@ const textOf = (events: Event[]) =>
   events.flatMap((event) => event.content?.parts ?? []).flatMap((part) => part.text ?? []);
 
 async function setUp(script: ScriptedAnswer[]) {
-  /** One gate per topic: the test ends each research by hand. */
-  const gates = new Map<string, Deferred<string>>();
-  const gateOf = (topic: string) => {
-    const gate = gates.get(topic) ?? deferred<string>();
-    gates.set(topic, gate);
-    return gate;
-  };
-  const research = defineTool({
-    name: 'research',
-    description: 'Researches a topic; takes minutes',
-    input: z.object({ topic: z.string() }),
-    execution: { mode: 'auto', idempotent: true },
-    execute: ({ topic }) => gateOf(topic).promise,
-  });
-  const archive = defineTool({
-    name: 'archive',
-    description: 'Archives a topic, quietly; takes minutes',
-    input: z.object({ topic: z.string() }),
-    execution: { mode: 'auto', scheduling: 'silent' },
-    execute: ({ topic }) => gateOf(`archive ${topic}`).promise,
-  });
-  const lookUp = defineTool({
-    name: 'look_up',
-    description: 'Looks a word up',
-    input: z.object({ word: z.string() }),
-    execute: ({ word }) => `${word}: a word`,
-  });
-  const deleteFile = defineTool({
-    name: 'delete_file',
-    description: 'Deletes a file',
-    input: z.object({ path: z.string() }),
-    execution: { needsApproval: true },
-    execute: ({ path }) => `deleted ${path}`,
-  });
-  const clock = new SimulatedClock();
-  const runtime = createRuntime({
-    tools: [research, archive, lookUp, deleteFile],
-    store: memoryStore(),
-    clock,
-    inlineBudgetMs: BUDGET_MS,
-  });
+  const { runtime, clock, gateOf } = agentLoopRuntime((gates) => [
+    defineTool({
+      name: 'archive',
+      description: 'Archives a topic, quietly; takes minutes',
+      input: z.object({ topic: z.string() }),
+      execution: { mode: 'auto', scheduling: 'silent' },
+      execute: ({ topic }) => gates(`archive ${topic}`).promise,
+    }),
+  ]);
   opened.push(runtime);
   const model = new ScriptedLlm(script);
   const agent = new LlmAgent({

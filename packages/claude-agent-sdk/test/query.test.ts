@@ -1,12 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineTool } from '@baton/contracts';
-import { createRuntime, type Runtime } from '@baton/runtime';
-import { type Deferred, deferred, memoryStore, SimulatedClock } from '@baton/runtime/testing';
+import type { Runtime } from '@baton/runtime';
+import { agentLoopRuntime } from '@baton/test-support';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { asker, SESSION } from './ask.js';
 import {
   type AnswerBlock,
@@ -40,40 +38,7 @@ const use = (id: string, tool: string, input: Record<string, unknown>): AnswerBl
 ];
 
 function setUp() {
-  const gates = new Map<string, Deferred<string>>();
-  const gateOf = (topic: string) => {
-    const gate = gates.get(topic) ?? deferred<string>();
-    gates.set(topic, gate);
-    return gate;
-  };
-  const clock = new SimulatedClock();
-  const runtime = createRuntime({
-    tools: [
-      defineTool({
-        name: 'research',
-        description: 'Researches a topic; takes minutes',
-        input: z.object({ topic: z.string() }),
-        execution: { mode: 'auto', idempotent: true },
-        execute: ({ topic }) => gateOf(topic).promise,
-      }),
-      defineTool({
-        name: 'look_up',
-        description: 'Looks a word up',
-        input: z.object({ word: z.string() }),
-        execute: ({ word }) => `${word}: a word`,
-      }),
-      defineTool({
-        name: 'delete_file',
-        description: 'Deletes a file',
-        input: z.object({ path: z.string() }),
-        execution: { needsApproval: true },
-        execute: ({ path }) => `deleted ${path}`,
-      }),
-    ],
-    store: memoryStore(),
-    clock,
-    inlineBudgetMs: BUDGET_MS,
-  });
+  const { runtime, clock, gateOf } = agentLoopRuntime();
   opened.push(runtime);
   const ask = asker(runtime, standIn.url, home);
   const promoteWhenStarted = () =>

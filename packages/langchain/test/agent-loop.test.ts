@@ -1,12 +1,10 @@
-import { defineTool } from '@baton/contracts';
-import { createRuntime, type Runtime } from '@baton/runtime';
-import { type Deferred, deferred, memoryStore, SimulatedClock } from '@baton/runtime/testing';
+import type { Runtime } from '@baton/runtime';
+import { agentLoopRuntime } from '@baton/test-support';
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { createAgent } from 'langchain';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import {
   type BatonApprovalRequest,
   batonLangChainTools,
@@ -32,40 +30,7 @@ afterEach(async () => {
 });
 
 function setUp(script: AIMessage[]) {
-  /** One gate per topic: the test ends each research by hand. */
-  const gates = new Map<string, Deferred<string>>();
-  const gateOf = (topic: string) => {
-    const gate = gates.get(topic) ?? deferred<string>();
-    gates.set(topic, gate);
-    return gate;
-  };
-  const research = defineTool({
-    name: 'research',
-    description: 'Researches a topic; takes minutes',
-    input: z.object({ topic: z.string() }),
-    execution: { mode: 'auto', idempotent: true },
-    execute: ({ topic }) => gateOf(topic).promise,
-  });
-  const lookUp = defineTool({
-    name: 'look_up',
-    description: 'Looks a word up',
-    input: z.object({ word: z.string() }),
-    execute: ({ word }) => `${word}: a word`,
-  });
-  const deleteFile = defineTool({
-    name: 'delete_file',
-    description: 'Deletes a file',
-    input: z.object({ path: z.string() }),
-    execution: { needsApproval: true },
-    execute: ({ path }) => `deleted ${path}`,
-  });
-  const clock = new SimulatedClock();
-  const runtime = createRuntime({
-    tools: [research, lookUp, deleteFile],
-    store: memoryStore(),
-    clock,
-    inlineBudgetMs: BUDGET_MS,
-  });
+  const { runtime, clock, gateOf } = agentLoopRuntime();
   opened.push(runtime);
   const model = new ScriptedChatModel(script);
   const agent = createAgent({
