@@ -1,12 +1,11 @@
 import {
   type AnyTool,
-  type CallReply,
   type GeminiFunctionResult,
   taskSupportOf,
   toGeminiFunctionDeclaration,
   toGeminiResponse,
 } from '@baton/contracts';
-import { callAskingApproval, type Runtime } from '@baton/runtime';
+import { callAwaitingApproval, type Runtime, replyOf, runDecided } from '@baton/runtime';
 import { BaseTool, type Context, type RunAsyncToolRequest } from '@google/adk';
 
 export interface BatonAdkToolsOptions {
@@ -89,28 +88,21 @@ class BatonAdkTool extends BaseTool {
     signal: AbortSignal | undefined,
   ): Promise<GeminiFunctionResult | undefined> {
     const runtime = this.#runtime;
-    const { callId } = request;
     const confirmation = toolContext.toolConfirmation;
-    if (confirmation === undefined) {
-      const waits =
-        (await callAskingApproval(runtime, request)) && (await runtime.get(callId))?.approval === 'pending';
-      if (waits) {
-        toolContext.requestConfirmation({
-          hint: `Approve or reject ${this.name} (${JSON.stringify(request.args)}).`,
-          payload: { callId } satisfies BatonConfirmationPayload,
-        });
-        // The turn ends with the question: the model is not asked to say anything of it.
-        toolContext.actions.skipSummarization = true;
-        return undefined;
-      }
-    } else if (confirmation.confirmed) {
-      await runtime.inputs.approve(callId);
-    } else {
-      await runtime.inputs.reject(callId, 'rejected by the user');
+    if (confirmation !== undefined) {
+      return toGeminiResponse(
+        await runDecided(runtime, request, { approved: confirmation.confirmed }, signal),
+      );
     }
-    const reply: CallReply =
-      (await runtime.wait(callId, signal ? { signal } : {})) ?? (await runtime.call(request));
-    return toGeminiResponse(reply);
+    if (!(await callAwaitingApproval(runtime, request)))
+      return toGeminiResponse(await replyOf(runtime, request, signal));
+    toolContext.requestConfirmation({
+      hint: `Approve or reject ${this.name} (${JSON.stringify(request.args)}).`,
+      payload: { callId: request.callId } satisfies BatonConfirmationPayload,
+    });
+    // The turn ends with the question: the model is not asked to say anything of it.
+    toolContext.actions.skipSummarization = true;
+    return undefined;
   }
 }
 

@@ -4,8 +4,9 @@ import {
   BACKGROUND_CONTROL,
   type BackgroundControlTool,
   backgroundControl,
-  callAskingApproval,
+  callAwaitingApproval,
   type Runtime,
+  replyOf,
   runApproved,
 } from '@baton/runtime';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -94,11 +95,10 @@ export function batonMcpServer(
       const definition = own.find((each) => each.name === tool);
       const call = { name: tool, args, sessionId };
       if (definition?.execution.needsApproval !== undefined) {
-        const callId = crypto.randomUUID();
-        const waits = await callAskingApproval(runtime, { ...call, callId });
-        const reply = waits
-          ? await runApproved(runtime, { ...call, callId }, signal)
-          : ((await runtime.wait(callId, { signal })) ?? (await runtime.call({ ...call, callId })));
+        const named = { ...call, callId: crypto.randomUUID() };
+        const reply = (await callAwaitingApproval(runtime, named))
+          ? await runApproved(runtime, named, signal)
+          : await replyOf(runtime, named, signal);
         return replied(reply);
       }
       return replied(await runtime.call(call, { signal }));

@@ -1,5 +1,11 @@
 import { type CallReply, replyText, toJsonSchema } from '@baton/contracts';
-import { callAskingApproval, type Runtime } from '@baton/runtime';
+import {
+  type ApprovalDecision,
+  callAwaitingApproval,
+  type Runtime,
+  replyOf,
+  runDecided,
+} from '@baton/runtime';
 import { ToolMessage } from '@langchain/core/messages';
 import type { ToolCall } from '@langchain/core/messages/tool';
 import type { RunnableConfig } from '@langchain/core/runnables';
@@ -20,12 +26,8 @@ export interface BatonApprovalRequest {
   args: unknown;
 }
 
-/** The value to resume with (`new Command({ resume })`) after a `BatonApprovalRequest`. */
-export interface BatonApprovalDecision {
-  approved: boolean;
-  /** Why not: the model is told it. */
-  reason?: string;
-}
+/** The value to resume with (`new Command({ resume })`) after a `BatonApprovalRequest`; a reason for a rejection is told to the model. */
+export type BatonApprovalDecision = ApprovalDecision;
 
 /** A tool run by a graph is given the model's tool call; the call's id is the Baton call's. */
 const toolCallOf = (config: RunnableConfig | undefined): ToolCall | undefined =>
@@ -44,17 +46,6 @@ function answerOf(reply: CallReply, name: string, toolCall: ToolCall | undefined
     name,
     status: isError ? 'error' : 'success',
   });
-}
-
-/**
- * Asks, through LangGraph's `interrupt()`, whether the call may run, and tells the Baton call. On
- * resume the graph runs the tool again from its start: the Baton call is the same (its id is the
- * tool call's), and `interrupt()` returns the decision.
- */
-async function decided(runtime: Runtime, request: BatonApprovalRequest): Promise<void> {
-  const decision = interrupt<BatonApprovalRequest, BatonApprovalDecision>(request);
-  if (decision?.approved === true) await runtime.inputs.approve(request.callId);
-  else await runtime.inputs.reject(request.callId, decision?.reason ?? 'rejected in the graph');
 }
 
 /**
@@ -85,15 +76,23 @@ export function batonLangChainTools(
         const callId = toolCall?.id;
         const request = { name, args, sessionId, ...(callId !== undefined ? { callId } : {}) };
         if (asksApproval && callId !== undefined) {
-          if (await callAskingApproval(runtime, { ...request, callId })) {
-            const record = await runtime.get(callId);
-            if (record?.approval === 'pending') {
-              await decided(runtime, { type: 'baton_approval', callId, tool: name, args });
-            }
+          const named = { ...request, callId };
+          if (!(await callAwaitingApproval(runtime, named))) {
+            return answerOf(await replyOf(runtime, named, signal), name, toolCall);
           }
-          const reply =
-            (await runtime.wait(callId, signal ? { signal } : {})) ?? (await runtime.call(request));
-          return answerOf(reply, name, toolCall);
+          // On resume the graph runs the tool again from its start: the Baton call is the same (its
+          // id is the tool call's), and `interrupt()` returns the decision.
+          const decision = interrupt<BatonApprovalRequest, BatonApprovalDecision | undefined>({
+            type: 'baton_approval',
+            callId,
+            tool: name,
+            args,
+          });
+          const decided = {
+            approved: decision?.approved === true,
+            reason: decision?.reason ?? 'rejected in the graph',
+          };
+          return answerOf(await runDecided(runtime, named, decided, signal), name, toolCall);
         }
         return answerOf(await runtime.call(request, signal ? { signal } : {}), name, toolCall);
       },

@@ -1,5 +1,11 @@
 import { type AnyTool, type CallReply, toJsonSchema, toToolOutputForModel } from '@baton/contracts';
-import { callAskingApproval, type Runtime } from '@baton/runtime';
+import {
+  type ApprovalDecision,
+  callAwaitingApproval,
+  type Runtime,
+  replyOf,
+  runDecided,
+} from '@baton/runtime';
 import { createTool, type ToolExecutionContext } from '@mastra/core/tools';
 import type { JSONSchema7 } from 'json-schema';
 
@@ -17,11 +23,7 @@ export interface BatonApprovalRequest {
 }
 
 /** The resume data after a `BatonApprovalRequest` (`agent.resumeGenerate(decision, { runId, toolCallId })`). */
-export interface BatonApprovalDecision {
-  approved: boolean;
-  /** Why not: the model is told it. */
-  reason?: string;
-}
+export type BatonApprovalDecision = ApprovalDecision;
 
 /**
  * A call that waits for its approval, through the tool's suspend and resume: the Baton call is made
@@ -34,28 +36,20 @@ async function approvedReply(
   request: { name: string; args: unknown; sessionId: string; callId: string },
   context: ToolExecutionContext,
 ): Promise<CallReply | undefined> {
-  const { callId } = request;
   const decision = context.agent?.resumeData as BatonApprovalDecision | undefined;
-  const suspend = context.agent?.suspend;
-  if (decision === undefined) {
-    const waits =
-      (await callAskingApproval(runtime, request)) && (await runtime.get(callId))?.approval === 'pending';
-    if (waits && suspend !== undefined) {
-      await suspend({
-        type: 'baton_approval',
-        callId,
-        tool: request.name,
-        args: request.args,
-      } satisfies BatonApprovalRequest);
-      return undefined;
-    }
-  } else if (decision.approved) {
-    await runtime.inputs.approve(callId);
-  } else {
-    await runtime.inputs.reject(callId, decision.reason ?? 'rejected by the user');
-  }
   const signal = context.abortSignal;
-  return (await runtime.wait(callId, signal ? { signal } : {})) ?? runtime.call(request);
+  if (decision !== undefined) return runDecided(runtime, request, decision, signal);
+  const suspend = context.agent?.suspend;
+  if (!(await callAwaitingApproval(runtime, request)) || suspend === undefined) {
+    return replyOf(runtime, request, signal);
+  }
+  await suspend({
+    type: 'baton_approval',
+    callId: request.callId,
+    tool: request.name,
+    args: request.args,
+  } satisfies BatonApprovalRequest);
+  return undefined;
 }
 
 /** One Baton tool as a Mastra tool (see `batonMastraTools`). */

@@ -1,7 +1,14 @@
 /** `@baton/runtime`: the actor system that runs tool calls. What this file exports is the public API. */
 
 export type { RuntimeFailure } from '@baton/contracts';
-export { callAskingApproval, runApproved } from './approval-calls.js';
+export {
+  type ApprovalDecision,
+  callAskingApproval,
+  callAwaitingApproval,
+  replyOf,
+  runApproved,
+  runDecided,
+} from './approval-calls.js';
 export {
   type BackgroundCaller,
   type BackgroundControl,
