@@ -140,15 +140,18 @@ export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
   // is of runs a second or two apart, not the per-call peers' several seconds apart; so does each
   // split Baton between its split peers. Every other round runs in the reverse order, so that no
   // subject always comes first.
-  const runOrder: Subject[] = [
+  const batched: Subject[] = [
     peer('graphile-worker batched per tick'),
     batonSubject,
     peer('pg-boss batched per tick'),
-    ...splits.flatMap(({ baton, peers: [graphile, boss] }) => [graphile, baton, boss] as Subject[]),
-    peer('pg-boss per call'),
-    peer('graphile-worker per call'),
-    peer(DBOS),
   ];
+  const splitOrder: Subject[] = splits.flatMap(
+    ({ baton, peers: [graphile, boss] }) => [graphile, baton, boss] as Subject[],
+  );
+  const rest: Subject[] = [peer('pg-boss per call'), peer('graphile-worker per call'), peer(DBOS)];
+  const part = rowPart();
+  const runOrder: Subject[] =
+    part === 'one-process' ? batched : part === 'split' ? splitOrder : [...batched, ...splitOrder, ...rest];
   const results = new Map(
     subjects.map(([subject]) => [
       subject,
@@ -201,6 +204,7 @@ export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
   }
   const rows: Row[] = [];
   for (const [subject, result] of results) {
+    if (result.perSecond.length === 0) continue;
     rows.push(
       {
         measure: MEASURE,
@@ -275,5 +279,17 @@ export async function pgPeers(config: BenchConfig): Promise<Row[] | string> {
       );
     }
   }
-  return rows;
+  // A part of the row leaves the other part's subjects unmeasured, and their ratios with them.
+  return rows.filter((row) => row.values.length > 0 && row.values.every((value) => !Number.isNaN(value)));
+}
+
+/**
+ * `BENCH_PG_PEER_PART`: `one-process` (Baton's one process between the batched peers, with the
+ * row's targets) or `split` (the split subjects) alone, for a change that touches one of them.
+ */
+function rowPart(): 'one-process' | 'split' | 'all' {
+  const part = process.env.BENCH_PG_PEER_PART || 'all';
+  if (part !== 'one-process' && part !== 'split' && part !== 'all')
+    throw new Error(`BENCH_PG_PEER_PART must be one-process, split or all, not ${part}`);
+  return part;
 }
