@@ -138,6 +138,16 @@ export class WriteBatcher {
     return this.#outcome(batch, record.callId);
   }
 
+  /**
+   * Queues the first record of a call under an id this runtime made up, like `record`: the store
+   * may insert it without looking for one stored under its id (see `StoreWrite.firstRecords`).
+   */
+  recordFirst(record: CallRecord): void {
+    const batch = this.#queueRecord(record);
+    batch.firsts ??= new Set();
+    batch.firsts.add(record.callId);
+  }
+
   #queueRecord(record: CallRecord): PendingBatch {
     const batch = this.#batch(record.callId);
     if (!batch.calls.has(record.callId)) {
@@ -222,7 +232,8 @@ export class WriteBatcher {
     // The batch is what its calls were when it left: a write made again (the store was away, or
     // its answer was lost) writes the same rows, never a call's later state beside its old events.
     for (const [callId, record] of batch.calls) batch.calls.set(callId, { ...record });
-    const whole: Required<Omit<StoreWrite, 'newCalls'>> & Pick<StoreWrite, 'newCalls'> = {
+    const whole: Required<Omit<StoreWrite, 'newCalls' | 'firstRecords'>> &
+      Pick<StoreWrite, 'newCalls' | 'firstRecords'> = {
       calls: [...batch.calls.values()],
       events: batch.events,
       notifications: batch.notifications,
@@ -234,6 +245,7 @@ export class WriteBatcher {
       writer: this.#writer,
     };
     if (batch.made) whole.newCalls = [...batch.made];
+    if (batch.firsts) whole.firstRecords = [...batch.firsts];
     let refused: Map<string, unknown> | undefined;
     let parts: Part[] | undefined;
     const startedAt = this.#timed ? performance.now() : 0;
@@ -243,7 +255,7 @@ export class WriteBatcher {
     } catch (error) {
       this.#timed?.({ durationMs: performance.now() - startedAt, rows: rowsOf(whole), ok: false });
       parts = partsOf(batch);
-      refused = await this.#writeApart(parts, error, new Map(), batch.made);
+      refused = await this.#writeApart(parts, error, new Map(), batch);
       batch.refused = refused;
     }
     for (const event of batch.events) {
@@ -282,7 +294,7 @@ export class WriteBatcher {
     parts: readonly Part[],
     error: unknown,
     refused: Map<string, unknown>,
-    made: ReadonlySet<string> | undefined,
+    { made, firsts }: Pick<PendingBatch, 'made' | 'firsts'>,
   ): Promise<Map<string, unknown>> {
     if (parts.length === 1 || this.#store.isUnavailable?.(error)) {
       for (const part of parts) refused.set(part.key, error);
@@ -293,10 +305,12 @@ export class WriteBatcher {
       const write: StoreWrite = { ...joined(half), writer: this.#writer };
       const newCalls = made && half.filter((part) => made.has(part.key)).map((part) => part.key);
       if (newCalls && newCalls.length > 0) write.newCalls = newCalls;
+      const firstRecords = firsts && half.filter((part) => firsts.has(part.key)).map((part) => part.key);
+      if (firstRecords && firstRecords.length > 0) write.firstRecords = firstRecords;
       try {
         await this.#send(write);
       } catch (halfError) {
-        await this.#writeApart(half, halfError, refused, made);
+        await this.#writeApart(half, halfError, refused, { made, firsts });
       }
     }
     return refused;

@@ -4,7 +4,7 @@ import type { StoreWrite } from '@baton/store';
 /** The rows of a write batch, cut into the parts (one call's, or one schedule's) that are written or refused together. */
 
 /** What a batch lists besides the calls: events, notifications, deliveries, artifacts, steps, resolutions, schedules. */
-export type ListedWrite = Exclude<keyof StoreWrite, 'calls' | 'writer' | 'newCalls'>;
+export type ListedWrite = Exclude<keyof StoreWrite, 'calls' | 'writer' | 'newCalls' | 'firstRecords'>;
 
 export type Listed = { [K in ListedWrite]: NonNullable<StoreWrite[K]>[number][] };
 
@@ -33,6 +33,8 @@ export interface PendingBatch extends Listed {
   refused?: Map<string, unknown>;
   /** The calls this batch makes (see `StoreWrite.newCalls`), when it makes any. */
   made?: Set<string>;
+  /** The calls whose first record is in this batch, under ids made up here (see `StoreWrite.firstRecords`). */
+  firsts?: Set<string>;
 }
 
 /** One call's rows of a batch (or one schedule's): what is written or refused together. */
@@ -88,7 +90,7 @@ export function partsOf(batch: PendingBatch): Part[] {
   return [...parts.values()];
 }
 
-export function rowsOf(write: Omit<Required<StoreWrite>, 'newCalls' | 'writer'>): number {
+export function rowsOf(write: Omit<Required<StoreWrite>, 'newCalls' | 'firstRecords' | 'writer'>): number {
   const { calls, events, notifications, deliveries, artifacts, steps, resolutions, schedules } = write;
   return (
     calls.length +

@@ -336,3 +336,46 @@ describe('a runtime cuts its writes by all of its calls in flight', () => {
     expect(sorted[Math.floor(sorted.length / 2)]).toBeGreaterThanOrEqual(200);
   });
 });
+
+describe('a runtime tells its store which records are the first of new calls', () => {
+  it('names the first record of a call under an id it made up (firstRecords), never a later one, nor a caller’s id', async () => {
+    const writes: StoreWrite[] = [];
+    const base = memoryStore();
+    const store: Store = Object.assign(Object.create(base), {
+      async write(batch: StoreWrite) {
+        writes.push(batch);
+        await base.write(batch);
+      },
+    });
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const slow = defineTool({
+      name: 'slow',
+      description: 'waits for the test',
+      input: z.object({}),
+      execute: async () => {
+        await gate;
+        return 'done';
+      },
+    });
+    const runtime = createRuntime({ tools: [slow], store, inlineBudgetMs: 60_000 });
+    await runtime.ready;
+    const made = runtime.call({ name: 'slow', args: {}, sessionId: 's1' });
+    const named = runtime.call({ name: 'slow', args: {}, sessionId: 's1', callId: 'callers-own' });
+    await vi.waitFor(() => expect(writes.flatMap((write) => write.calls ?? [])).toHaveLength(2));
+    open();
+    const [reply] = await Promise.all([made, named]);
+    await runtime.close();
+    const firstOf = (callId: string) =>
+      writes.findIndex((write) => write.calls?.some((r) => r.callId === callId));
+    const first = firstOf(reply.callId);
+    expect(writes[first]?.firstRecords).toEqual([reply.callId]);
+    expect(
+      writes.slice(first + 1).filter((write) => write.calls?.some((r) => r.callId === reply.callId)),
+    ).not.toEqual([]);
+    expect(writes.slice(first + 1).flatMap((write) => write.firstRecords ?? [])).toEqual([]);
+    expect(writes.flatMap((write) => write.firstRecords ?? [])).not.toContain('callers-own');
+  });
+});

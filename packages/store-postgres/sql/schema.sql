@@ -179,6 +179,16 @@ CREATE FUNCTION baton.baton_write_calls(p_call_ids text[], p_call_sessions text[
 $$;
 
 CREATE FUNCTION baton.baton_write_calls(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_created bigint[], p_call_attempts integer[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json, p_new_calls text[]) RETURNS void
+    LANGUAGE sql
+    AS $$
+  SELECT baton_write_calls(
+    p_call_ids, p_call_sessions, p_call_tools, p_call_statuses, p_call_owners, p_call_ended,
+    p_call_created, p_call_attempts, p_call_records, p_row_calls, p_row_sessions, p_row_seqs,
+    p_row_last_seqs, p_row_events, p_notifications, p_artifacts, p_steps, p_schedules,
+    p_resolutions, p_writer, p_sessions, p_notices, p_new_calls, false, false)
+$$;
+
+CREATE FUNCTION baton.baton_write_calls(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_created bigint[], p_call_attempts integer[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json, p_new_calls text[], p_first_try boolean, p_only_new_calls boolean) RETURNS void
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -198,7 +208,25 @@ DECLARE
   inserted_rows bigint;
   fenced_rows bigint;
 BEGIN
-  IF p_call_ids IS NOT NULL THEN
+  IF p_call_ids IS NOT NULL AND p_first_try AND p_only_new_calls THEN
+    PERFORM set_config('baton.keeps_calls', 'on', true);
+    WITH written AS (
+      INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, created_at,
+                         attempt, record)
+      SELECT * FROM unnest(p_call_ids, p_call_sessions, p_call_tools, p_call_statuses, p_call_owners,
+                           p_call_ended, p_call_created, p_call_attempts,
+                           string_to_array(p_call_records, E'\n')::json[])
+      RETURNING position, baton_claimable(status, owner_id, record) AS claimable,
+                baton_holder(status, owner_id, ended_at) AS holder)
+    SELECT array_agg(position), array_agg(claimable), array_agg(holder),
+           coalesce(bool_or(claimable OR holder IS NOT NULL), false)
+      INTO written_positions, written_claimable, written_holders, queue_or_owners FROM written;
+    accepted := p_call_ids;
+    IF queue_or_owners THEN
+      PERFORM baton_keep_calls(written_positions, array_fill(true, ARRAY[cardinality(p_call_ids)]),
+                               written_claimable, written_holders);
+    END IF;
+  ELSIF p_call_ids IS NOT NULL THEN
     PERFORM set_config('baton.keeps_calls', 'on', true);
     WITH input AS MATERIALIZED (
       SELECT * FROM unnest(p_call_ids, p_call_sessions, p_call_tools, p_call_statuses, p_call_owners,
@@ -254,35 +282,50 @@ BEGIN
     PERFORM pg_advisory_xact_lock(key) FROM (
       SELECT DISTINCT hashtext('baton-session:' || session) AS key
       FROM unnest(p_sessions) AS session ORDER BY key) AS keys;
-    WITH input AS MATERIALIZED (
-      SELECT r.call_id, r.seq, r.last_seq, r.session_id, r.events, r.n
-      FROM unnest(p_row_calls, p_row_seqs, p_row_last_seqs, p_row_sessions,
-                  string_to_array(p_row_events, E'\n')::json[]) WITH ORDINALITY
-        AS r(call_id, seq, last_seq, session_id, events, n)
-      WHERE r.call_id IN (SELECT unnest(accepted))
-         OR (r.call_id NOT IN (SELECT unnest(refused)) AND baton_unheld(r.call_id, p_writer))),
-    inserted AS (
-      INSERT INTO event_rows (call_id, seq, last_seq, session_id, events)
-      SELECT call_id, seq, last_seq, session_id, events FROM input ORDER BY n
-      ON CONFLICT (call_id, seq) DO NOTHING
-      RETURNING call_id, seq, last_seq)
-    SELECT array_agg(call_id) FILTER (WHERE seq > 1), array_agg(seq) FILTER (WHERE seq > 1),
-           array_agg(last_seq) FILTER (WHERE seq > 1), count(*), (SELECT count(*) FROM input)
-      INTO later_calls, later_seqs, later_last_seqs, inserted_rows, fenced_rows FROM inserted;
-    IF inserted_rows < fenced_rows THEN
-      -- Rows stored already: the same write made again (its answer was lost), which keeps them as
-      -- they are, or another writer's events under the same numbers, which is refused.
-      SELECT r.call_id, r.seq INTO clash_call, clash_seq
-        FROM unnest(p_row_calls, p_row_seqs, string_to_array(p_row_events, E'\n')::json[])
-          AS r(call_id, seq, events)
-        WHERE (r.call_id IN (SELECT unnest(accepted))
-               OR (r.call_id NOT IN (SELECT unnest(refused)) AND baton_unheld(r.call_id, p_writer)))
-          AND NOT EXISTS (SELECT 1 FROM event_rows AS p
-                          WHERE p.call_id = r.call_id AND p.seq = r.seq AND p.events::text = r.events::text)
-        LIMIT 1;
-      IF FOUND THEN
-        RAISE EXCEPTION 'call % already has other events from %', clash_call, clash_seq
-          USING ERRCODE = 'unique_violation';
+    IF p_first_try THEN
+      WITH inserted AS (
+        INSERT INTO event_rows (call_id, seq, last_seq, session_id, events)
+        SELECT r.call_id, r.seq, r.last_seq, r.session_id, r.events
+        FROM unnest(p_row_calls, p_row_seqs, p_row_last_seqs, p_row_sessions,
+                    string_to_array(p_row_events, E'\n')::json[]) WITH ORDINALITY
+          AS r(call_id, seq, last_seq, session_id, events, n)
+        WHERE r.call_id IN (SELECT unnest(accepted))
+           OR (r.call_id NOT IN (SELECT unnest(refused)) AND baton_unheld(r.call_id, p_writer))
+        ORDER BY n
+        RETURNING call_id, seq, last_seq)
+      SELECT array_agg(call_id), array_agg(seq), array_agg(last_seq)
+        INTO later_calls, later_seqs, later_last_seqs FROM inserted WHERE seq > 1;
+    ELSE
+      WITH input AS MATERIALIZED (
+        SELECT r.call_id, r.seq, r.last_seq, r.session_id, r.events, r.n
+        FROM unnest(p_row_calls, p_row_seqs, p_row_last_seqs, p_row_sessions,
+                    string_to_array(p_row_events, E'\n')::json[]) WITH ORDINALITY
+          AS r(call_id, seq, last_seq, session_id, events, n)
+        WHERE r.call_id IN (SELECT unnest(accepted))
+           OR (r.call_id NOT IN (SELECT unnest(refused)) AND baton_unheld(r.call_id, p_writer))),
+      inserted AS (
+        INSERT INTO event_rows (call_id, seq, last_seq, session_id, events)
+        SELECT call_id, seq, last_seq, session_id, events FROM input ORDER BY n
+        ON CONFLICT (call_id, seq) DO NOTHING
+        RETURNING call_id, seq, last_seq)
+      SELECT array_agg(call_id) FILTER (WHERE seq > 1), array_agg(seq) FILTER (WHERE seq > 1),
+             array_agg(last_seq) FILTER (WHERE seq > 1), count(*), (SELECT count(*) FROM input)
+        INTO later_calls, later_seqs, later_last_seqs, inserted_rows, fenced_rows FROM inserted;
+      IF inserted_rows < fenced_rows THEN
+        -- Rows stored already: the same write made again (its answer was lost), which keeps them as
+        -- they are, or another writer's events under the same numbers, which is refused.
+        SELECT r.call_id, r.seq INTO clash_call, clash_seq
+          FROM unnest(p_row_calls, p_row_seqs, string_to_array(p_row_events, E'\n')::json[])
+            AS r(call_id, seq, events)
+          WHERE (r.call_id IN (SELECT unnest(accepted))
+                 OR (r.call_id NOT IN (SELECT unnest(refused)) AND baton_unheld(r.call_id, p_writer)))
+            AND NOT EXISTS (SELECT 1 FROM event_rows AS p
+                            WHERE p.call_id = r.call_id AND p.seq = r.seq AND p.events::text = r.events::text)
+          LIMIT 1;
+        IF FOUND THEN
+          RAISE EXCEPTION 'call % already has other events from %', clash_call, clash_seq
+            USING ERRCODE = 'unique_violation';
+        END IF;
       END IF;
     END IF;
     IF later_calls IS NOT NULL THEN

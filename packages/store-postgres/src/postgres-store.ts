@@ -37,7 +37,7 @@ import { MIGRATIONS } from './migrations.js';
 import { Channels, controlPayload } from './notices.js';
 import { schemaFound } from './schema-found.js';
 import { isUnavailable } from './unavailable.js';
-import { parametersOf, WRITE } from './write-parameters.js';
+import { parametersOf, secondTry, WRITE } from './write-parameters.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database` */
@@ -81,6 +81,8 @@ function wholeOption(name: string, value: number): number {
   return value;
 }
 const INT8_OID = 20;
+/** The SQLSTATE of a row stored already under the same key. */
+const UNIQUE_VIOLATION = '23505';
 
 /** Times in milliseconds since the epoch are BIGINT; they fit a JavaScript number. */
 const int8AsNumber = ((oid: number, format?: 'text' | 'binary') =>
@@ -239,10 +241,24 @@ export class PostgresStore implements Store {
     ).rows;
   }
 
+  /**
+   * A write's first try inserts the rows it makes without ON CONFLICT, which costs PostgreSQL less.
+   * A row stored already under the same key fails it (unique_violation): the write made again after
+   * its answer was lost, or a clash. The second try is the statement that tells them apart: it takes
+   * the write made again as written, and refuses a clash.
+   */
   async write(batch: StoreWrite): Promise<void> {
     const values = parametersOf(batch, this.#channels);
     await this.#ready;
-    const deliveries = batch.deliveries ?? [];
+    try {
+      await this.#writeOnce(values, batch.deliveries ?? []);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+      await this.#writeOnce(secondTry(values), batch.deliveries ?? []);
+    }
+  }
+
+  async #writeOnce(values: unknown[], deliveries: readonly WebhookDelivery[]): Promise<void> {
     if (deliveries.length === 0) {
       await this.#pool.query({ ...WRITE, values });
       return;

@@ -12,7 +12,7 @@ export const WRITE = {
     $7::bigint[], $8::int[], $9::text,
     $10::text[], $11::text[], $12::int[], $13::int[], $14::text,
     $15::jsonb, $16::jsonb, $17::jsonb, $18::jsonb, $19::jsonb, $20::text, $21::text[], $22::json,
-    $23::text[])`,
+    $23::text[], $24::boolean, $25::boolean)`,
 };
 
 /** The last of each key wins, as it would if the rows were written one after another. */
@@ -74,9 +74,19 @@ function eventRowParameters(rows: readonly EventRow[]): unknown[] {
   ];
 }
 
+/** Whether every call of a batch is new: one it makes, or a first record under an id made up. */
+function onlyNewCalls(records: readonly CallRecord[], { newCalls, firstRecords }: StoreWrite): boolean {
+  const count = (newCalls?.length ?? 0) + (firstRecords?.length ?? 0);
+  if (records.length === 0 || count < records.length) return false;
+  const fresh = new Set([...(newCalls ?? []), ...(firstRecords ?? [])]);
+  return records.every((record) => fresh.has(record.callId));
+}
+
 /**
- * A batch as the parameters of `baton_write_lines` (see migrations.ts), serialised at once: the
- * caller goes on changing the objects it wrote after `write()` returns. The last of each key wins.
+ * A batch as the parameters of `baton_write_calls` (see `sql/`), serialised at once: the caller
+ * goes on changing the objects it wrote after `write()` returns. The last of each key wins. The
+ * last two say that this is the write's first try, which inserts its rows without ON CONFLICT (see
+ * `PostgresStore.write`), and whether its calls are all new: the runtime says so of each.
  */
 export function parametersOf(batch: StoreWrite, channels: Channels): unknown[] {
   const eventRows = eventRowsOf(batch.events ?? []);
@@ -102,5 +112,12 @@ export function parametersOf(batch: StoreWrite, channels: Channels): unknown[] {
     sessions.size === 0 ? null : arrayLiteral([...sessions]),
     notices,
     batch.newCalls === undefined || batch.newCalls.length === 0 ? null : arrayLiteral(batch.newCalls),
+    true,
+    onlyNewCalls(records, batch),
   ];
+}
+
+/** The parameters of a write's second try (see `PostgresStore.write`): those of its first, told so. */
+export function secondTry(values: readonly unknown[]): unknown[] {
+  return [...values.slice(0, -2), false, false];
 }

@@ -23,6 +23,13 @@ export interface StoreWrite {
    * is the one stored (this write made again).
    */
   newCalls?: readonly string[];
+  /**
+   * The calls among `calls` whose first record this is, under an id the runtime made up (no one
+   * else has it): a store may insert them without first looking for one stored under the same id.
+   * Only a hint: such a store finds them stored only when this write is made again (its answer
+   * was lost), and must then take it as it would without the hint.
+   */
+  firstRecords?: readonly string[];
   events?: readonly CallEvent[];
   /** New notifications. */
   notifications?: readonly Notification[];

@@ -337,7 +337,8 @@ export class Intake {
         (error: unknown) => this.#notMadeHere(call, error),
       );
     }
-    writes.save(call);
+    if (request.callId === undefined) writes.saveFirst(call);
+    else writes.save(call);
     return this.#admitted(call);
   }
 

@@ -32,6 +32,11 @@ export class CallWrites {
     if (!call.dropped) this.#writer.record(call.record);
   }
 
+  /** `save` of a call's first record, under an id this runtime made up (see `WriteBatcher.recordFirst`). */
+  saveFirst(call: LiveCall): void {
+    if (!call.dropped) this.#writer.recordFirst(call.record);
+  }
+
   /** `save`, for a caller that waits until the record is written. */
   saved(call: LiveCall): Promise<void> {
     return call.dropped ? Promise.resolve() : this.#writer.recordConfirmed(call.record);
