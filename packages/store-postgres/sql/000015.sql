@@ -35,6 +35,7 @@ DECLARE
 BEGIN
   IF p_call_ids IS NOT NULL AND p_first_try AND p_only_new_calls THEN
     PERFORM set_config('baton.keeps_calls', 'on', true);
+    -- New rows of the calls, the queue and the owners: no row of theirs can be stored already.
     WITH written AS (
       INSERT INTO calls (call_id, session_id, tool_name, status, owner_id, ended_at, created_at,
                          attempt, record)
@@ -42,15 +43,13 @@ BEGIN
                            p_call_ended, p_call_created, p_call_attempts,
                            string_to_array(p_call_records, E'\n')::json[])
       RETURNING position, baton_claimable(status, owner_id, record) AS claimable,
-                baton_holder(status, owner_id, ended_at) AS holder)
-    SELECT array_agg(position), array_agg(claimable), array_agg(holder),
-           coalesce(bool_or(claimable OR holder IS NOT NULL), false)
-      INTO written_positions, written_claimable, written_holders, queue_or_owners FROM written;
+                baton_holder(status, owner_id, ended_at) AS holder),
+    queued AS (INSERT INTO call_queue (position) SELECT position FROM written WHERE claimable),
+    held AS (
+      INSERT INTO call_owners (position, owner_id)
+      SELECT position, holder FROM written WHERE holder IS NOT NULL)
+    SELECT count(*) INTO inserted_rows FROM written;
     accepted := p_call_ids;
-    IF queue_or_owners THEN
-      PERFORM baton_keep_calls(written_positions, array_fill(true, ARRAY[cardinality(p_call_ids)]),
-                               written_claimable, written_holders);
-    END IF;
   ELSIF p_call_ids IS NOT NULL THEN
     PERFORM set_config('baton.keeps_calls', 'on', true);
     WITH input AS MATERIALIZED (

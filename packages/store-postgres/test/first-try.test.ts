@@ -82,4 +82,27 @@ describe('a PostgreSQL write of calls the runtime says are new (firstRecords)', 
     expect((await store.listEvents('c1')).map((stored) => stored.at)).toEqual([1, 2]);
     await store.close();
   });
+
+  it('queues the new calls a worker may claim, and no other', async () => {
+    const store = storeOfItsOwn();
+    const waiting = makeCallRecord({ callId: 'c1', createdAt: 1 });
+    const pending = makeCallRecord({ callId: 'c2', createdAt: 2, approval: 'pending' });
+    const ended = makeCallRecord({ callId: 'c3', createdAt: 3, status: 'succeeded', endedAt: 3 });
+    const next = makeCallRecord({ callId: 'c4', createdAt: 4 });
+    await store.write({ calls: [waiting, pending, ended, next], firstRecords: ['c1', 'c2', 'c3', 'c4'] });
+    const claimed = await store.claimQueued('worker-1', 10);
+    expect(claimed.map(({ record }) => record.callId)).toEqual(['c1', 'c4']);
+    expect(await store.claimQueued('worker-2', 10)).toEqual([]);
+    await store.close();
+  });
+
+  it('keeps who holds the new unfinished calls, for the recovery of a process gone', async () => {
+    const store = storeOfItsOwn();
+    const running = makeCallRecord({ callId: 'c1', status: 'inline', ownerId: 'gone' });
+    const ended = makeCallRecord({ callId: 'c2', status: 'succeeded', endedAt: 2, ownerId: 'gone' });
+    await store.write({ calls: [running, ended], firstRecords: ['c1', 'c2'], writer: 'gone' });
+    const taken = await store.claimCalls(['gone'], 'heir');
+    expect(taken.map((record) => [record.callId, record.ownerId])).toEqual([['c1', 'heir']]);
+    await store.close();
+  });
 });
