@@ -492,6 +492,27 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
       expect(await store.listSteps('c1')).toEqual([{ callId: 'c1', stepId: 'fetch', value: 1 }]);
     });
 
+    it('takes a write of first records made again (its answer lost) as written, and a wrong hint as no hint', async () => {
+      const records = ['c1', 'c2'].map((callId) =>
+        makeCallRecord({ callId, status: 'succeeded', endedAt: 5 }),
+      );
+      const write: StoreWrite = {
+        calls: records,
+        events: records.map((record) => statusEvent(record.callId, 1)),
+        firstRecords: ['c1', 'c2'],
+      };
+      await store.write(write);
+      await store.write(write);
+      expect(await store.getCalls(['c1', 'c2'])).toEqual(records);
+      expect((await store.listSessionEvents('s1')).map(({ event }) => event.callId)).toEqual(['c1', 'c2']);
+      // A record named first that is not: the write changes the stored call as it would unnamed.
+      const queued = makeCallRecord({ callId: 'c3' });
+      await store.write({ calls: [queued], events: [statusEvent('c3', 1)] });
+      const started = { ...queued, status: 'inline' as const };
+      await store.write({ calls: [started], events: [statusEvent('c3', 2)], firstRecords: ['c3'] });
+      expect(await store.getCall('c3')).toEqual(started);
+    });
+
     it('refuses a write that makes a call whose id is taken, whole; the same write made again is taken', async () => {
       const first = makeCallRecord({ callId: 'c1', createdAt: 1 });
       const make = (record: CallRecord): StoreWrite => ({
