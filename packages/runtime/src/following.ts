@@ -4,6 +4,7 @@ import type { SessionEvent, Store, StoreNotice } from '@baton/store';
 import { EMPTY, filter, firstValueFrom, merge, Observable, repeat, Subject, share } from 'rxjs';
 import type { Timers } from './call/timers.js';
 import { type FollowOptions, followStore } from './follow-store.js';
+import { queuedEventOf } from './shared/queued-event.js';
 
 /** The bus's event when it is the one after `seq` (the bus tells of each call's events in order). */
 function nextEvent(signal: unknown, seq: number): CallEvent | undefined {
@@ -16,7 +17,7 @@ export type FollowTarget = { callId: string; after?: number } | { sessionId: str
 
 export interface FollowingDeps {
   bus: EventBus;
-  store: Pick<Store, 'listEvents' | 'listSessionEvents' | 'listen'>;
+  store: Pick<Store, 'listEvents' | 'listSessionEvents' | 'listen' | 'getCall'>;
   timers: Pick<Timers, 'background' | 'cancelBackground'>;
   pollMs: number;
   /** This runtime's `StoreWrite.writer`: the events it stores reach its followers through its bus. */
@@ -69,7 +70,10 @@ export class Following {
         this.storedElsewhere((ids) => ids.callIds.includes(callId)),
         this.ticks(),
       );
-      const read = (seq: number, limit: number) => store.listEvents(callId, seq + 1, limit);
+      const read = async (seq: number, limit: number) => {
+        const events = await store.listEvents(callId, seq + 1, limit);
+        return seq === 0 && events.length === 0 ? this.#waitingToBeClaimed(callId) : events;
+      };
       const readFirst = !options?.fresh;
       return followStore(
         stored$,
@@ -96,6 +100,15 @@ export class Following {
       !options?.fresh,
       options,
     );
+  }
+
+  /**
+   * A call with no event stored: one that a client stored for the workers, whose `queued` event the
+   * worker that claims it stores (see `queuedEventOf`). Until then its record shows it queued.
+   */
+  async #waitingToBeClaimed(callId: string): Promise<CallEvent[]> {
+    const record = await this.deps.store.getCall(callId);
+    return record?.status === 'queued' ? [queuedEventOf(record)] : [];
   }
 
   /**

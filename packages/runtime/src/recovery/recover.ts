@@ -12,6 +12,8 @@ import type { Failures } from '../log.js';
 import { INTERRUPTED_MESSAGE, LOST_CLAIM_MESSAGE } from '../messages.js';
 import type { StoreOutage } from '../ride-out.js';
 import type { Settings } from '../settings.js';
+import { queuedEventOf } from '../shared/queued-event.js';
+import type { WriteBatcher } from '../write-batcher.js';
 import { goneInstances, thisInstance, unregisteredTool } from './instances.js';
 
 export interface RecoveryDeps {
@@ -22,6 +24,7 @@ export interface RecoveryDeps {
     'heartbeat' | 'registerInstance' | 'getCall' | 'listInstances' | 'claimCalls' | 'listEvents' | 'heldBy'
   >;
   registry: CallRegistry;
+  writer: Pick<WriteBatcher, 'add'>;
   slots: Pick<Slots, 'release'>;
   timers: Pick<Timers, 'clearAll'>;
   send: Send;
@@ -172,13 +175,16 @@ export class Recovery {
    * other fails with `interrupted`.
    */
   readonly recover = async (orphan: CallRecord): Promise<void> => {
-    const { registry, tools, store, settings, send } = this.deps;
+    const { registry, tools, store, settings, send, writer } = this.deps;
     // A copy this instance still holds from before it lost the call is stale now.
     const stale = registry.get(orphan.callId);
     if (stale) this.drop(stale);
     const tool = tools.get(orphan.toolName);
-    const lastSeq = (await store.listEvents(orphan.callId)).at(-1)?.seq ?? 0;
+    const storedSeq = (await store.listEvents(orphan.callId)).at(-1)?.seq ?? 0;
     const record = changeableCopy(orphan, { ownerId: settings.instanceId });
+    // A client's call whose worker died before it stored the call's first event (see queuedEventOf).
+    if (storedSeq === 0) writer.add('events', queuedEventOf(record));
+    const lastSeq = storedSeq === 0 ? 1 : storedSeq;
     const awaitsApproval = tool !== undefined && orphan.approval === 'pending';
     const runsAgain =
       tool !== undefined &&

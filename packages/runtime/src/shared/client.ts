@@ -12,6 +12,7 @@ import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
 import type { Settings, ToolSettings } from '../settings.js';
 import type { WriteBatcher } from '../write-batcher.js';
+import { queuedEventOf } from './queued-event.js';
 import { RemoteReplies } from './remote-replies.js';
 
 export interface ClientDeps {
@@ -55,8 +56,10 @@ export class SharedClient {
       detached ? { detached } : { detached, replyTo: settings.instanceId },
     );
     const reason = approval ? ('approval' as const) : ('mode' as const);
-    writer.add('events', writes.stamp({ type: 'queued', mode: record.mode, to: 'queued' }, record, 1));
+    // A call its caller waits for is stored without events: the worker that claims it stores its
+    // `queued` event (see queuedEventOf). One answered at once has it, and `backgrounded`, now.
     if (record.detached) {
+      writer.add('events', queuedEventOf(record));
       const backgrounded = {
         type: 'backgrounded' as const,
         reason,
@@ -156,6 +159,8 @@ export class SharedClient {
       released,
       acknowledgement === undefined ? { detached: true } : { detached: true, acknowledgement },
     );
+    // Never claimed before: its `queued` event is stored with this one, as a worker's would be.
+    if (lastSeq === 0) writer.add('events', queuedEventOf(record));
     const afterMs = clock.now() - record.createdAt;
     const event = {
       type: 'backgrounded' as const,
@@ -164,7 +169,7 @@ export class SharedClient {
       from: 'queued' as const,
       to: 'queued' as const,
     };
-    writer.add('events', writes.stamp(event, record, lastSeq + 1));
+    writer.add('events', writes.stamp(event, record, (lastSeq === 0 ? 1 : lastSeq) + 1));
     // A refusal ends nothing here: the call stays the workers' to run, and the caller is not told twice.
     await writer
       .recordConfirmed(record)

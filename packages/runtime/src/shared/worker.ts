@@ -11,6 +11,7 @@ import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
 import type { Settings } from '../settings.js';
 import type { WriteBatcher } from '../write-batcher.js';
+import { queuedEventOf } from './queued-event.js';
 
 export interface WorkerDeps {
   settings: Pick<Settings, 'instanceId' | 'role' | 'limits'>;
@@ -19,7 +20,7 @@ export interface WorkerDeps {
   registry: CallRegistry;
   slots: Slots;
   timers: Pick<Timers, 'clearAll'>;
-  writer: Pick<WriteBatcher, 'record' | 'recordConfirmed'>;
+  writer: Pick<WriteBatcher, 'add' | 'record' | 'recordConfirmed'>;
   send: Send;
   failures: Failures;
   following: Pick<Following, 'heardOrPolled'>;
@@ -222,7 +223,14 @@ export class SharedWorker {
       return registry.get(claimed.callId);
     }
     const record = changeableCopy(claimed, { ownerId: settings.instanceId });
-    const call = registry.create({ record, tool, args: validated.value, lastSeq });
+    // A call its client stored without events: its `queued` event is the first this worker stores.
+    if (lastSeq === 0) writer.add('events', queuedEventOf(record));
+    const call = registry.create({
+      record,
+      tool,
+      args: validated.value,
+      lastSeq: lastSeq === 0 ? 1 : lastSeq,
+    });
     call.adopted = true;
     writer.record(record);
     if (run) send(call, { type: 'ADMIT' });

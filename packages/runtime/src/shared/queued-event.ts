@@ -1,0 +1,13 @@
+import type { CallEvent, CallRecord } from '@baton/contracts';
+
+/**
+ * The `queued` event of a call that a client stored for the workers, made from its record alone.
+ * The client stores no event of a call it waits for: its write is the record and its place in the
+ * queue, with no event row and no lock on the session's events. The worker that claims the call
+ * stores this event, the first of the call's, with its own; a follower that reads the call before
+ * then is shown the same event from the record (see Following).
+ */
+export function queuedEventOf(record: CallRecord): CallEvent {
+  const { callId, sessionId, toolName, mode, createdAt } = record;
+  return { type: 'queued', mode, to: 'queued', callId, sessionId, toolName, seq: 1, at: createdAt };
+}
