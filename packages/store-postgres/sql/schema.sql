@@ -189,6 +189,20 @@ CREATE FUNCTION baton.baton_write_calls(p_call_ids text[], p_call_sessions text[
 $$;
 
 CREATE FUNCTION baton.baton_write_calls(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_created bigint[], p_call_attempts integer[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json, p_new_calls text[], p_first_try boolean, p_only_new_calls boolean) RETURNS void
+    LANGUAGE sql
+    AS $$
+  SELECT baton_write_calls(
+    p_call_ids, p_call_sessions, p_call_tools, p_call_statuses, p_call_owners, p_call_ended,
+    p_call_created, p_call_attempts, p_call_records, p_row_calls, p_row_sessions, p_row_seqs,
+    p_row_last_seqs, p_row_events, p_notifications, p_artifacts, p_steps, p_schedules,
+    p_resolutions, p_writer, p_sessions,
+    (SELECT array_agg(e->>0 ORDER BY n) FROM json_array_elements(p_notices) WITH ORDINALITY AS t(e, n)),
+    (SELECT string_agg((e->1)::text, E'\n' ORDER BY n)
+     FROM json_array_elements(p_notices) WITH ORDINALITY AS t(e, n)),
+    p_new_calls, p_first_try, p_only_new_calls, false)
+$$;
+
+CREATE FUNCTION baton.baton_write_calls(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_created bigint[], p_call_attempts integer[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notice_channels text[], p_notice_payloads text, p_new_calls text[], p_first_try boolean, p_only_new_calls boolean, p_only_stored_calls boolean) RETURNS void
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -199,7 +213,6 @@ DECLARE
   later_last_seqs int[];
   clash_call text;
   clash_seq int;
-  entry json;
   written_positions bigint[];
   written_added boolean[];
   written_claimable boolean[];
@@ -225,6 +238,28 @@ BEGIN
       SELECT position, holder FROM written WHERE holder IS NOT NULL)
     SELECT count(*) INTO inserted_rows FROM written;
     accepted := p_call_ids;
+  ELSIF p_call_ids IS NOT NULL AND p_first_try AND p_only_stored_calls THEN
+    PERFORM set_config('baton.keeps_calls', 'on', true);
+    WITH written AS (
+      UPDATE calls SET status = r.status, owner_id = r.owner_id, ended_at = r.ended_at,
+                       attempt = r.attempt, record = r.record
+      FROM unnest(p_call_ids, p_call_statuses, p_call_owners, p_call_ended, p_call_attempts,
+                  string_to_array(p_call_records, E'\n')::json[])
+        AS r(call_id, status, owner_id, ended_at, attempt, record)
+      WHERE calls.call_id = r.call_id
+        AND (p_writer IS NULL OR ((calls.owner_id IS NULL OR calls.owner_id = p_writer)
+                                  AND calls.ended_at IS NULL))
+        AND calls.attempt <= r.attempt
+      RETURNING calls.position, baton_claimable(calls.status, calls.owner_id, calls.record) AS claimable,
+                baton_holder(calls.status, calls.owner_id, calls.ended_at) AS holder)
+    SELECT count(*), array_agg(position), array_agg(false), array_agg(claimable), array_agg(holder)
+      INTO inserted_rows, written_positions, written_added, written_claimable, written_holders
+      FROM written;
+    IF inserted_rows < cardinality(p_call_ids) THEN
+      RAISE EXCEPTION 'a call of the write is not stored as it expects' USING ERRCODE = 'unique_violation';
+    END IF;
+    accepted := p_call_ids;
+    PERFORM baton_keep_calls(written_positions, written_added, written_claimable, written_holders);
   ELSIF p_call_ids IS NOT NULL THEN
     PERFORM set_config('baton.keeps_calls', 'on', true);
     WITH input AS MATERIALIZED (
@@ -380,16 +415,15 @@ BEGIN
     FROM jsonb_array_elements(p_resolutions) AS x
     ON CONFLICT (key) DO NOTHING;
   END IF;
-  FOR entry IN SELECT e FROM json_array_elements(p_notices) AS e LOOP
-    IF cardinality(refused) > 0 AND entry->1->'records' IS NOT NULL THEN
-      -- A record refused was not stored: its client is told which calls to read, not what it was.
-      PERFORM pg_notify(entry->>0, json_build_object(
-        'type', 'events', 'callIds', entry->1->'callIds', 'sessionIds', entry->1->'sessionIds',
-        'writer', entry->1->'writer')::text);
-    ELSE
-      PERFORM pg_notify(entry->>0, (entry->1)::text);
-    END IF;
-  END LOOP;
+  IF p_notice_channels IS NOT NULL THEN
+    -- A record refused was not stored: its client is told which calls to read, not what it was.
+    PERFORM pg_notify(n.channel, CASE
+        WHEN cardinality(refused) = 0 OR strpos(n.payload, '"records":[') = 0 THEN n.payload
+        ELSE (SELECT json_build_object('type', 'events', 'callIds', p->'callIds',
+                                       'sessionIds', p->'sessionIds', 'writer', p->'writer')::text
+              FROM (SELECT n.payload::json AS p) AS parsed) END)
+      FROM unnest(p_notice_channels, string_to_array(p_notice_payloads, E'\n')) AS n(channel, payload);
+  END IF;
   PERFORM set_config('baton.keeps_calls', 'off', true);
 END;
 $$;

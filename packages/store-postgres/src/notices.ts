@@ -49,11 +49,15 @@ function hashOf(text: string): string {
 }
 
 /**
- * The notices to send at a commit, as the JSON array `baton_write_notifying` takes: an entry
- * `[channel, notice]` each, in order. The notices are JSON already and go in as they are: nothing
- * escapes them again (a text[] parameter had pg escape every quote of every one). Null for none.
+ * The notices to send at a commit, as `baton_write_calls` takes them: the channel of each, and each
+ * notice's JSON, in order. The notices are JSON already and go in as they are, on a line each:
+ * nothing escapes them again (a text[] parameter had pg escape every quote of every one), and the
+ * statement parses none of them.
  */
-export type NoticesJson = string | null;
+export interface Notices {
+  channels: string[];
+  payloads: string[];
+}
 
 /** A call a notice names. */
 interface Named {
@@ -74,12 +78,14 @@ export function noticesOf(
   sessionOf: ReadonlyMap<string, string>,
   channels: Channels,
   recordJson: ReadonlyMap<string, string>,
-): NoticesJson {
+): Notices {
   const { writer } = batch;
-  const entries: string[] = [];
+  const notices: Notices = { channels: [], payloads: [] };
   const add = (channel: string, payloads: readonly string[]) => {
-    const name = JSON.stringify(channel);
-    for (const payload of payloads) entries.push(`[${name},${payload}]`);
+    for (const payload of payloads) {
+      notices.channels.push(channel);
+      notices.payloads.push(payload);
+    }
   };
   const named = [...sessionOf].map(([callId, sessionId]) => ({ callId, sessionId }));
   add(channels.events, eventsNotices(named, writer));
@@ -99,7 +105,7 @@ export function noticesOf(
   if ((batch.calls ?? []).some((record) => record.status === 'queued' && record.ownerId === undefined)) {
     add(channels.work, [JSON.stringify({ type: 'queued' } satisfies StoreNotice)]);
   }
-  return entries.length === 0 ? null : `[${entries.join(',')}]`;
+  return notices;
 }
 
 /** Where the records go in a notice, at its end: `,"records":[` and then `]`. */

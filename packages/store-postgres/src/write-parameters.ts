@@ -11,8 +11,8 @@ export const WRITE = {
   text: `SELECT baton_write_calls($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[],
     $7::bigint[], $8::int[], $9::text,
     $10::text[], $11::text[], $12::int[], $13::int[], $14::text,
-    $15::jsonb, $16::jsonb, $17::jsonb, $18::jsonb, $19::jsonb, $20::text, $21::text[], $22::json,
-    $23::text[], $24::boolean, $25::boolean)`,
+    $15::jsonb, $16::jsonb, $17::jsonb, $18::jsonb, $19::jsonb, $20::text, $21::text[], $22::text[],
+    $23::text, $24::text[], $25::boolean, $26::boolean, $27::boolean)`,
 };
 
 /** The last of each key wins, as it would if the rows were written one after another. */
@@ -74,19 +74,28 @@ function eventRowParameters(rows: readonly EventRow[]): unknown[] {
   ];
 }
 
-/** Whether every call of a batch is new: one it makes, or a first record under an id made up. */
-function onlyNewCalls(records: readonly CallRecord[], { newCalls, firstRecords }: StoreWrite): boolean {
+/**
+ * Whether every call of a batch is new (one it makes, or a first record under an id made up), or
+ * every one is stored already (none is either): the runtime says so of each.
+ */
+function callsAre(
+  records: readonly CallRecord[],
+  { newCalls, firstRecords }: StoreWrite,
+): 'new' | 'stored' | 'both' | undefined {
+  if (records.length === 0) return undefined;
   const count = (newCalls?.length ?? 0) + (firstRecords?.length ?? 0);
-  if (records.length === 0 || count < records.length) return false;
+  if (count === 0) return 'stored';
   const fresh = new Set([...(newCalls ?? []), ...(firstRecords ?? [])]);
-  return records.every((record) => fresh.has(record.callId));
+  const made = records.filter((record) => fresh.has(record.callId)).length;
+  return made === records.length ? 'new' : made === 0 ? 'stored' : 'both';
 }
 
 /**
  * A batch as the parameters of `baton_write_calls` (see `sql/`), serialised at once: the caller
  * goes on changing the objects it wrote after `write()` returns. The last of each key wins. The
- * last two say that this is the write's first try, which inserts its rows without ON CONFLICT (see
- * `PostgresStore.write`), and whether its calls are all new: the runtime says so of each.
+ * last three say that this is the write's first try, which inserts its rows without ON CONFLICT
+ * and updates stored calls with a plain UPDATE (see `PostgresStore.write`), and whether its calls
+ * are all new, or all stored already.
  */
 export function parametersOf(batch: StoreWrite, channels: Channels): unknown[] {
   const eventRows = eventRowsOf(batch.events ?? []);
@@ -100,6 +109,7 @@ export function parametersOf(batch: StoreWrite, channels: Channels): unknown[] {
   );
   const notices = noticesOf(batch, sessionOf, channels, recordJson);
   const sessions = new Set(sessionOf.values());
+  const calls = callsAre(records, batch);
   return [
     ...callParameters(records, json),
     ...eventRowParameters(eventRows),
@@ -110,14 +120,16 @@ export function parametersOf(batch: StoreWrite, channels: Channels): unknown[] {
     jsonRows(batch.resolutions ?? []),
     batch.writer ?? null,
     sessions.size === 0 ? null : arrayLiteral([...sessions]),
-    notices,
+    notices.channels.length === 0 ? null : arrayLiteral(notices.channels),
+    notices.channels.length === 0 ? null : notices.payloads.join('\n'),
     batch.newCalls === undefined || batch.newCalls.length === 0 ? null : arrayLiteral(batch.newCalls),
     true,
-    onlyNewCalls(records, batch),
+    calls === 'new',
+    calls === 'stored',
   ];
 }
 
 /** The parameters of a write's second try (see `PostgresStore.write`): those of its first, told so. */
 export function secondTry(values: readonly unknown[]): unknown[] {
-  return [...values.slice(0, -2), false, false];
+  return [...values.slice(0, -3), false, false, false];
 }

@@ -1,5 +1,5 @@
 import type { CallEvent, CallRecord } from '@baton/contracts';
-import type { StoreWrite } from '@baton/store';
+import type { NoticeTopic, Store, StoreNotice, StoreWrite } from '@baton/store';
 import { makeCallRecord } from '@baton/store/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
@@ -106,3 +106,74 @@ describe('a PostgreSQL write of calls the runtime says are new (firstRecords)', 
     await store.close();
   });
 });
+
+// A write whose calls the runtime names none of as new takes them as stored already: its first try
+// updates them with a plain UPDATE, and any it does not find so fails it, for the second try.
+describe('a PostgreSQL write of calls stored already', () => {
+  it("updates them, keeps the queue and the owners, and tells the waiting client with the call's record", async () => {
+    const store = storeOfItsOwn();
+    const queued = makeCallRecord({ callId: 'c1', replyTo: 'client-1' });
+    await store.write({ calls: [queued], newCalls: ['c1'] });
+    const [claimed] = await store.claimQueued('worker-1', 1);
+    expect(claimed?.record.ownerId).toBe('worker-1');
+    const replies = listening(store, { type: 'replies', to: 'client-1' });
+    await replies.next('listening');
+    const running = { ...queued, status: 'inline' as const, ownerId: 'worker-1' };
+    await store.write({ calls: [running], events: [event(running, 1)], writer: 'worker-1' });
+    expect((await store.claimCalls(['worker-1'], 'heir')).map((record) => record.callId)).toEqual(['c1']);
+    const ended = { ...running, status: 'succeeded' as const, endedAt: 5, ownerId: 'heir', attempt: 1 };
+    await store.write({ calls: [ended], events: [event(ended, 2)], writer: 'heir' });
+    expect(await store.getCall('c1')).toEqual(ended);
+    // Ended: held by no one, and in no queue.
+    expect(await store.claimCalls(['heir'], 'another')).toEqual([]);
+    expect(await store.claimQueued('worker-2', 10)).toEqual([]);
+    expect(await replies.next('events')).toMatchObject({
+      callIds: ['c1'],
+      records: [ended],
+      writer: 'heir',
+    });
+    replies.stop();
+    await store.close();
+  });
+
+  it('writes one not stored, refuses one fenced, and takes one made again as written, beside the others', async () => {
+    const store = storeOfItsOwn();
+    const mine = makeCallRecord({ callId: 'mine', status: 'inline', ownerId: 'w1' });
+    const theirs = makeCallRecord({ callId: 'theirs', status: 'inline', ownerId: 'w2' });
+    await store.write({ calls: [mine, theirs], newCalls: ['mine', 'theirs'] });
+    const ended = { ...mine, status: 'succeeded' as const, endedAt: 5 };
+    const again: StoreWrite = { calls: [ended], events: [event(ended, 1)], writer: 'w1' };
+    await store.write(again);
+    await store.write(again);
+    expect(await store.getCall('mine')).toEqual(ended);
+    expect((await store.listEvents('mine')).map((stored) => stored.seq)).toEqual([1]);
+    // Not stored (no hint said it was new), and another's: the one written, the other refused.
+    const unnamed = makeCallRecord({ callId: 'unnamed', status: 'inline', ownerId: 'w1' });
+    const late = { ...theirs, status: 'failed' as const, endedAt: 6, ownerId: 'w1' };
+    await store.write({ calls: [unnamed, late], events: [event(unnamed, 1), event(late, 1)], writer: 'w1' });
+    expect(await store.getCall('unnamed')).toEqual(unnamed);
+    expect(await store.getCall('theirs')).toEqual(theirs);
+    expect(await store.listEvents('theirs')).toEqual([]);
+    await store.close();
+  });
+});
+
+/** What a store's listener hears on a topic: `next(type)` resolves with the first notice of that type. */
+function listening(store: Store, topic: NoticeTopic) {
+  const heard: StoreNotice[] = [];
+  let wake = () => {};
+  const stop = store.listen?.((notice) => {
+    heard.push(notice);
+    wake();
+  }, topic);
+  const next = async (type: StoreNotice['type']): Promise<StoreNotice> => {
+    for (;;) {
+      const found = heard.find((notice) => notice.type === type);
+      if (found) return found;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+    }
+  };
+  return { next, stop: () => stop?.() };
+}

@@ -2,11 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallEvent } from '@baton/contracts';
+import type { StoreNotice } from '@baton/store';
 import { makeCallRecord } from '@baton/store/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
 import { MIGRATIONS } from '../src/migrations.js';
+import { Channels } from '../src/notices.js';
 import { type ThrowawayPostgres, throwawayPostgres } from '../src/testing.js';
 
 let server: ThrowawayPostgres;
@@ -272,6 +274,75 @@ describe('PostgreSQL migrations on a database of an earlier version', () => {
         'old4',
       ]);
     } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+  it('takes the writes of a process of step 15 (its notices as JSON) while this one starts: stored, and each notice heard as it was sent', async () => {
+    const schema = `step_15_writes_${process.pid}`;
+    const store = postgresStore({ connectionString: server.url, schema });
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    let stop: (() => void) | undefined;
+    try {
+      let listened = () => {};
+      const listening = new Promise<void>((resolve) => {
+        listened = resolve;
+      });
+      const heard = new Promise<StoreNotice>((resolve) => {
+        stop = store.listen?.(
+          (notice) => {
+            if (notice.type === 'listening') listened();
+            if (notice.type === 'events') resolve(notice);
+          },
+          { type: 'events' },
+        );
+      });
+      // The store opens (and migrates) first, and listens.
+      await store.getCall('opened');
+      await listening;
+      const record = makeCallRecord({ callId: 'c1', sessionId: 's' });
+      const told = { type: 'events', callIds: ['c1'], sessionIds: ['s'], writer: 'previous' };
+      await client.query(`SET search_path = ${schema}`);
+      // The statement of step 15's store, as it was written: its notices a JSON array of [channel, notice].
+      await client.query(
+        `SELECT baton_write_calls($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[],
+           $7::bigint[], $8::int[], $9::text, $10::text[], $11::text[], $12::int[], $13::int[], $14::text,
+           $15::jsonb, $16::jsonb, $17::jsonb, $18::jsonb, $19::jsonb, $20::text, $21::text[], $22::json,
+           $23::text[], $24::boolean, $25::boolean)`,
+        [
+          ['c1'],
+          ['s'],
+          [record.toolName],
+          [record.status],
+          [null],
+          [null],
+          [record.createdAt],
+          [record.attempt],
+          JSON.stringify(record),
+          ['c1'],
+          ['s'],
+          [1],
+          [1],
+          JSON.stringify([event('c1', 1)]),
+          null,
+          null,
+          null,
+          null,
+          null,
+          'previous',
+          ['s'],
+          JSON.stringify([[new Channels(schema).events, told]]),
+          null,
+          true,
+          true,
+        ],
+      );
+      expect(await heard).toEqual(told);
+      expect(await store.getCall('c1')).toEqual(record);
+      expect(await store.listEvents('c1')).toEqual([event('c1', 1)]);
+    } finally {
+      stop?.();
       await client.end();
       await store.close();
     }
