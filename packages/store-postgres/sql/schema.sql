@@ -18,6 +18,7 @@ $$;
 
 CREATE FUNCTION baton.baton_claim(p_owner text, p_limit integer, p_call_id text) RETURNS TABLE(claimed_position bigint, claimed_record json, claimed_owner text, claimed_last_seq integer, claimed_requests json)
     LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
   taken bigint[];
@@ -34,24 +35,40 @@ BEGIN
         AND baton_claimable(c.status, c.owner_id, c.record)
       RETURNING c.position)
     SELECT array_agg(position) INTO taken FROM claimed;
-  ELSE
-    WITH claimed AS (
-      UPDATE calls AS c SET owner_id = p_owner
-      WHERE c.position = ANY(ARRAY(
-        SELECT x.position FROM calls AS x
-        WHERE x.call_id = p_call_id AND x.owner_id IS NULL AND x.status = 'queued'
-        FOR UPDATE SKIP LOCKED))
-      RETURNING c.position)
-    SELECT array_agg(position) INTO taken FROM claimed;
-    IF taken IS NOT NULL THEN
-      DELETE FROM call_queue WHERE position = ANY(ARRAY(
-        SELECT q.position FROM call_queue AS q WHERE q.position = ANY(taken) FOR UPDATE SKIP LOCKED));
+    IF taken IS NULL THEN
+      PERFORM set_config('baton.keeps_calls', 'off', true);
+      RETURN;
     END IF;
+    BEGIN
+      INSERT INTO call_owners (position, owner_id) SELECT unnest(taken), p_owner;
+    EXCEPTION WHEN unique_violation THEN
+      INSERT INTO call_owners (position, owner_id) SELECT unnest(taken), p_owner
+      ON CONFLICT (position) DO UPDATE SET owner_id = excluded.owner_id;
+    END;
+    RETURN QUERY
+      SELECT c.position, c.record, c.owner_id,
+             coalesce((SELECT r.last_seq FROM event_rows AS r WHERE r.call_id = c.call_id
+                       ORDER BY r.seq DESC LIMIT 1), 0),
+             (SELECT json_agg(q.request ORDER BY q.position) FROM requests AS q
+              WHERE q.call_id = c.call_id)
+      FROM calls AS c WHERE c.position = ANY(taken) ORDER BY c.position;
+    PERFORM set_config('baton.keeps_calls', 'off', true);
+    RETURN;
   END IF;
+  WITH claimed AS (
+    UPDATE calls AS c SET owner_id = p_owner
+    WHERE c.position = ANY(ARRAY(
+      SELECT x.position FROM calls AS x
+      WHERE x.call_id = p_call_id AND x.owner_id IS NULL AND x.status = 'queued'
+      FOR UPDATE SKIP LOCKED))
+    RETURNING c.position)
+  SELECT array_agg(position) INTO taken FROM claimed;
   IF taken IS NULL THEN
     PERFORM set_config('baton.keeps_calls', 'off', true);
     RETURN;
   END IF;
+  DELETE FROM call_queue WHERE position = ANY(ARRAY(
+    SELECT q.position FROM call_queue AS q WHERE q.position = ANY(taken) FOR UPDATE SKIP LOCKED));
   INSERT INTO call_owners (position, owner_id) SELECT unnest(taken), p_owner
   ON CONFLICT (position) DO UPDATE SET owner_id = excluded.owner_id;
   RETURN QUERY
@@ -110,6 +127,7 @@ $$;
 
 CREATE FUNCTION baton.baton_keep_calls(p_written bigint[], p_added boolean[], p_claimable boolean[], p_holders text[]) RETURNS void
     LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
   unqueued bigint[];
@@ -204,6 +222,7 @@ $$;
 
 CREATE FUNCTION baton.baton_write_calls(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_created bigint[], p_call_attempts integer[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notice_channels text[], p_notice_payloads text, p_new_calls text[], p_first_try boolean, p_only_new_calls boolean, p_only_stored_calls boolean) RETURNS void
     LANGUAGE plpgsql
+    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
   accepted text[] := '{}';

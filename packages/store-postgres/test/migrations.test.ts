@@ -416,6 +416,26 @@ describe('the queue and the owners of calls', () => {
     }
   });
 
+  it('hold a claimed call for its claimer even where a row of call_owners was left for it by hand', async () => {
+    const schema = `owners_by_hand_${process.pid}`;
+    const store = postgresStore({ connectionString: server.url, schema });
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    try {
+      await store.write({ calls: [makeCallRecord({ callId: 'c1', sessionId: 's' })], newCalls: ['c1'] });
+      await client.query(
+        `INSERT INTO ${schema}.call_owners (position, owner_id)
+         SELECT position, 'stale' FROM ${schema}.calls WHERE call_id = 'c1'`,
+      );
+      expect((await store.claimQueued('worker', 10)).map(({ record }) => record.callId)).toEqual(['c1']);
+      expect((await store.heldBy?.('worker'))?.map(({ record }) => record.callId)).toEqual(['c1']);
+      expect(await store.claimCalls(['stale'], 'another')).toEqual([]);
+    } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+
   it('are made, as a store upgrades, from the calls it has: one that waits is claimed, one a process held is recovered', async () => {
     const schema = `queue_upgraded_${process.pid}`;
     const before = MIGRATIONS.findIndex((step) => step.includes('CREATE TABLE call_queue'));
