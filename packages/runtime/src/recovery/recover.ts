@@ -12,7 +12,7 @@ import type { Failures } from '../log.js';
 import { INTERRUPTED_MESSAGE, LOST_CLAIM_MESSAGE } from '../messages.js';
 import type { StoreOutage } from '../ride-out.js';
 import type { Settings } from '../settings.js';
-import { queuedEventOf } from '../shared/queued-event.js';
+import { afterQueuedEvent } from '../shared/queued-event.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import { goneInstances, thisInstance, unregisteredTool } from './instances.js';
 
@@ -180,11 +180,10 @@ export class Recovery {
     const stale = registry.get(orphan.callId);
     if (stale) this.drop(stale);
     const tool = tools.get(orphan.toolName);
-    const storedSeq = (await store.listEvents(orphan.callId)).at(-1)?.seq ?? 0;
     const record = changeableCopy(orphan, { ownerId: settings.instanceId });
     // A client's call whose worker died before it stored the call's first event (see queuedEventOf).
-    if (storedSeq === 0) writer.add('events', queuedEventOf(record));
-    const lastSeq = storedSeq === 0 ? 1 : storedSeq;
+    const storedSeq = (await store.listEvents(orphan.callId)).at(-1)?.seq ?? 0;
+    const lastSeq = afterQueuedEvent(writer, record, storedSeq);
     const awaitsApproval = tool !== undefined && orphan.approval === 'pending';
     const runsAgain =
       tool !== undefined &&

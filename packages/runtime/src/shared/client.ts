@@ -12,7 +12,7 @@ import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
 import type { Settings, ToolSettings } from '../settings.js';
 import type { WriteBatcher } from '../write-batcher.js';
-import { queuedEventOf } from './queued-event.js';
+import { afterQueuedEvent, queuedEventOf } from './queued-event.js';
 import { RemoteReplies } from './remote-replies.js';
 
 export interface ClientDeps {
@@ -160,7 +160,7 @@ export class SharedClient {
       acknowledgement === undefined ? { detached: true } : { detached: true, acknowledgement },
     );
     // Never claimed before: its `queued` event is stored with this one, as a worker's would be.
-    if (lastSeq === 0) writer.add('events', queuedEventOf(record));
+    const seq = afterQueuedEvent(writer, record, lastSeq);
     const afterMs = clock.now() - record.createdAt;
     const event = {
       type: 'backgrounded' as const,
@@ -169,7 +169,7 @@ export class SharedClient {
       from: 'queued' as const,
       to: 'queued' as const,
     };
-    writer.add('events', writes.stamp(event, record, (lastSeq === 0 ? 1 : lastSeq) + 1));
+    writer.add('events', writes.stamp(event, record, seq + 1));
     // A refusal ends nothing here: the call stays the workers' to run, and the caller is not told twice.
     await writer
       .recordConfirmed(record)

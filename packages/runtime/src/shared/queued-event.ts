@@ -1,4 +1,5 @@
 import type { CallEvent, CallRecord } from '@baton/contracts';
+import type { WriteBatcher } from '../write-batcher.js';
 
 /**
  * The `queued` event of a call that a client stored for the workers, made from its record alone.
@@ -10,4 +11,18 @@ import type { CallEvent, CallRecord } from '@baton/contracts';
 export function queuedEventOf(record: CallRecord): CallEvent {
   const { callId, sessionId, toolName, mode, createdAt } = record;
   return { type: 'queued', mode, to: 'queued', callId, sessionId, toolName, seq: 1, at: createdAt };
+}
+
+/**
+ * The number of a claimed call's last stored event, for the events that follow. A call with none
+ * stored yet has its `queued` event stored first, with them (number 1).
+ */
+export function afterQueuedEvent(
+  writer: Pick<WriteBatcher, 'add'>,
+  record: CallRecord,
+  lastSeq: number,
+): number {
+  if (lastSeq > 0) return lastSeq;
+  writer.add('events', queuedEventOf(record));
+  return 1;
 }

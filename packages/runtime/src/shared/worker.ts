@@ -11,7 +11,7 @@ import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
 import type { Settings } from '../settings.js';
 import type { WriteBatcher } from '../write-batcher.js';
-import { queuedEventOf } from './queued-event.js';
+import { afterQueuedEvent } from './queued-event.js';
 
 export interface WorkerDeps {
   settings: Pick<Settings, 'instanceId' | 'role' | 'limits'>;
@@ -224,13 +224,8 @@ export class SharedWorker {
     }
     const record = changeableCopy(claimed, { ownerId: settings.instanceId });
     // A call its client stored without events: its `queued` event is the first this worker stores.
-    if (lastSeq === 0) writer.add('events', queuedEventOf(record));
-    const call = registry.create({
-      record,
-      tool,
-      args: validated.value,
-      lastSeq: lastSeq === 0 ? 1 : lastSeq,
-    });
+    const seq = afterQueuedEvent(writer, record, lastSeq);
+    const call = registry.create({ record, tool, args: validated.value, lastSeq: seq });
     call.adopted = true;
     writer.record(record);
     if (run) send(call, { type: 'ADMIT' });
