@@ -1,12 +1,14 @@
 -- A claim from the queue holds its calls with a plain insert into call_owners: a call a worker may
 -- claim is held by no one, so no row of its is there (one there all the same, a row written by
--- hand say, has the insert made again as before, with ON CONFLICT). And its statements are planned
--- once per connection, not at every claim for its parameters (PostgreSQL's plan cache kept choosing
--- a plan of its own for each claim's limit): each finds its rows by a key, whatever the batch.
+-- hand say, has the insert made again as before, with ON CONFLICT). And the claim is planned once
+-- per connection, not at every call for its limit, as PostgreSQL's plan cache kept doing: each of
+-- its statements finds its rows by their keys, and with no sequential scan to choose its plan
+-- does so whatever the tables' sizes when it was made (a plan kept from a small table would
+-- otherwise scan it whole once it has grown, until the next ANALYZE).
 CREATE OR REPLACE FUNCTION baton_claim(p_owner text, p_limit int, p_call_id text)
 RETURNS TABLE (claimed_position bigint, claimed_record json, claimed_owner text,
                claimed_last_seq int, claimed_requests json)
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 DECLARE
   taken bigint[];
 BEGIN
@@ -69,10 +71,3 @@ BEGIN
 END;
 $$;
 
--- The same for a write's statements.
-ALTER FUNCTION baton_write_calls(
-  text[], text[], text[], text[], text[], bigint[], bigint[], int[], text, text[], text[], int[],
-  int[], text, jsonb, jsonb, jsonb, jsonb, jsonb, text, text[], text[], text, text[], boolean,
-  boolean, boolean) SET plan_cache_mode = force_generic_plan;
-ALTER FUNCTION baton_keep_calls(bigint[], boolean[], boolean[], text[])
-  SET plan_cache_mode = force_generic_plan;

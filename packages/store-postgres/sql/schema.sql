@@ -19,6 +19,7 @@ $$;
 CREATE FUNCTION baton.baton_claim(p_owner text, p_limit integer, p_call_id text) RETURNS TABLE(claimed_position bigint, claimed_record json, claimed_owner text, claimed_last_seq integer, claimed_requests json)
     LANGUAGE plpgsql
     SET plan_cache_mode TO 'force_generic_plan'
+    SET enable_seqscan TO 'off'
     AS $$
 DECLARE
   taken bigint[];
@@ -127,7 +128,6 @@ $$;
 
 CREATE FUNCTION baton.baton_keep_calls(p_written bigint[], p_added boolean[], p_claimable boolean[], p_holders text[]) RETURNS void
     LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
   unqueued bigint[];
@@ -222,7 +222,6 @@ $$;
 
 CREATE FUNCTION baton.baton_write_calls(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_created bigint[], p_call_attempts integer[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notice_channels text[], p_notice_payloads text, p_new_calls text[], p_first_try boolean, p_only_new_calls boolean, p_only_stored_calls boolean) RETURNS void
     LANGUAGE plpgsql
-    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
 DECLARE
   accepted text[] := '{}';

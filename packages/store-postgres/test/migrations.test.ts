@@ -350,6 +350,36 @@ describe('PostgreSQL migrations on a database of an earlier version', () => {
 });
 
 describe('the queue and the owners of calls', () => {
+  it('are claimed by their keys once the tables have grown, by a claim planned while they were small', async () => {
+    const schema = `claim_plans_${process.pid}`;
+    const store = postgresStore({ connectionString: server.url, schema });
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    try {
+      await store.write({ calls: [makeCallRecord({ callId: 'c1', sessionId: 's' })], newCalls: ['c1'] });
+      // Every plan of this session's statements, nested ones included, told to it as a notice.
+      const plans: string[] = [];
+      client.on('notice', (notice) => plans.push(notice.message ?? ''));
+      await client.query(`SET search_path = ${schema}; ANALYZE calls; ANALYZE call_queue;
+        LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;
+        SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice`);
+      const claim = "SELECT claimed_record FROM baton_claim('worker', 50, NULL)";
+      expect((await client.query(claim)).rows).toHaveLength(1);
+      await client.query(
+        `INSERT INTO calls (call_id, session_id, tool_name, status, record, created_at, attempt)
+         SELECT 'g' || g, 's', 't', 'queued', '{}', 1, 0 FROM generate_series(1, 20000) AS g`,
+      );
+      plans.length = 0;
+      expect((await client.query(claim)).rows).toHaveLength(50);
+      const claimPlans = plans.filter((plan) => plan.includes('Update on calls'));
+      expect(claimPlans.length).toBeGreaterThan(0);
+      expect(plans.filter((plan) => /Seq Scan on (calls|call_queue|call_owners)\b/.test(plan))).toEqual([]);
+    } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+
   it('index no column that a claim or an end changes, so that both are heap-only updates', async () => {
     const schema = `heap_only_${process.pid}`;
     await openOn(schema);
