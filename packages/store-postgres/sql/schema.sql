@@ -36,42 +36,31 @@ BEGIN
         AND baton_claimable(c.status, c.owner_id, c.record)
       RETURNING c.position)
     SELECT array_agg(position) INTO taken FROM claimed;
-    IF taken IS NULL THEN
-      PERFORM set_config('baton.keeps_calls', 'off', true);
-      RETURN;
+  ELSE
+    WITH claimed AS (
+      UPDATE calls AS c SET owner_id = p_owner
+      WHERE c.position = ANY(ARRAY(
+        SELECT x.position FROM calls AS x
+        WHERE x.call_id = p_call_id AND x.owner_id IS NULL AND x.status = 'queued'
+        FOR UPDATE SKIP LOCKED))
+      RETURNING c.position)
+    SELECT array_agg(position) INTO taken FROM claimed;
+    IF taken IS NOT NULL THEN
+      DELETE FROM call_queue WHERE position = ANY(ARRAY(
+        SELECT q.position FROM call_queue AS q WHERE q.position = ANY(taken) FOR UPDATE SKIP LOCKED));
     END IF;
-    BEGIN
-      INSERT INTO call_owners (position, owner_id) SELECT unnest(taken), p_owner;
-    EXCEPTION WHEN unique_violation THEN
-      INSERT INTO call_owners (position, owner_id) SELECT unnest(taken), p_owner
-      ON CONFLICT (position) DO UPDATE SET owner_id = excluded.owner_id;
-    END;
-    RETURN QUERY
-      SELECT c.position, c.record, c.owner_id,
-             coalesce((SELECT r.last_seq FROM event_rows AS r WHERE r.call_id = c.call_id
-                       ORDER BY r.seq DESC LIMIT 1), 0),
-             (SELECT json_agg(q.request ORDER BY q.position) FROM requests AS q
-              WHERE q.call_id = c.call_id)
-      FROM calls AS c WHERE c.position = ANY(taken) ORDER BY c.position;
-    PERFORM set_config('baton.keeps_calls', 'off', true);
-    RETURN;
   END IF;
-  WITH claimed AS (
-    UPDATE calls AS c SET owner_id = p_owner
-    WHERE c.position = ANY(ARRAY(
-      SELECT x.position FROM calls AS x
-      WHERE x.call_id = p_call_id AND x.owner_id IS NULL AND x.status = 'queued'
-      FOR UPDATE SKIP LOCKED))
-    RETURNING c.position)
-  SELECT array_agg(position) INTO taken FROM claimed;
   IF taken IS NULL THEN
     PERFORM set_config('baton.keeps_calls', 'off', true);
     RETURN;
   END IF;
-  DELETE FROM call_queue WHERE position = ANY(ARRAY(
-    SELECT q.position FROM call_queue AS q WHERE q.position = ANY(taken) FOR UPDATE SKIP LOCKED));
-  INSERT INTO call_owners (position, owner_id) SELECT unnest(taken), p_owner
-  ON CONFLICT (position) DO UPDATE SET owner_id = excluded.owner_id;
+  -- Calls that no one owned: held by no one, so no row of theirs is in call_owners.
+  BEGIN
+    INSERT INTO call_owners (position, owner_id) SELECT unnest(taken), p_owner;
+  EXCEPTION WHEN unique_violation THEN
+    INSERT INTO call_owners (position, owner_id) SELECT unnest(taken), p_owner
+    ON CONFLICT (position) DO UPDATE SET owner_id = excluded.owner_id;
+  END;
   RETURN QUERY
     SELECT c.position, c.record, c.owner_id,
            coalesce((SELECT r.last_seq FROM event_rows AS r WHERE r.call_id = c.call_id
