@@ -58,22 +58,24 @@ export interface GeminiFunctionDeclaration {
   name: string;
   description: string;
   parametersJsonSchema: JsonSchema;
-  /** Gemini Live: the model keeps talking while a NON_BLOCKING function runs. */
-  behavior?: 'NON_BLOCKING';
+  /**
+   * Gemini Live: the model keeps talking while a `NON_BLOCKING` function runs, and waits for a
+   * `BLOCKING` one. Always said: Live models from 3.8 on take an omitted behaviour as `NON_BLOCKING`.
+   */
+  behavior: 'BLOCKING' | 'NON_BLOCKING';
 }
 
 export function toGeminiFunctionDeclaration(
   tool: AnyTool,
   options: DeclarationOptions = {},
 ): GeminiFunctionDeclaration {
-  const declaration: GeminiFunctionDeclaration = {
+  return {
     name: tool.name,
     description: tool.description,
     parametersJsonSchema: toJsonSchema(tool.input),
+    // Exactly the tools the runtime may answer before they end (their mode, or an approval to wait for).
+    behavior: taskSupportOf(tool, options) === 'forbidden' ? 'BLOCKING' : 'NON_BLOCKING',
   };
-  // Exactly the tools the runtime may answer before they end (their mode, or an approval to wait for).
-  if (taskSupportOf(tool, options) !== 'forbidden') declaration.behavior = 'NON_BLOCKING';
-  return declaration;
 }
 
 /** The `response` of a Gemini function response: what the model is given of a call or its end. */

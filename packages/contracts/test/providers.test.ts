@@ -87,12 +87,14 @@ describe('provider declarations from one contract', () => {
     });
   });
 
-  it('Gemini function declarations: NON_BLOCKING only for tools that may run in the background', () => {
+  it('Gemini function declarations: NON_BLOCKING only for tools that may run in the background, BLOCKING said for the others', () => {
     expect(toGeminiFunctionDeclaration(tool('inline'))).toEqual({
       name: 'search_docs',
       description: 'Search the documentation',
       parametersJsonSchema: schema,
+      behavior: 'BLOCKING',
     });
+    expect(toGeminiFunctionDeclaration(tool()).behavior).toBe('BLOCKING');
     expect(toGeminiFunctionDeclaration(tool('auto')).behavior).toBe('NON_BLOCKING');
     expect(toGeminiFunctionDeclaration(tool('background')).behavior).toBe('NON_BLOCKING');
     expect(toGeminiFunctionDeclaration(tool(), { defaultMode: 'auto' }).behavior).toBe('NON_BLOCKING');

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { FunctionResponse, LiveClientMessage, LiveServerMessage } from '@google/genai';
+import type { FunctionResponse, LiveClientMessage, LiveServerMessage, Tool } from '@google/genai';
 import { type WebSocket, WebSocketServer } from 'ws';
 
 /** A server message as it travels: the SDK's `LiveServerMessage` without its helper getters. */
@@ -9,6 +9,8 @@ export type LiveServerWire = Omit<LiveServerMessage, 'text' | 'data'>;
  * A local stand-in for the Gemini Live endpoint: it speaks the protocol's messages as the SDK's
  * own types define them (`LiveClientMessage` in, `LiveServerMessage` out). It answers each setup
  * with `setupComplete`, keeps what each connection sent, and lets a test send, and drop the socket.
+ * It reads a function's behaviour as Live models from 3.8 on do: an omitted `behavior` is
+ * `NON_BLOCKING` (asynchronous execution is their default function calling mode).
  */
 export async function fakeLiveServer() {
   const server = new WebSocketServer({ port: 0, host: '127.0.0.1' });
@@ -44,6 +46,14 @@ export async function fakeLiveServer() {
     responses,
     /** The setup the `n`th connection sent (from 1). */
     setupOf: (n: number) => connections[n - 1]?.received.find((message) => message.setup)?.setup,
+    /** Each function the `n`th connection declared, with the behaviour the model gives it. */
+    behaviorsOf(n: number): Array<[string | undefined, string]> {
+      const tools = (connections[n - 1]?.received.find((message) => message.setup)?.setup?.tools ??
+        []) as Tool[];
+      return tools
+        .flatMap((tool) => tool.functionDeclarations ?? [])
+        .map((declared) => [declared.name, declared.behavior ?? 'NON_BLOCKING']);
+    },
     send(message: LiveServerWire): void {
       current().socket.send(JSON.stringify(message));
     },

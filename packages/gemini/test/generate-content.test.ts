@@ -41,7 +41,7 @@ describe('Baton in a generateContent loop', () => {
     });
     opened.push(runtime);
     expect(geminiTools(runtime)[0]?.functionDeclarations?.map((declaration) => declaration.behavior)).toEqual(
-      ['NON_BLOCKING', undefined],
+      ['NON_BLOCKING', 'BLOCKING'],
     );
 
     const started = firstValueFrom(runtime.events$.pipe(filter((event) => event.type === 'started')));

@@ -6,7 +6,7 @@ import { createRuntime, type Runtime } from '@baton/runtime';
 import { deferred, promoteWhenStarted, SimulatedClock } from '@baton/runtime/testing';
 import { sqliteStore } from '@baton/store-sqlite';
 import { VOICE_BUDGET_MS, voiceRuntime } from '@baton/test-support';
-import { type FunctionResponse, GoogleGenAI, type Session, type Tool } from '@google/genai';
+import { type FunctionResponse, GoogleGenAI, type Session } from '@google/genai';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
@@ -57,13 +57,12 @@ describe('Baton in a Gemini Live session', () => {
   it('declares the tools that may go to the background NON_BLOCKING, and answers a fast call inline', async () => {
     const { server, live } = await setUp();
     await connect(server, live);
-    const declared =
-      server.setupOf(1)?.tools?.flatMap((tool) => (tool as Tool).functionDeclarations ?? []) ?? [];
-    expect(declared.map((declaration) => [declaration.name, declaration.behavior])).toEqual([
+    // As a 3.8 Live model reads them: a function that must block says so.
+    expect(server.behaviorsOf(1)).toEqual([
       ['research_interrupt', 'NON_BLOCKING'],
       ['research_when_idle', 'NON_BLOCKING'],
       ['research_silent', 'NON_BLOCKING'],
-      ['look_up', undefined],
+      ['look_up', 'BLOCKING'],
     ]);
     server.send({
       toolCall: {
@@ -148,11 +147,9 @@ describe('Baton in a Gemini Live session', () => {
     const live = batonLive(runtime, { sessionId: SESSION });
     cleanups.push(() => live.close());
     await connect(server, live);
-    const declared =
-      server.setupOf(1)?.tools?.flatMap((tool) => (tool as Tool).functionDeclarations ?? []) ?? [];
-    expect(declared.map((declaration) => [declaration.name, declaration.behavior])).toEqual([
+    expect(server.behaviorsOf(1)).toEqual([
       ['survey', 'NON_BLOCKING'],
-      ['spell', undefined],
+      ['spell', 'BLOCKING'],
       ['transfer', 'NON_BLOCKING'],
     ]);
     const promoted = promoteAtStart(runtime, clock, 'fc-survey');
