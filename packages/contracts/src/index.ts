@@ -96,6 +96,7 @@ export {
   type ToolImage,
   type ToolSuccess,
 } from './results.js';
+export { isDueAt, startsTurn } from './scheduling.js';
 export {
   type InferSchemaInput,
   type InferSchemaOutput,

@@ -5,6 +5,7 @@ import {
   toGeminiResponse,
 } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
+import { type PushDelivery, pushDelivery } from '@baton/runtime/bridge';
 import {
   type FunctionCall,
   type FunctionResponse,
@@ -13,7 +14,6 @@ import {
   type Session,
   type Tool,
 } from '@google/genai';
-import type { Subscription } from 'rxjs';
 import { geminiTools, isNonBlocking } from './declarations.js';
 
 /** What the bridge sends on: a Live session of `@google/genai` (`ai.live.connect`), or any with its `sendToolResponse`. */
@@ -37,10 +37,6 @@ const SCHEDULING: Record<Scheduling, FunctionResponseScheduling> = {
 };
 
 /**
- * The function response's body as Gemini reads it: `output` for a result (or the acknowledgement
- * of a call that goes on), `error` with the message for the model for a failure.
- */
-/**
  * Baton inside a Gemini Live session. Give `onmessage` every server message and `attach` the
  * session once it is connected (again after each reconnection); the bridge:
  * - runs each function call of a `toolCall` as a Baton call (its id the call's id), and answers
@@ -61,16 +57,21 @@ export class BatonLive {
   readonly #answering = new Map<string, Promise<void>>();
   /** The calls the server cancelled: it expects nothing more of them. */
   readonly #cancelled = new Set<string>();
-  readonly #watching: Subscription;
+  /** The kit's delivery; the Live API schedules the results itself, so the target is always idle. */
+  readonly #delivery: PushDelivery;
   #resumptionHandle: string | undefined;
 
   constructor(runtime: Runtime, { sessionId, onError = (error) => console.error(error) }: BatonLiveOptions) {
     this.#runtime = runtime;
     this.#sessionId = sessionId;
     this.#onError = onError;
-    this.#watching = runtime.notifications.watch({ sessionId }).subscribe({
-      next: (notification) => void this.#deliver(notification).catch(this.#onError),
-      error: this.#onError,
+    this.#delivery = pushDelivery(runtime, {
+      sessionId,
+      onError,
+      target: {
+        isConnected: () => this.#connection !== undefined,
+        put: (results) => this.#put(results),
+      },
     });
   }
 
@@ -87,19 +88,19 @@ export class BatonLive {
   /** Sends on `connection` from now on, first the results that ended while none was attached. */
   async attach(connection: LiveConnection): Promise<void> {
     this.#connection = connection;
-    const queued = await this.#runtime.notifications.list({ sessionId: this.#sessionId, status: 'queued' });
-    await Promise.all(queued.map((notification) => this.#deliver(notification)));
+    await this.#delivery.connected();
   }
 
   /** The socket closed: results wait in the store until `attach`. */
   detach(): void {
     this.#connection = undefined;
+    this.#delivery.disconnected();
   }
 
   /** Stops delivering; the calls go on, and their results wait in the store. */
   close(): void {
     this.detach();
-    this.#watching.unsubscribe();
+    this.#delivery.close();
   }
 
   /** Handles one server message; resolves once the calls of a `toolCall` have had their first answer. */
@@ -147,22 +148,31 @@ export class BatonLive {
     await answered.finally(() => this.#answering.delete(id));
   }
 
-  /** A backgrounded call's result, with its scheduling: taken (acknowledged) first, so it is sent once. */
-  async #deliver(notification: Notification): Promise<void> {
-    await this.#answering.get(notification.callId);
-    if (!this.#connection) return;
-    if (!(await this.#runtime.notifications.ack(notification.id))) return;
-    if (this.#cancelled.delete(notification.callId)) return;
-    this.#send({
-      id: notification.callId,
-      name: notification.toolName,
-      response: toGeminiNotificationResponse(notification),
-      ...(isNonBlocking(this.#runtime, notification.toolName)
-        ? { scheduling: SCHEDULING[notification.scheduling] }
-        : {}),
+  /**
+   * Background calls' results, each the function response of its call with the scheduling its
+   * delivery policy names, after the call's first answer. Throws when the send did: the kit keeps
+   * them for the next send.
+   */
+  async #put(results: readonly Notification[]): Promise<void> {
+    await Promise.all(results.map((result) => this.#answering.get(result.callId)));
+    const connection = this.#connection;
+    if (!connection) throw new Error('the Live session closed before the results were sent');
+    // Cancelled by the server: it expects nothing more of them (the kit acknowledges them unsent).
+    const expected = results.filter((result) => !this.#cancelled.delete(result.callId));
+    if (expected.length === 0) return;
+    connection.sendToolResponse({
+      functionResponses: expected.map((result) => ({
+        id: result.callId,
+        name: result.toolName,
+        response: toGeminiNotificationResponse(result),
+        ...(isNonBlocking(this.#runtime, result.toolName)
+          ? { scheduling: SCHEDULING[result.scheduling] }
+          : {}),
+      })),
     });
   }
 
+  /** A first answer: a send that throws is told to `onError`, and the call's end comes as a result. */
   #send(response: FunctionResponse): void {
     if (!this.#connection) return;
     try {

@@ -214,6 +214,49 @@ describe('Baton in a Gemini Live session', () => {
     expect(responsesTo(server.responses(), 'fc-early')).toEqual([]);
   });
 
+  it('keeps a result whose send threw after it was taken, and sends it once with the next send', async () => {
+    const { runtime, clock, server, live, gateOf } = await setUp();
+    const session = await connect(server, live);
+    // The socket fails the next result's send (it closed under it, unseen): the send throws.
+    let failing = 1;
+    const errors: unknown[] = [];
+    await live.attach({
+      sendToolResponse: (params) => {
+        const responses = [params.functionResponses ?? []].flat();
+        const isResult = responses.some((response) => response.willContinue !== true);
+        if (isResult && failing-- > 0) {
+          errors.push('the send threw');
+          throw new Error('WebSocket is not open');
+        }
+        session.sendToolResponse(params);
+      },
+    });
+    for (const [id, topic] of [
+      ['fc-first', 'tides'],
+      ['fc-second', 'moons'],
+    ] as const) {
+      const promoted = promoteAtStart(runtime, clock, id);
+      server.send({ toolCall: { functionCalls: [{ id, name: 'research_interrupt', args: { topic } }] } });
+      await promoted;
+      await server.until(() => responsesTo(server.responses(), id).length === 1 || undefined);
+    }
+    gateOf('tides').resolve('high at noon');
+    await server.until(() => errors.length === 1 || undefined);
+    expect(responsesTo(server.responses(), 'fc-first')).toHaveLength(1);
+    expect(await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).toHaveLength(1);
+
+    // The next result's send carries the one kept, first.
+    gateOf('moons').resolve('four of them');
+    await server.until(() => responsesTo(server.responses(), 'fc-second').length === 2 || undefined);
+    expect(JSON.stringify(responsesTo(server.responses(), 'fc-first')[1]?.response)).toContain(
+      'high at noon',
+    );
+    expect(await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).toEqual([]);
+    // And never again, whatever attaches next.
+    await live.attach(session);
+    expect(responsesTo(server.responses(), 'fc-first')).toHaveLength(2);
+  });
+
   it('keeps a result that ends while the socket is down, and sends it once into the resumed session', async () => {
     const { runtime, clock, server, live, gateOf } = await setUp();
     await connect(server, live);

@@ -1,7 +1,7 @@
 import { type Notification, notificationText, type Scheduling } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
+import { type PushDelivery, pushDelivery } from '@baton/runtime/bridge';
 import { voice } from '@livekit/agents';
-import type { Subscription } from 'rxjs';
 
 /** What the bridge uses of an `AgentSession`. */
 export type LiveKitSession = Pick<
@@ -24,16 +24,12 @@ export interface BatonLiveKitResultsOptions {
  * queued in the store.
  */
 export class BatonLiveKitResults {
-  readonly #runtime: Runtime;
   readonly #session: LiveKitSession;
   readonly #onError: (error: unknown) => void;
-  /** `when_idle` results waiting for the conversation to pause. */
-  #waiting: Notification[] = [];
-  /** The results given (or being given) here: each is put in once, whoever else reads it first. */
-  readonly #given = new Set<string>();
-  readonly #watching: Subscription;
+  /** The kit's delivery: it watches the session, keeps the `when_idle` results, and acknowledges what was put in. */
+  readonly #delivery: PushDelivery;
   readonly #settled = () => {
-    this.#flush().catch(this.#onError);
+    this.#delivery.idle().catch(this.#onError);
   };
 
   constructor(
@@ -41,23 +37,22 @@ export class BatonLiveKitResults {
     session: LiveKitSession,
     { sessionId, onError = (error) => console.error(error) }: BatonLiveKitResultsOptions,
   ) {
-    this.#runtime = runtime;
     this.#session = session;
     this.#onError = onError;
+    this.#delivery = pushDelivery(runtime, {
+      sessionId,
+      onError,
+      target: { isIdle: () => this.#idle(), put: (results, scheduling) => this.#put(results, scheduling) },
+    });
     session.on(voice.AgentSessionEventTypes.AgentStateChanged, this.#settled);
     session.on(voice.AgentSessionEventTypes.UserStateChanged, this.#settled);
-    this.#watching = runtime.notifications.watch({ sessionId }).subscribe({
-      next: (notification) => void this.#deliver(notification).catch(this.#onError),
-      error: this.#onError,
-    });
   }
 
   /** The voice session is over: results that come from now on wait in the store for the next one. */
   close(): void {
-    this.#watching.unsubscribe();
+    this.#delivery.close();
     this.#session.off(voice.AgentSessionEventTypes.AgentStateChanged, this.#settled);
     this.#session.off(voice.AgentSessionEventTypes.UserStateChanged, this.#settled);
-    for (const waiting of this.#waiting.splice(0)) this.#given.delete(waiting.id);
   }
 
   /** Neither the agent nor the user is speaking, nor the agent thinking. */
@@ -66,42 +61,19 @@ export class BatonLiveKitResults {
     return (agentState === 'listening' || agentState === 'idle') && userState !== 'speaking';
   }
 
-  async #deliver(notification: Notification): Promise<void> {
-    if (this.#given.has(notification.id)) return;
-    this.#given.add(notification.id);
-    if (notification.scheduling === 'when_idle' && !this.#idle()) {
-      this.#waiting.push(notification);
+  /** Puts results in as one message; one that could not be put in is kept by the kit for the next send. */
+  async #put(results: readonly Notification[], how: Scheduling): Promise<void> {
+    const text = results.map(notificationText).join('\n\n');
+    if (how === 'silent') {
+      const agent = this.#session.currentAgent;
+      const context = agent.chatCtx.copy();
+      context.addMessage({ role: 'user', content: text });
+      await agent.updateChatCtx(context);
       return;
     }
-    await this.#put([notification], notification.scheduling);
-  }
-
-  /** Puts results in as one message, then acknowledges them; one that could not be put in stays queued. */
-  async #put(notifications: Notification[], how: Scheduling): Promise<void> {
-    const text = notifications.map(notificationText).join('\n\n');
-    try {
-      if (how === 'silent') {
-        const agent = this.#session.currentAgent;
-        const context = agent.chatCtx.copy();
-        context.addMessage({ role: 'user', content: text });
-        await agent.updateChatCtx(context);
-      } else {
-        // Said over the agent: what it has said so far stays said; the rest is dropped.
-        if (how === 'interrupt' && this.#session.agentState === 'speaking') await this.#session.interrupt();
-        this.#session.generateReply({ userInput: text });
-      }
-    } catch (error) {
-      for (const notification of notifications) this.#given.delete(notification.id);
-      this.#onError(error);
-      return;
-    }
-    await Promise.all(notifications.map((notification) => this.#runtime.notifications.ack(notification.id)));
-  }
-
-  /** The conversation paused: the results that waited for it, in one message. */
-  async #flush(): Promise<void> {
-    if (this.#waiting.length === 0 || !this.#idle()) return;
-    await this.#put(this.#waiting.splice(0), 'when_idle');
+    // Said over the agent: what it has said so far stays said; the rest is dropped.
+    if (how === 'interrupt' && this.#session.agentState === 'speaking') await this.#session.interrupt();
+    this.#session.generateReply({ userInput: text });
   }
 }
 

@@ -1,7 +1,7 @@
 import { type Notification, notificationText } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
+import { type PushDelivery, pushDelivery } from '@baton/runtime/bridge';
 import type { RealtimeSession } from '@openai/agents-realtime';
-import type { Subscription } from 'rxjs';
 
 /** What the bridge uses of a `RealtimeSession`. */
 export type RealtimeConversation = Pick<RealtimeSession, 'transport'>;
@@ -34,11 +34,8 @@ export class BatonRealtimeResults {
   readonly #onError: (error: unknown) => void;
   #session: RealtimeConversation | undefined;
   #responding = false;
-  /** `when_idle` results waiting for the model's turn to end. */
-  #waiting: Notification[] = [];
-  /** The results given (or being given) here: each is sent once, whoever else reads it first. */
-  readonly #given = new Set<string>();
-  readonly #watching: Subscription;
+  /** The kit's delivery: it watches the session, keeps the `when_idle` results, and acknowledges what was sent. */
+  readonly #delivery: PushDelivery;
   readonly #detachers: Array<() => void> = [];
 
   constructor(
@@ -48,9 +45,14 @@ export class BatonRealtimeResults {
     this.#runtime = runtime;
     this.#sessionId = sessionId;
     this.#onError = onError;
-    this.#watching = runtime.notifications.watch({ sessionId }).subscribe({
-      next: (notification) => void this.#deliver(notification).catch(this.#onError),
-      error: this.#onError,
+    this.#delivery = pushDelivery(runtime, {
+      sessionId,
+      onError,
+      target: {
+        isIdle: () => !this.#responding,
+        isConnected: () => this.#connected() !== undefined,
+        put: (results, scheduling) => this.#put(results, scheduling),
+      },
     });
   }
 
@@ -64,7 +66,7 @@ export class BatonRealtimeResults {
     };
     const done = () => {
       this.#responding = false;
-      this.#flush().catch(this.#onError);
+      this.#delivery.idle().catch(this.#onError);
     };
     // The user spoke over the model: the response is cut, and the SDK drops the output of a tool
     // call still running in it. Those calls are cancelled; those already in the background go on.
@@ -87,8 +89,7 @@ export class BatonRealtimeResults {
       () => transport.off('*', heard),
       () => transport.off('connection_change', connection),
     );
-    const queued = await this.#runtime.notifications.list({ sessionId: this.#sessionId, status: 'queued' });
-    await Promise.all(queued.map((notification) => this.#deliver(notification)));
+    await this.#delivery.connected();
   }
 
   /** The session is gone: results wait in the store until `attach`. */
@@ -96,8 +97,7 @@ export class BatonRealtimeResults {
     for (const detach of this.#detachers.splice(0)) detach();
     this.#session = undefined;
     this.#responding = false;
-    // Not sent: given again to the next session.
-    for (const waiting of this.#waiting.splice(0)) this.#given.delete(waiting.id);
+    this.#delivery.disconnected();
   }
 
   /**
@@ -107,7 +107,7 @@ export class BatonRealtimeResults {
    */
   async close(): Promise<void> {
     this.detach();
-    this.#watching.unsubscribe();
+    this.#delivery.close();
     await this.#cancelAnswering('the voice session ended');
   }
 
@@ -129,29 +129,16 @@ export class BatonRealtimeResults {
     return status === undefined || status === 'connected' ? session : undefined;
   }
 
-  async #deliver(notification: Notification): Promise<void> {
+  /** Sends results as one message; a send that throws leaves them to the kit, for the next send. */
+  #put(results: readonly Notification[], how: Notification['scheduling']): void {
     const session = this.#connected();
-    if (!session || this.#given.has(notification.id)) return;
-    this.#given.add(notification.id);
-    if (notification.scheduling === 'when_idle' && this.#responding) {
-      this.#waiting.push(notification);
-      return;
-    }
-    await this.#put(session, [notification], notification.scheduling);
-  }
-
-  /** Sends results as one message, then acknowledges them; one that could not be sent stays queued. */
-  async #put(session: RealtimeConversation, notifications: Notification[], how: Notification['scheduling']) {
-    const text = notifications.map(resultText).join('\n\n');
-    try {
-      if (how === 'interrupt' && this.#responding) this.#interrupt(session);
-      session.transport.sendMessage(text, {}, { triggerResponse: how !== 'silent' });
-    } catch (error) {
-      for (const notification of notifications) this.#given.delete(notification.id);
-      this.#onError(error);
-      return;
-    }
-    await Promise.all(notifications.map((notification) => this.#runtime.notifications.ack(notification.id)));
+    if (!session) throw new Error('the Realtime session is not connected');
+    if (how === 'interrupt' && this.#responding) this.#interrupt(session);
+    session.transport.sendMessage(
+      results.map(resultText).join('\n\n'),
+      {},
+      { triggerResponse: how !== 'silent' },
+    );
   }
 
   /**
@@ -162,13 +149,6 @@ export class BatonRealtimeResults {
     session.transport.sendEvent({ type: 'response.cancel' });
     const transport = session.transport as { interrupt(cancelOngoingResponse?: boolean): void };
     transport.interrupt(false);
-  }
-
-  /** The model's turn ended: the results that waited for it, in one message. */
-  async #flush(): Promise<void> {
-    const session = this.#connected();
-    if (this.#waiting.length === 0 || !session) return;
-    await this.#put(session, this.#waiting.splice(0), 'when_idle');
   }
 }
 

@@ -8,7 +8,7 @@ export {
   replyOf,
   runApproved,
   runDecided,
-} from './approval-calls.js';
+} from './bridge/approvals.js';
 export {
   type BackgroundCaller,
   type BackgroundControl,

@@ -1,23 +1,18 @@
-import type { CallEvent, Notification } from '@baton/contracts';
+import { AsyncResource } from 'node:async_hooks';
+import { type CallEvent, isDueAt, type Notification } from '@baton/contracts';
 import type { NotificationFilter, Store } from '@baton/store';
 import { merge, Observable, filter as rxFilter } from 'rxjs';
 import type { Runtime } from './runtime-api.js';
 
-/** The result scheduling: whether a queued notification is given now. */
-function isDue(notification: Notification, idle: boolean): boolean {
-  return notification.scheduling === 'interrupt' || (notification.scheduling === 'when_idle' && idle);
-}
-
-/** The session's due notifications, each acknowledged first: one another loop took is not given twice. */
+/** The session's due notifications (the result scheduling), each acknowledged first: one another loop took is not given twice. */
 export async function takeNotifications(
   notifications: Pick<Runtime['notifications'], 'list' | 'ack'>,
   { sessionId, idle }: { sessionId: string; idle: boolean },
 ): Promise<Notification[]> {
   const taken: Notification[] = [];
   for (const notification of await notifications.list({ sessionId, status: 'queued' })) {
-    const due = isDue(notification, idle);
-    if (notification.scheduling !== 'silent' && !due) continue;
-    if ((await notifications.ack(notification.id)) && due) taken.push(notification);
+    if (isDueAt(notification, { idle }) && (await notifications.ack(notification.id)))
+      taken.push(notification);
   }
   return taken;
 }
@@ -51,6 +46,9 @@ export function watchNotifications(deps: WatchDeps, target: NotificationTarget):
       ? { sessionId: target.sessionId, status: 'queued' }
       : { sessionPrefix: target.sessionPrefix, status: 'queued' };
   return new Observable<Notification>((subscriber) => {
+    // In the subscriber's async context, not the one of the call whose write woke the read: a turn
+    // started from here is a turn of its own (a framework's run, a span), not a nested one.
+    const give = AsyncResource.bind((notification: Notification) => subscriber.next(notification));
     /** The ids given, of those still queued at the last read. */
     let given = new Set<string>();
     let reading = false;
@@ -69,7 +67,7 @@ export function watchNotifications(deps: WatchDeps, target: NotificationTarget):
           for (const notification of queued) {
             if (subscriber.closed) return;
             still.add(notification.id);
-            if (!given.has(notification.id)) subscriber.next(notification);
+            if (!given.has(notification.id)) give(notification);
           }
           given = still;
         } while (readAgain && !subscriber.closed);

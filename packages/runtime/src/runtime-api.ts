@@ -102,16 +102,20 @@ export interface Runtime {
     /** False when there is no such notification or it was already acknowledged. */
     ack(notificationId: string): Promise<boolean>;
     /**
-     * The session's notifications that are due now, each acknowledged, so that it is given once
-     * (the result scheduling): `interrupt` ones at any step; `when_idle` ones only when `idle` (the
-     * model finished its turn); `silent` ones are acknowledged and never given.
+     * The session's notifications that are due now, each acknowledged as it is taken (the result
+     * scheduling, `isDueAt`): `interrupt` and `silent` ones at any step; `when_idle` ones only when
+     * `idle` (the model finished its turn). A loop that can say when the model has them in its
+     * conversation takes them through `@baton/runtime/bridge`'s `pullDelivery` instead, which
+     * acknowledges them only then.
      */
     take(request: { sessionId: string; idle: boolean }): Promise<Notification[]>;
     /**
      * A session's notifications not yet acknowledged (or those of every session under a prefix: a
      * tenant's), as they come: the queued ones first, then each new one once it is stored, by this
      * process or by another on a shared store. The place to start a turn when a result arrives
-     * while the user is idle. Each is given once; one another loop took first is not given.
+     * while the user is idle (not for a `silent` one: `startsTurn`). Each is given once; one
+     * another loop took first is not given. The subscriber is called in its own async context
+     * (where it subscribed), so a turn it starts is a turn of its own.
      */
     watch(target: { sessionId: string } | { sessionPrefix: string }): Observable<Notification>;
   };

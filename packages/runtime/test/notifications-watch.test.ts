@@ -89,3 +89,25 @@ describe('notifications.watch: the results to start a turn with, as they come', 
     expect(completed).toBe(true);
   });
 });
+
+describe("notifications.watch: the subscriber's own async context", () => {
+  it('calls the subscriber in the context it subscribed in, not in the context of the call that ended', async () => {
+    const { AsyncLocalStorage } = await import('node:async_hooks');
+    const turn = new AsyncLocalStorage<string>();
+    const research = gatedTool('research', { mode: 'background' });
+    const { runtime } = testRuntime([research.tool]);
+    const seenIn: Array<string | undefined> = [];
+    const watching = turn.run('the app', () =>
+      runtime.notifications.watch({ sessionId: 'chat' }).subscribe(() => seenIn.push(turn.getStore())),
+    );
+    // The call is made, and ends, inside a turn of its own (a tool run inside an agent's step).
+    await turn.run('the tool call', async () => {
+      await runtime.call({ name: 'research', sessionId: 'chat' });
+      research.runs[0]?.resolve('done');
+      await settle();
+    });
+    await settle();
+    expect(seenIn).toEqual(['the app']);
+    watching.unsubscribe();
+  });
+});

@@ -1,6 +1,6 @@
 import type { CallReply } from '@baton/contracts';
-import type { CallRequest } from './options.js';
-import type { Runtime } from './runtime-api.js';
+import type { CallRequest } from '../options.js';
+import type { Runtime } from '../runtime-api.js';
 
 /** A call request with the id the framework gave it: every step of an approval names the same call. */
 type NamedCall = CallRequest & { callId: string };
@@ -57,4 +57,20 @@ export async function runDecided(
 /** The loop went on with the call approved (a rejected one never gets here): see `runDecided`. */
 export function runApproved(runtime: Runtime, request: NamedCall, signal?: AbortSignal): Promise<CallReply> {
   return runDecided(runtime, request, { approved: true }, signal);
+}
+
+/**
+ * What a bridge pauses a run with when a Baton call waits for its approval (LangGraph's
+ * `interrupt()`, Mastra's suspend, ADK's confirmation payload): resume it with an `ApprovalDecision`.
+ */
+export interface ApprovalRequest {
+  type: 'baton_approval';
+  callId: string;
+  tool: string;
+  args: unknown;
+}
+
+/** The `ApprovalRequest` of a call that waits for its approval. */
+export function approvalRequestOf(request: NamedCall): ApprovalRequest {
+  return { type: 'baton_approval', callId: request.callId, tool: request.name, args: request.args };
 }
