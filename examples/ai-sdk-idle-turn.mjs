@@ -68,6 +68,7 @@ async function turn(words) {
     tools,
     messages: history,
     prepareStep: notifications.prepareStep,
+    onStepFinish: notifications.onStepFinish,
     stopWhen: stepCountIs(5),
   });
   history = notifications.history([...history, ...result.response.messages]);

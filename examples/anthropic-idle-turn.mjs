@@ -2,7 +2,7 @@
 // Messages loop: `node examples/anthropic-idle-turn.mjs` (after `npm ci && npm run build`). The
 // SDK's own client talks to a stand-in for the Messages API, scripted to do what a model would.
 import Anthropic from '@anthropic-ai/sdk';
-import { anthropicTools, handleToolUses, notificationBlocks } from '@baton/anthropic';
+import { anthropicNotifications, anthropicTools, handleToolUses } from '@baton/anthropic';
 import { defineTool } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
 import { z } from 'zod';
@@ -52,10 +52,11 @@ const client = new Anthropic({
 });
 
 const messages = [];
+const notifications = anthropicNotifications(runtime, { sessionId });
 /** One turn: the results that came first, then the user's words (none when a result came alone). */
 async function turn(words) {
   console.log(words ? `user: ${words}` : '(a result came back while the user was idle: a turn of its own)');
-  const due = await notificationBlocks(runtime, { sessionId, idle: true });
+  const due = await notifications.blocks({ idle: true });
   messages.push({ role: 'user', content: [...due, ...(words ? [{ type: 'text', text: words }] : [])] });
   for (;;) {
     const message = await client.messages.create({
@@ -64,6 +65,7 @@ async function turn(words) {
       tools: anthropicTools(runtime),
       messages,
     });
+    await notifications.confirm();
     messages.push({ role: 'assistant', content: message.content });
     if (message.stop_reason !== 'tool_use') {
       console.log(`assistant: ${message.content.map((block) => block.text ?? '').join('')}`);
@@ -73,7 +75,7 @@ async function turn(words) {
       role: 'user',
       content: [
         ...(await handleToolUses(runtime, message, { sessionId })),
-        ...(await notificationBlocks(runtime, { sessionId, idle: false })),
+        ...(await notifications.blocks({ idle: false })),
       ],
     });
   }

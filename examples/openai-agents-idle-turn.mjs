@@ -70,7 +70,7 @@ async function turn(words) {
     ...(words ? [{ role: 'user', content: words }] : []),
   ];
   const result = await runner.run(agent, input);
-  history = notifications.history(result.history);
+  history = await notifications.history(result.history);
   console.log(`assistant: ${result.finalOutput}`);
 }
 

@@ -1,5 +1,6 @@
 import { type Notification, toGeminiNotificationResponse } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
+import { pullDelivery } from '@baton/runtime/bridge';
 import { createEvent, type Event, type Runner } from '@google/adk';
 
 /** A message of the conversation, as the runner takes it (`@google/genai`'s `Content`). */
@@ -39,13 +40,14 @@ export function resultMessage(notification: Notification): AdkContent {
 }
 
 /**
- * Brings the session's background results back to the agent, each once (it is acknowledged as it
- * is taken), by its scheduling:
+ * Brings the session's background results back to the agent, each once, by its scheduling:
  * - `interrupt`, and `when_idle` when the agent is idle: a run of the runner with the result as the
  *   function response of its call, so that the model takes it up at once; the runs' events are
  *   yielded, as `runner.runAsync`'s are;
  * - `silent`: the function response added to the ADK session without a run; the model has it at
  *   its next turn.
+ * Each is acknowledged once the ADK session holds it (its run ended, or the event was added); one
+ * whose run failed, or taken in a process that died first, is given again at the next call.
  *
  * Call it between the session's runs (a session takes one run at a time): when a result comes
  * (`runtime.notifications.watch`) while the agent is idle, and before a user's turn.
@@ -56,25 +58,29 @@ export async function* batonAdkResults(
   options: BatonAdkResultsOptions,
 ): AsyncGenerator<Event, void, undefined> {
   const { userId, sessionId } = options;
-  const queued = await runtime.notifications.list({
-    sessionId: options.batonSessionId ?? sessionId,
-    status: 'queued',
-  });
-  for (const notification of queued) {
-    if (notification.scheduling === 'when_idle' && options.idle === false) continue;
-    // Another loop took it first: it is theirs to give.
-    if (!(await runtime.notifications.ack(notification.id))) continue;
-    const message = resultMessage(notification);
-    if (notification.scheduling === 'silent') {
-      const session = await runner.sessionService.getSession({ appName: runner.appName, userId, sessionId });
-      if (session === undefined)
-        throw new Error(`no ADK session ${sessionId} of user ${userId} to add a result to`);
-      await runner.sessionService.appendEvent({
-        session,
-        event: createEvent({ invocationId: `baton-${notification.id}`, author: 'user', content: message }),
-      });
-      continue;
+  const delivery = pullDelivery(runtime, { sessionId: options.batonSessionId ?? sessionId });
+  try {
+    for (const notification of await delivery.take({ idle: options.idle ?? true })) {
+      const message = resultMessage(notification);
+      if (notification.scheduling === 'silent') {
+        const session = await runner.sessionService.getSession({
+          appName: runner.appName,
+          userId,
+          sessionId,
+        });
+        if (session === undefined)
+          throw new Error(`no ADK session ${sessionId} of user ${userId} to add a result to`);
+        await runner.sessionService.appendEvent({
+          session,
+          event: createEvent({ invocationId: `baton-${notification.id}`, author: 'user', content: message }),
+        });
+      } else {
+        yield* runner.runAsync({ userId, sessionId, newMessage: message });
+      }
+      await delivery.confirm([notification]);
     }
-    yield* runner.runAsync({ userId, sessionId, newMessage: message });
+  } finally {
+    // Not in the session (a run that threw, a loop that stopped reading): given again next time.
+    delivery.release();
   }
 }

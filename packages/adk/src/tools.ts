@@ -5,7 +5,8 @@ import {
   toGeminiFunctionDeclaration,
   toGeminiResponse,
 } from '@baton/contracts';
-import { callAwaitingApproval, type Runtime, replyOf, runDecided } from '@baton/runtime';
+import type { Runtime } from '@baton/runtime';
+import { bridgeCall, callAwaitingApproval, replyOf, runDecided } from '@baton/runtime/bridge';
 import { BaseTool, type Context, type RunAsyncToolRequest } from '@google/adk';
 
 export interface BatonAdkToolsOptions {
@@ -63,17 +64,14 @@ class BatonAdkTool extends BaseTool {
   override async runAsync({ args, toolContext }: RunAsyncToolRequest): Promise<GeminiFunctionResult> {
     const callId = toolContext.functionCallId;
     const signal = toolContext.abortSignal;
-    const request = {
-      name: this.name,
-      args,
-      sessionId: this.#sessionId ?? toolContext.sessionId,
-      ...(callId !== undefined ? { callId } : {}),
-    };
+    const sessionId = this.#sessionId ?? toolContext.sessionId;
     if (callId !== undefined && (await this.checkRequireConfirmation())) {
-      const reply = await this.#confirmed(toolContext, { ...request, callId }, signal);
+      const reply = await this.#confirmed(toolContext, { name: this.name, args, sessionId, callId }, signal);
       return reply ?? { error: CONFIRMATION_PENDING };
     }
-    return toGeminiResponse(await this.#runtime.call(request, signal ? { signal } : {}));
+    return toGeminiResponse(
+      await bridgeCall(this.#runtime, { name: this.name, args, sessionId, callId, signal }),
+    );
   }
 
   /**

@@ -1,5 +1,6 @@
 import { type Notification, notificationText } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
+import { PlacedMessages, pullDelivery, turnStartIndex } from '@baton/runtime/bridge';
 import type { ModelMessage, PrepareStepFunction } from 'ai';
 
 export interface BatonNotificationsOptions {
@@ -13,13 +14,17 @@ export function notificationMessage(notification: Notification): ModelMessage {
 
 export interface BatonNotifications {
   /**
-   * For `generateText` / `streamText`'s `prepareStep`: adds the session's pending notifications to
-   * the step's messages, and keeps them in the steps after it, where they were first given.
-   * The result scheduling: `interrupt` at the next step; `when_idle` at the first step of the next
-   * turn (the model had finished the one before); `silent` never (it is acknowledged unread).
-   * Each one is acknowledged once it is in a step's messages, so it is given exactly once.
+   * For `generateText` / `streamText`'s `prepareStep`: adds the session's due results to the
+   * step's messages, and keeps them in the steps after it, where they were first given. The result
+   * scheduling: `interrupt` and `silent` at any step; `when_idle` at the first step of a turn (the
+   * model had finished the one before).
    */
   prepareStep: PrepareStepFunction;
+  /**
+   * For `onStepFinish`: the step ran, so the model had the results it was given, and they are
+   * acknowledged. A result given to a step that failed is given again in the next turn.
+   */
+  onStepFinish: () => Promise<void>;
   /** The notification messages given so far, in order. */
   readonly delivered: readonly ModelMessage[];
   /**
@@ -30,46 +35,36 @@ export interface BatonNotifications {
   history(messages: readonly ModelMessage[]): ModelMessage[];
 }
 
-/**
- * Where a turn's first step takes its notifications: before the user's new words (the results came
- * first), as the other bridges place them; after the history when the turn has no new words.
- */
-function turnStartIndex(messages: readonly ModelMessage[]): number {
-  let at = messages.length;
-  while (at > 0 && messages[at - 1]?.role === 'user') at--;
-  return at === 0 ? messages.length : at;
-}
-
 export function batonNotifications(
-  runtime: Runtime,
+  runtime: Pick<Runtime, 'notifications'>,
   { sessionId }: BatonNotificationsOptions,
 ): BatonNotifications {
+  const delivery = pullDelivery(runtime, { sessionId });
   const delivered: ModelMessage[] = [];
-  /** This turn's notification messages, each at the index of the step's messages where it went in. */
-  let placed: Array<{ at: number; message: ModelMessage }> = [];
   /** The steps of a turn share a growing history: a message given at index `at` stays there. */
-  const withPlaced = (messages: readonly ModelMessage[]): ModelMessage[] => {
-    const merged: ModelMessage[] = [];
-    let next = 0;
-    for (const [index, message] of messages.entries()) {
-      for (; next < placed.length && (placed[next]?.at ?? 0) <= index; next++)
-        merged.push((placed[next] as { message: ModelMessage }).message);
-      merged.push(message);
-    }
-    for (; next < placed.length; next++) merged.push((placed[next] as { message: ModelMessage }).message);
-    return merged;
-  };
+  const placed = new PlacedMessages<ModelMessage>();
   const prepareStep: PrepareStepFunction = async ({ stepNumber, messages }) => {
-    // A new turn: the history the application passed holds what was given before.
-    if (stepNumber === 0) placed = [];
-    // At a turn's start, before the user's new words; during the run, after the latest tool results.
-    const at = stepNumber === 0 ? turnStartIndex(messages) : messages.length;
-    for (const notification of await runtime.notifications.take({ sessionId, idle: stepNumber === 0 })) {
-      const message = notificationMessage(notification);
-      placed.push({ at, message });
-      delivered.push(message);
+    if (stepNumber === 0) {
+      // A new turn: what was placed before is in the history the application passed, or, held
+      // still, was given to a step that did not finish (the turn failed): it is given again.
+      placed.clear();
+      delivery.release();
+    } else {
+      // The step before ran: its model had what it was given.
+      await delivery.confirm();
     }
-    return placed.length === 0 ? undefined : { messages: withPlaced(messages) };
+    const idle = stepNumber === 0;
+    // At a turn's start, before the user's new words; during the run, after the latest tool results.
+    const at = idle ? turnStartIndex(messages, (message) => message.role === 'user') : messages.length;
+    const given = (await delivery.take({ idle })).map(notificationMessage);
+    placed.place(at, given);
+    delivered.push(...given);
+    return placed.size === 0 ? undefined : { messages: placed.merged(messages) };
   };
-  return { prepareStep, delivered, history: withPlaced };
+  return {
+    prepareStep,
+    onStepFinish: () => delivery.confirm(),
+    delivered,
+    history: (messages) => placed.merged(messages),
+  };
 }

@@ -1,5 +1,6 @@
 import { type CallReply, toJsonSchema } from '@baton/contracts';
-import { callAskingApproval, type Runtime, runApproved } from '@baton/runtime';
+import type { Runtime } from '@baton/runtime';
+import { bridgeCall, callAskingApproval, runApproved } from '@baton/runtime/bridge';
 import { dynamicTool, jsonSchema, type ToolSet } from 'ai';
 import { modelOutputOf } from './model-output.js';
 
@@ -35,9 +36,9 @@ export function batonTools(runtime: Runtime, { sessionId }: BatonToolsOptions): 
           }
         : {}),
       execute: (args, { toolCallId, abortSignal }) => {
-        const request = { name, args, sessionId, callId: toolCallId };
-        if (asksApproval) return runApproved(runtime, request, abortSignal);
-        return runtime.call(request, abortSignal ? { signal: abortSignal } : {});
+        if (asksApproval)
+          return runApproved(runtime, { name, args, sessionId, callId: toolCallId }, abortSignal);
+        return bridgeCall(runtime, { name, args, sessionId, callId: toolCallId, signal: abortSignal });
       },
       toModelOutput: ({ output }) => modelOutputOf(output as CallReply),
     });

@@ -110,6 +110,7 @@ describe('an AI SDK agent loop with Baton tools', () => {
         tools,
         messages: history,
         prepareStep: notifications.prepareStep,
+        onStepFinish: notifications.onStepFinish,
         stopWhen: stepCountIs(5),
       });
       const conversation = notifications.history([...history, ...result.response.messages]);

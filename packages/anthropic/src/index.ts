@@ -1,7 +1,8 @@
 export {
-  type NotificationBlocksOptions,
+  type AnthropicNotifications,
+  type AnthropicNotificationsOptions,
+  anthropicNotifications,
   notificationBlock,
-  notificationBlocks,
 } from './notifications.js';
 export { type BatonRunnableToolsOptions, batonRunnableTools } from './tool-runner.js';
 export {

@@ -3,6 +3,7 @@ import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableT
 import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
 import { replyText, toJsonSchema } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
+import { bridgeCall } from '@baton/runtime/bridge';
 
 export interface BatonRunnableToolsOptions {
   /** The Baton session of the conversation: its background results come back to it. */
@@ -25,11 +26,13 @@ export function batonRunnableTools(
     // Baton validates the arguments itself, against the same contract.
     parse: (input: unknown) => input,
     run: async (args, context) => {
-      const signal = context?.signal ?? undefined;
-      const reply = await runtime.call(
-        { name: tool.name, args, sessionId, ...(context ? { callId: context.toolUse.id } : {}) },
-        signal ? { signal } : {},
-      );
+      const reply = await bridgeCall(runtime, {
+        name: tool.name,
+        args,
+        sessionId,
+        callId: context?.toolUse.id,
+        signal: context?.signal ?? undefined,
+      });
       const { text, isError } = replyText(reply);
       if (isError) throw new ToolError(text);
       return text;

@@ -1,6 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { replyText, toAnthropicTool } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
+import { bridgeCall } from '@baton/runtime/bridge';
 
 export interface BatonToolUseOptions {
   /** The Baton session of the conversation: its background results come back to it. */
@@ -34,10 +35,13 @@ export function handleToolUses(
   return Promise.all(
     uses.map(async (use) => {
       const callId = use.id ?? '';
-      const reply = await runtime.call(
-        { name: use.name ?? '', args: use.input, sessionId, callId },
-        signal ? { signal } : {},
-      );
+      const reply = await bridgeCall(runtime, {
+        name: use.name ?? '',
+        args: use.input,
+        sessionId,
+        callId,
+        signal,
+      });
       const { text, isError } = replyText(reply);
       const block: Anthropic.Messages.ToolResultBlockParam = {
         type: 'tool_result',

@@ -5,7 +5,7 @@ import { deferred, memoryStore, SimulatedClock } from '@baton/runtime/testing';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { anthropicTools, batonRunnableTools, handleToolUses, notificationBlocks } from '../src/index.js';
+import { anthropicNotifications, anthropicTools, batonRunnableTools, handleToolUses } from '../src/index.js';
 
 const BUDGET_MS = 300;
 const SESSION = 'chat-1';
@@ -96,9 +96,10 @@ describe('an Anthropic Messages loop with Baton tools', () => {
       [text('The research came back: tides: high at noon.')],
     ]);
     const messages: Anthropic.Messages.MessageParam[] = [];
+    const notifications = anthropicNotifications(runtime, { sessionId: SESSION });
     /** One user turn: the user's words after the due notifications, then the loop until the model stops. */
     const turn = async (say: string) => {
-      const due = await notificationBlocks(runtime, { sessionId: SESSION, idle: true });
+      const due = await notifications.blocks({ idle: true });
       messages.push({ role: 'user', content: [...due, { type: 'text', text: say }] });
       for (;;) {
         const message = await client.messages.create({
@@ -107,10 +108,11 @@ describe('an Anthropic Messages loop with Baton tools', () => {
           tools: anthropicTools(runtime),
           messages,
         });
+        await notifications.confirm();
         messages.push({ role: 'assistant', content: message.content });
         if (message.stop_reason !== 'tool_use') return message;
         const results = await handleToolUses(runtime, message, { sessionId: SESSION });
-        const interrupts = await notificationBlocks(runtime, { sessionId: SESSION, idle: false });
+        const interrupts = await notifications.blocks({ idle: false });
         messages.push({ role: 'user', content: [...results, ...interrupts] });
       }
     };
@@ -151,7 +153,7 @@ describe('an Anthropic Messages loop with Baton tools', () => {
     });
     expect(shown(requests[3]).split('tides: high at noon').length - 1).toBe(1);
     expect(third.content).toEqual([text('The research came back: tides: high at noon.')]);
-    expect(await notificationBlocks(runtime, { sessionId: SESSION, idle: true })).toEqual([]);
+    expect(await notifications.blocks({ idle: true })).toEqual([]);
   });
 
   it("answers a tool's own error with its words and an internal error with the generic message, both is_error", async () => {

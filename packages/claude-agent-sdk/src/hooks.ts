@@ -1,43 +1,57 @@
 import type { HookCallbackMatcher, HookEvent, HookJSONOutput } from '@anthropic-ai/claude-agent-sdk';
 import { notificationText } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
+import { pullDelivery } from '@baton/runtime/bridge';
 
 export interface BatonHooksOptions {
   /** The Baton session of the conversation, as given to `batonMcpServer`. */
   sessionId: string;
 }
 
-/** The session's due results as the text a hook adds to the model's context; undefined for none. */
-async function dueText(runtime: Pick<Runtime, 'notifications'>, sessionId: string, idle: boolean) {
-  const due = await runtime.notifications.take({ sessionId, idle });
-  return due.length === 0 ? undefined : due.map(notificationText).join('\n\n');
-}
-
 /**
- * The SDK hooks that bring the session's background results to the model, each once (it is
- * acknowledged as it is taken), by the result scheduling, for `query({ options: { hooks } })`:
- * - `UserPromptSubmit`: at a turn's start, `when_idle` and `interrupt` results, as context added
- *   to the user's prompt (they came first);
- * - `PostToolUse`: during a turn, after each tool's result, `interrupt` ones.
- * `silent` results are never given. A result that comes while the user is idle starts a turn of
- * its own: `runtime.notifications.watch` tells of it, and any prompt (or `RESULT_TURN_PROMPT`)
- * brings it in.
+ * The SDK hooks that bring the session's background results to the model, each once, by the
+ * result scheduling, for `query({ options: { hooks } })`:
+ * - `UserPromptSubmit`: at a turn's start, all of them, as context added to the user's prompt
+ *   (they came first);
+ * - `PostToolUse`: during a turn, after each tool's result, `interrupt` and `silent` ones.
+ * Each is acknowledged once the model has answered after it (the next `PostToolUse`, or `Stop`
+ * at the turn's end); one given to a turn that did not finish, or in a process that died first,
+ * is given again at the next turn. A result that comes while the user is idle starts a turn of its
+ * own: `runtime.notifications.watch` tells of it, and any prompt (or `RESULT_TURN_PROMPT`) brings
+ * it in.
  */
 export function batonHooks(
   runtime: Pick<Runtime, 'notifications'>,
   { sessionId }: BatonHooksOptions,
 ): Partial<Record<HookEvent, HookCallbackMatcher[]>> {
+  const delivery = pullDelivery(runtime, { sessionId });
   const adding =
     (hookEventName: 'UserPromptSubmit' | 'PostToolUse', idle: boolean) =>
     async (): Promise<HookJSONOutput> => {
-      const additionalContext = await dueText(runtime, sessionId, idle);
-      return additionalContext === undefined
+      // A new turn gives again what a turn that did not finish was given; a tool's result means
+      // the model answered after what it was given before.
+      if (idle) delivery.release();
+      else await delivery.confirm();
+      const due = await delivery.take({ idle });
+      return due.length === 0
         ? {}
-        : { hookSpecificOutput: { hookEventName, additionalContext } };
+        : {
+            hookSpecificOutput: { hookEventName, additionalContext: due.map(notificationText).join('\n\n') },
+          };
     };
   return {
     UserPromptSubmit: [{ hooks: [adding('UserPromptSubmit', true)] }],
     PostToolUse: [{ hooks: [adding('PostToolUse', false)] }],
+    Stop: [
+      {
+        hooks: [
+          async (): Promise<HookJSONOutput> => {
+            await delivery.confirm();
+            return {};
+          },
+        ],
+      },
+    ],
   };
 }
 

@@ -4,11 +4,9 @@ import {
   BACKGROUND_CONTROL,
   type BackgroundControlTool,
   backgroundControl,
-  callAwaitingApproval,
   type Runtime,
-  replyOf,
-  runApproved,
 } from '@baton/runtime';
+import { bridgeCall, callAwaitingApproval, replyOf, runApproved } from '@baton/runtime/bridge';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
   CallToolRequestSchema,
@@ -101,7 +99,7 @@ export function batonMcpServer(
           : await replyOf(runtime, named, signal);
         return replied(reply);
       }
-      return replied(await runtime.call(call, { signal }));
+      return replied(await bridgeCall(runtime, { ...call, signal }));
     },
   );
   return { type: 'sdk', name, instance };

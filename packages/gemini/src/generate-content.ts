@@ -1,5 +1,6 @@
 import { type Notification, notificationText, toGeminiResponse } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
+import { bridgeCall, pullDelivery } from '@baton/runtime/bridge';
 import type { FunctionCall, Part } from '@google/genai';
 
 export interface FunctionCallOptions {
@@ -24,10 +25,13 @@ export async function functionResponseParts(
   return Promise.all(
     functionCalls.map(async (call): Promise<Part> => {
       const name = call.name ?? '';
-      const reply = await runtime.call(
-        { name, args: call.args ?? {}, sessionId, ...(call.id ? { callId: call.id } : {}) },
-        signal ? { signal } : {},
-      );
+      const reply = await bridgeCall(runtime, {
+        name,
+        args: call.args ?? {},
+        sessionId,
+        callId: call.id,
+        signal,
+      });
       return {
         functionResponse: { ...(call.id ? { id: call.id } : {}), name, response: toGeminiResponse(reply) },
       };
@@ -40,14 +44,29 @@ export function notificationPart(notification: Notification): Part {
   return { text: notificationText(notification) };
 }
 
-/**
- * The session's due results as text parts of the next user turn, each given once: `interrupt`
- * ones at every step, `when_idle` ones when the model had finished its turn (`idle`), before the
- * user's words.
- */
-export async function notificationParts(
+export interface GeminiNotifications {
+  /**
+   * The session's due results as text parts of the next user turn, before the user's words: at a
+   * turn's start (`idle: true`, the model had finished its turn) all of them, during a run
+   * `interrupt` and `silent` ones (the result scheduling). A turn's start gives again what a
+   * request that failed was given.
+   */
+  parts(step: { idle: boolean }): Promise<Part[]>;
+  /** The request that was given them answered: the model had them, and they are acknowledged. */
+  confirm(): Promise<void>;
+}
+
+/** The session's background results for a `generateContent` loop, each given once (the bridge kit's pull delivery). */
+export function geminiNotifications(
   runtime: Pick<Runtime, 'notifications'>,
-  { sessionId, idle }: { sessionId: string; idle: boolean },
-): Promise<Part[]> {
-  return (await runtime.notifications.take({ sessionId, idle })).map(notificationPart);
+  { sessionId }: { sessionId: string },
+): GeminiNotifications {
+  const delivery = pullDelivery(runtime, { sessionId });
+  return {
+    async parts({ idle }) {
+      if (idle) delivery.release();
+      return (await delivery.take({ idle })).map(notificationPart);
+    },
+    confirm: () => delivery.confirm(),
+  };
 }

@@ -7,7 +7,8 @@ export { geminiTools, isNonBlocking } from './declarations.js';
 export {
   type FunctionCallOptions,
   functionResponseParts,
+  type GeminiNotifications,
+  geminiNotifications,
   notificationPart,
-  notificationParts,
 } from './generate-content.js';
 export { BatonLive, type BatonLiveOptions, batonLive, type LiveConnection } from './live.js';

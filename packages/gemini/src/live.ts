@@ -5,7 +5,7 @@ import {
   toGeminiResponse,
 } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
-import { type PushDelivery, pushDelivery } from '@baton/runtime/bridge';
+import { bridgeCall, type PushDelivery, pushDelivery } from '@baton/runtime/bridge';
 import {
   type FunctionCall,
   type FunctionResponse,
@@ -120,30 +120,33 @@ export class BatonLive {
       this.#onError(new Error(`a function call without an id or a name: ${JSON.stringify(call)}`));
       return;
     }
-    const answered = this.#runtime
-      .call({ name, args: call.args ?? {}, sessionId: this.#sessionId, callId: id })
-      .then(
-        (reply) => {
-          const backgrounded = reply.status === 'backgrounded';
-          // Cancelled by the server before it answered: it expects no answer, and no end comes.
-          if (!backgrounded && this.#cancelled.delete(id)) return;
-          this.#send({
-            id,
-            name,
-            response: toGeminiResponse(reply),
-            // Past its budget: the acknowledgement, taken in silently; the result follows.
-            ...(backgrounded ? { willContinue: true, scheduling: FunctionResponseScheduling.SILENT } : {}),
-          });
-        },
-        (error: unknown) => {
-          this.#onError(error);
-          this.#send({
-            id,
-            name,
-            response: { error: error instanceof Error ? error.message : String(error) },
-          });
-        },
-      );
+    const answered = bridgeCall(this.#runtime, {
+      name,
+      args: call.args ?? {},
+      sessionId: this.#sessionId,
+      callId: id,
+    }).then(
+      (reply) => {
+        const backgrounded = reply.status === 'backgrounded';
+        // Cancelled by the server before it answered: it expects no answer, and no end comes.
+        if (!backgrounded && this.#cancelled.delete(id)) return;
+        this.#send({
+          id,
+          name,
+          response: toGeminiResponse(reply),
+          // Past its budget: the acknowledgement, taken in silently; the result follows.
+          ...(backgrounded ? { willContinue: true, scheduling: FunctionResponseScheduling.SILENT } : {}),
+        });
+      },
+      (error: unknown) => {
+        this.#onError(error);
+        this.#send({
+          id,
+          name,
+          response: { error: error instanceof Error ? error.message : String(error) },
+        });
+      },
+    );
     this.#answering.set(id, answered);
     await answered.finally(() => this.#answering.delete(id));
   }

@@ -5,7 +5,7 @@ import { memoryStore } from '@baton/store';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { functionResponseParts, geminiTools, notificationParts } from '../src/index.js';
+import { functionResponseParts, geminiNotifications, geminiTools } from '../src/index.js';
 
 const opened: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -65,14 +65,18 @@ describe('Baton in a generateContent loop', () => {
       response: { error: 'No entry for "nothing".' },
     });
 
-    expect(await notificationParts(runtime, { sessionId: 's1', idle: true })).toEqual([]);
+    const notifications = geminiNotifications(runtime, { sessionId: 's1' });
+    expect(await notifications.parts({ idle: true })).toEqual([]);
     const noticed = firstValueFrom(runtime.events$.pipe(filter((event) => event.type === 'notification')));
     finish('high at noon');
     await noticed;
     // A when_idle result waits for the model to finish its turn, then is given once.
-    expect(await notificationParts(runtime, { sessionId: 's1', idle: false })).toEqual([]);
-    const [part] = await notificationParts(runtime, { sessionId: 's1', idle: true });
+    expect(await notifications.parts({ idle: false })).toEqual([]);
+    const [part] = await notifications.parts({ idle: true });
     expect(part?.text).toContain('tides: high at noon');
-    expect(await notificationParts(runtime, { sessionId: 's1', idle: true })).toEqual([]);
+    // Not acknowledged until the request that was given it answered: a failed request's turn gets it again.
+    expect((await notifications.parts({ idle: true }))[0]?.text).toContain('tides: high at noon');
+    await notifications.confirm();
+    expect(await notifications.parts({ idle: true })).toEqual([]);
   });
 });

@@ -3,7 +3,6 @@ export {
   batonNotificationsMiddleware,
   batonNotificationsNode,
   notificationMessage,
-  notificationUpdate,
 } from './notifications.js';
 export {
   type BatonApprovalDecision,

@@ -1,11 +1,14 @@
 import { type CallReply, replyText, toJsonSchema } from '@baton/contracts';
+import type { Runtime } from '@baton/runtime';
 import {
   type ApprovalDecision,
+  type ApprovalRequest,
+  approvalRequestOf,
+  bridgeCall,
   callAwaitingApproval,
-  type Runtime,
   replyOf,
   runDecided,
-} from '@baton/runtime';
+} from '@baton/runtime/bridge';
 import { ToolMessage } from '@langchain/core/messages';
 import type { ToolCall } from '@langchain/core/messages/tool';
 import type { RunnableConfig } from '@langchain/core/runnables';
@@ -18,13 +21,8 @@ export interface BatonLangChainToolsOptions {
   sessionId: string;
 }
 
-/** What `interrupt()` carries when a Baton tool asks for approval: resume with a `BatonApprovalDecision`. */
-export interface BatonApprovalRequest {
-  type: 'baton_approval';
-  callId: string;
-  tool: string;
-  args: unknown;
-}
+/** What `interrupt()` carries when a Baton tool asks for approval (the kit's one shape): resume with a `BatonApprovalDecision`. */
+export type BatonApprovalRequest = ApprovalRequest;
 
 /** The value to resume with (`new Command({ resume })`) after a `BatonApprovalRequest`; a reason for a rejection is told to the model. */
 export type BatonApprovalDecision = ApprovalDecision;
@@ -74,27 +72,23 @@ export function batonLangChainTools(
         const toolCall = toolCallOf(config);
         const signal = config?.signal;
         const callId = toolCall?.id;
-        const request = { name, args, sessionId, ...(callId !== undefined ? { callId } : {}) };
         if (asksApproval && callId !== undefined) {
-          const named = { ...request, callId };
+          const named = { name, args, sessionId, callId };
           if (!(await callAwaitingApproval(runtime, named))) {
             return answerOf(await replyOf(runtime, named, signal), name, toolCall);
           }
           // On resume the graph runs the tool again from its start: the Baton call is the same (its
           // id is the tool call's), and `interrupt()` returns the decision.
-          const decision = interrupt<BatonApprovalRequest, BatonApprovalDecision | undefined>({
-            type: 'baton_approval',
-            callId,
-            tool: name,
-            args,
-          });
+          const decision = interrupt<BatonApprovalRequest, BatonApprovalDecision | undefined>(
+            approvalRequestOf(named),
+          );
           const decided = {
             approved: decision?.approved === true,
             reason: decision?.reason ?? 'rejected in the graph',
           };
           return answerOf(await runDecided(runtime, named, decided, signal), name, toolCall);
         }
-        return answerOf(await runtime.call(request, signal ? { signal } : {}), name, toolCall);
+        return answerOf(await bridgeCall(runtime, { name, args, sessionId, callId, signal }), name, toolCall);
       },
     });
   });

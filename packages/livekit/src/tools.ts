@@ -1,5 +1,6 @@
 import { replyText, toJsonSchema } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
+import { bridgeCall } from '@baton/runtime/bridge';
 import { llm } from '@livekit/agents';
 import type { JSONSchema7 } from 'json-schema';
 
@@ -24,10 +25,13 @@ function batonLiveKitTool(
     // Baton validates the arguments itself, against the same contract.
     parameters,
     execute: async (args, { toolCallId, abortSignal }) => {
-      const reply = await runtime.call(
-        { name, args, sessionId, ...(toolCallId ? { callId: toolCallId } : {}) },
-        abortSignal ? { signal: abortSignal } : {},
-      );
+      const reply = await bridgeCall(runtime, {
+        name,
+        args,
+        sessionId,
+        callId: toolCallId,
+        signal: abortSignal,
+      });
       return replyText(reply).text;
     },
   });

@@ -1,11 +1,14 @@
 import { type AnyTool, type CallReply, toJsonSchema, toToolOutputForModel } from '@baton/contracts';
+import type { Runtime } from '@baton/runtime';
 import {
   type ApprovalDecision,
+  type ApprovalRequest,
+  approvalRequestOf,
+  bridgeCall,
   callAwaitingApproval,
-  type Runtime,
   replyOf,
   runDecided,
-} from '@baton/runtime';
+} from '@baton/runtime/bridge';
 import { createTool, type ToolExecutionContext } from '@mastra/core/tools';
 import type { JSONSchema7 } from 'json-schema';
 
@@ -14,13 +17,8 @@ export interface BatonMastraToolsOptions {
   sessionId: string;
 }
 
-/** What a Baton tool suspends with when its call waits for approval: resume with a `BatonApprovalDecision`. */
-export interface BatonApprovalRequest {
-  type: 'baton_approval';
-  callId: string;
-  tool: string;
-  args: unknown;
-}
+/** What a Baton tool suspends with when its call waits for approval (the kit's one shape): resume with a `BatonApprovalDecision`. */
+export type BatonApprovalRequest = ApprovalRequest;
 
 /** The resume data after a `BatonApprovalRequest` (`agent.resumeGenerate(decision, { runId, toolCallId })`). */
 export type BatonApprovalDecision = ApprovalDecision;
@@ -43,12 +41,7 @@ async function approvedReply(
   if (!(await callAwaitingApproval(runtime, request)) || suspend === undefined) {
     return replyOf(runtime, request, signal);
   }
-  await suspend({
-    type: 'baton_approval',
-    callId: request.callId,
-    tool: request.name,
-    args: request.args,
-  } satisfies BatonApprovalRequest);
+  await suspend(approvalRequestOf(request));
   return undefined;
 }
 
@@ -63,11 +56,9 @@ function batonMastraTool(runtime: Runtime, definition: AnyTool, sessionId: strin
     inputSchema: toJsonSchema(definition.input) as JSONSchema7,
     execute: async (args: unknown, context: ToolExecutionContext) => {
       const callId = context.agent?.toolCallId;
-      const request = { name, args, sessionId, ...(callId !== undefined ? { callId } : {}) };
       if (asksApproval && callId !== undefined)
-        return approvedReply(runtime, { ...request, callId }, context);
-      const signal = context.abortSignal;
-      return runtime.call(request, signal ? { signal } : {});
+        return approvedReply(runtime, { name, args, sessionId, callId }, context);
+      return bridgeCall(runtime, { name, args, sessionId, callId, signal: context.abortSignal });
     },
     toModelOutput: (reply: unknown) => toToolOutputForModel(reply as CallReply),
   });

@@ -1,5 +1,6 @@
 import { type Notification, notificationText } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
+import { PlacedMessages, pullDelivery } from '@baton/runtime/bridge';
 import type { AgentInputItem, CallModelInputFilter } from '@openai/agents';
 
 export interface BatonAgentNotificationsOptions {
@@ -13,52 +14,52 @@ export function notificationItem(notification: Notification): AgentInputItem {
 
 export interface BatonAgentNotifications {
   /**
-   * Starts a turn: the notifications due now that the model has finished its last turn
-   * (`when_idle` and `interrupt`, the result scheduling), as input items to put before the user's words.
+   * Starts a turn: the results due now that the model has finished its last turn (all of them,
+   * the result scheduling), as input items to put before the user's words.
    */
   turnInput(): Promise<AgentInputItem[]>;
   /**
-   * For `run(agent, input, { callModelInputFilter })`: `interrupt` notifications that arrive
+   * For `run(agent, input, { callModelInputFilter })`: `interrupt` and `silent` results that arrive
    * during the run come into the next model call, and stay where they went in for the rest of it.
    */
   callModelInputFilter: CallModelInputFilter;
-  /** A run's `history`, with the notifications given during the run where they were given. */
-  history(items: readonly AgentInputItem[]): AgentInputItem[];
+  /**
+   * The run ended: its `history`, with the results given during the run where they were given.
+   * The model had every result given to the run, so each is acknowledged here; one given to a run
+   * that failed (or in a process that died before it ended) is given again at the next turn.
+   */
+  history(items: readonly AgentInputItem[]): Promise<AgentInputItem[]>;
 }
 
-/**
- * Background results for an Agents SDK loop, each given once (it is acknowledged when it goes
- * into the input) under the result scheduling; `silent` ones are acknowledged and never given.
- */
+/** Background results for an Agents SDK loop, each given once, under the result scheduling. */
 export function batonAgentNotifications(
-  runtime: Runtime,
+  runtime: Pick<Runtime, 'notifications'>,
   { sessionId }: BatonAgentNotificationsOptions,
 ): BatonAgentNotifications {
+  const delivery = pullDelivery(runtime, { sessionId });
   /** This run's notification items, each at the index of the model input where it went in. */
-  let placed: Array<{ at: number; item: AgentInputItem }> = [];
-  const withPlaced = (items: readonly AgentInputItem[]): AgentInputItem[] => {
-    const merged: AgentInputItem[] = [];
-    let next = 0;
-    for (const [index, item] of items.entries()) {
-      for (; next < placed.length && (placed[next]?.at ?? 0) <= index; next++)
-        merged.push((placed[next] as { item: AgentInputItem }).item);
-      merged.push(item);
-    }
-    for (; next < placed.length; next++) merged.push((placed[next] as { item: AgentInputItem }).item);
-    return merged;
-  };
+  const placed = new PlacedMessages<AgentInputItem>();
+  /** Whether the run has called its model: the results given before then were seen by it. */
+  let called = false;
   return {
     async turnInput() {
-      placed = [];
-      return (await runtime.notifications.take({ sessionId, idle: true })).map(notificationItem);
+      placed.clear();
+      called = false;
+      // Held still: given to a run that did not end; they are given again.
+      delivery.release();
+      return (await delivery.take({ idle: true })).map(notificationItem);
     },
     callModelInputFilter: async ({ modelData }) => {
+      // The model call before this one ran: it had what it was given.
+      if (called) await delivery.confirm();
+      called = true;
       // The SDK's input holds the run's items, not the ones this filter added before: they go back in.
-      const at = modelData.input.length;
-      for (const notification of await runtime.notifications.take({ sessionId, idle: false }))
-        placed.push({ at, item: notificationItem(notification) });
-      return { ...modelData, input: withPlaced(modelData.input) };
+      placed.place(modelData.input.length, (await delivery.take({ idle: false })).map(notificationItem));
+      return { ...modelData, input: placed.merged(modelData.input) };
     },
-    history: (items) => withPlaced(items),
+    async history(items) {
+      await delivery.confirm();
+      return placed.merged(items);
+    },
   };
 }

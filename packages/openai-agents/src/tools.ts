@@ -1,5 +1,6 @@
 import { type OpenAIResponsesTool, replyText, toOpenAIResponsesTool } from '@baton/contracts';
-import { callAskingApproval, type Runtime, runApproved } from '@baton/runtime';
+import type { Runtime } from '@baton/runtime';
+import { argumentsOf, bridgeCall, callAskingApproval, runApproved } from '@baton/runtime/bridge';
 import { type FunctionTool, tool } from '@openai/agents';
 
 /** The SDK types a JSON Schema by its literal shape; the contract's schema is only known at run time. */
@@ -19,9 +20,6 @@ const schemaOf = (declared: OpenAIResponsesTool) =>
     parameters: DeclaredParameters;
     strict: true;
   };
-
-/** The Agents SDK hands a JSON Schema tool its arguments parsed, or as the model's JSON text. */
-const argsOf = (input: unknown): unknown => (typeof input === 'string' ? JSON.parse(input) : input);
 
 export interface BatonAgentToolsOptions {
   /** The Baton session of the conversation: its background results come back to it. */
@@ -51,17 +49,16 @@ export function batonAgentTools(runtime: Runtime, { sessionId }: BatonAgentTools
         ? {
             needsApproval: async (_context, input, callId) =>
               callId === undefined ||
-              callAskingApproval(runtime, { name, args: argsOf(input), sessionId, callId }),
+              callAskingApproval(runtime, { name, args: argumentsOf(input), sessionId, callId }),
           }
         : {}),
       execute: async (input, _context, details) => {
         const callId = details?.toolCall?.callId;
         const signal = details?.signal;
-        const request = { name, args: argsOf(input), sessionId, ...(callId !== undefined ? { callId } : {}) };
         const reply =
           asksApproval && callId !== undefined
-            ? await runApproved(runtime, { ...request, callId }, signal)
-            : await runtime.call(request, signal ? { signal } : {});
+            ? await runApproved(runtime, { name, args: argumentsOf(input), sessionId, callId }, signal)
+            : await bridgeCall(runtime, { name, args: input, sessionId, callId, signal });
         return replyText(reply).text;
       },
     });

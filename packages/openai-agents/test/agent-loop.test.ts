@@ -127,7 +127,7 @@ describe('an OpenAI Agents loop with Baton tools', () => {
         { role: 'user' as const, content: words },
       ];
       const result = await runner.run(agent, input);
-      history = notifications.history(result.history);
+      history = await notifications.history(result.history);
       return result;
     };
 

@@ -1,5 +1,6 @@
 import { replyText, toOpenAIResponsesTool } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
+import { bridgeCall } from '@baton/runtime/bridge';
 import { type FunctionTool, type RealtimeContextData, tool } from '@openai/agents-realtime';
 
 /** The SDK types a JSON Schema by its literal shape; the contract's schema is only known at run time. */
@@ -39,13 +40,13 @@ export function batonRealtimeTools(
         strict: true;
       }),
       execute: async (input, _context, details) => {
-        const callId = details?.toolCall?.callId;
-        const signal = details?.signal;
-        const args = typeof input === 'string' ? JSON.parse(input) : input;
-        const reply = await runtime.call(
-          { name: definition.name, args, sessionId, ...(callId ? { callId } : {}) },
-          signal ? { signal } : {},
-        );
+        const reply = await bridgeCall(runtime, {
+          name: definition.name,
+          args: input,
+          sessionId,
+          callId: details?.toolCall?.callId,
+          signal: details?.signal,
+        });
         return replyText(reply).text;
       },
     });

@@ -51,6 +51,18 @@ describe('pull delivery: results given at a step, acknowledged once the model ha
     expect(await delivery.take({ idle: true })).toEqual([]);
   });
 
+  it('confirms only the results named, and keeps the others held', async () => {
+    const runtime = await endedOnePerScheduling();
+    const delivery = pullDelivery(runtime, { sessionId: 's1' });
+    const [urgent] = await delivery.take({ idle: false });
+    await delivery.confirm(urgent ? [urgent] : []);
+    expect(names(delivery.held)).toEqual(['quiet']);
+    expect(names(await runtime.notifications.list({ sessionId: 's1', status: 'queued' }))).toEqual([
+      'quiet',
+      'plain',
+    ]);
+  });
+
   it('holds a result for the loop that took it: another loop of the session does not take it meanwhile', async () => {
     const runtime = await endedOnePerScheduling();
     const first = pullDelivery(runtime, { sessionId: 's1' });

@@ -39,9 +39,10 @@ export interface PullDelivery {
   readonly held: readonly Notification[];
   /**
    * The framework has the held results in its conversation (the step that was given them ran, or
-   * its history was saved): each is acknowledged, and never given again.
+   * its history was saved): each is acknowledged, and never given again. With `given`, only
+   * those of them (by id) that are held.
    */
-  confirm(): Promise<void>;
+  confirm(given?: readonly Pick<Notification, 'id'>[]): Promise<void>;
   /** The step that was given them failed before the model saw them: the next `take` gives them again. */
   release(): void;
 }
@@ -70,13 +71,14 @@ export function pullDelivery(
       held = [...held, ...taken];
       return taken;
     },
-    async confirm() {
-      const given = held;
-      held = [];
+    async confirm(given) {
+      const ids = given === undefined ? undefined : new Set(given.map((notification) => notification.id));
+      const confirmed = ids === undefined ? held : held.filter((notification) => ids.has(notification.id));
+      held = ids === undefined ? [] : held.filter((notification) => !ids.has(notification.id));
       try {
-        await Promise.all(given.map((notification) => notifications.ack(notification.id)));
+        await Promise.all(confirmed.map((notification) => notifications.ack(notification.id)));
       } finally {
-        letGo(given);
+        letGo(confirmed);
       }
     },
     release() {
