@@ -81,6 +81,6 @@ export async function* batonAdkResults(
     }
   } finally {
     // Not in the session (a run that threw, a loop that stopped reading): given again next time.
-    delivery.release();
+    await delivery.release();
   }
 }

@@ -48,7 +48,7 @@ export function batonNotifications(
       // A new turn: what was placed before is in the history the application passed, or, held
       // still, was given to a step that did not finish (the turn failed): it is given again.
       placed.clear();
-      delivery.release();
+      await delivery.release();
     } else {
       // The step before ran: its model had what it was given.
       await delivery.confirm();

@@ -37,7 +37,7 @@ export function anthropicNotifications(
   return {
     async blocks({ idle }) {
       // A new turn: held still, they were given to a request that did not answer.
-      if (idle) delivery.release();
+      if (idle) await delivery.release();
       return (await delivery.take({ idle })).map(notificationBlock);
     },
     confirm: () => delivery.confirm(),

@@ -30,7 +30,7 @@ export function batonHooks(
     async (): Promise<HookJSONOutput> => {
       // A new turn gives again what a turn that did not finish was given; a tool's result means
       // the model answered after what it was given before.
-      if (idle) delivery.release();
+      if (idle) await delivery.release();
       else await delivery.confirm();
       const due = await delivery.take({ idle });
       return due.length === 0

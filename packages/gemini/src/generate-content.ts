@@ -64,7 +64,7 @@ export function geminiNotifications(
   const delivery = pullDelivery(runtime, { sessionId });
   return {
     async parts({ idle }) {
-      if (idle) delivery.release();
+      if (idle) await delivery.release();
       return (await delivery.take({ idle })).map(notificationPart);
     },
     confirm: () => delivery.confirm(),

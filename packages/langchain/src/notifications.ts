@@ -34,7 +34,7 @@ async function notificationUpdate(
   const stored = delivery.held.filter((notification) => inState.has(messageIdOf(notification)));
   await delivery.confirm(stored);
   // A new turn: held still and not in the state, they were given to a model call that failed.
-  if (idle) delivery.release();
+  if (idle) await delivery.release();
   const due = await delivery.take({ idle });
   if (due.length === 0) return [];
   const given = due.map(notificationMessage);

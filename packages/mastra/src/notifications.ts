@@ -52,7 +52,7 @@ export function batonNotificationsProcessor(
         // that did not finish, and are given again.
         const held = new Set(messages.map((message) => message.id));
         await delivery.confirm(delivery.held.filter((notification) => held.has(messageIdOf(notification))));
-        delivery.release();
+        await delivery.release();
       } else {
         // The step before ran: its model had what it was given.
         await delivery.confirm();

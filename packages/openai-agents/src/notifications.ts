@@ -46,7 +46,7 @@ export function batonAgentNotifications(
       placed.clear();
       called = false;
       // Held still: given to a run that did not end; they are given again.
-      delivery.release();
+      await delivery.release();
       return (await delivery.take({ idle: true })).map(notificationItem);
     },
     callModelInputFilter: async ({ modelData }) => {

@@ -1,18 +1,29 @@
 import { AsyncResource } from 'node:async_hooks';
-import { type CallEvent, isDueAt, type Notification } from '@baton/contracts';
+import { type CallEvent, isDueAt, type Notification, type Scheduling } from '@baton/contracts';
 import type { NotificationFilter, Store } from '@baton/store';
 import { merge, Observable, filter as rxFilter } from 'rxjs';
 import type { Runtime } from './runtime-api.js';
 
-/** The session's due notifications (the result scheduling), each acknowledged first: one another loop took is not given twice. */
-export async function takeNotifications(
-  notifications: Pick<Runtime['notifications'], 'list' | 'ack'>,
+const SCHEDULINGS: readonly Scheduling[] = ['interrupt', 'when_idle', 'silent'];
+
+/** The session's due notifications (the result scheduling), held for this instance in one store operation. */
+export function holdDue(
+  store: Pick<Store, 'holdNotifications'>,
+  holder: string,
   { sessionId, idle }: { sessionId: string; idle: boolean },
 ): Promise<Notification[]> {
+  const schedulings = SCHEDULINGS.filter((scheduling) => isDueAt({ scheduling }, { idle }));
+  return store.holdNotifications({ sessionId, schedulings, holder });
+}
+
+/** The session's due notifications, held, then each acknowledged: one another loop took is not given twice. */
+export async function takeNotifications(
+  notifications: Pick<Runtime['notifications'], 'hold' | 'ack'>,
+  request: { sessionId: string; idle: boolean },
+): Promise<Notification[]> {
   const taken: Notification[] = [];
-  for (const notification of await notifications.list({ sessionId, status: 'queued' })) {
-    if (isDueAt(notification, { idle }) && (await notifications.ack(notification.id)))
-      taken.push(notification);
+  for (const notification of await notifications.hold(request)) {
+    if (await notifications.ack(notification.id)) taken.push(notification);
   }
   return taken;
 }

@@ -110,6 +110,15 @@ export interface Runtime {
      */
     take(request: { sessionId: string; idle: boolean }): Promise<Notification[]>;
     /**
+     * The session's notifications that are due now (`isDueAt`), held for this runtime in one store
+     * operation, not acknowledged: no other loop, of this process or another, is given them until
+     * they are acknowledged (`ack`) or let go (`release`), or this runtime's instance is gone (a
+     * process that died before its model saw them). The bridge kit's deliveries are made of it.
+     */
+    hold(request: { sessionId: string; idle: boolean }): Promise<Notification[]>;
+    /** Lets go of notifications this runtime holds without acknowledging them: they are due again. */
+    release(notificationIds: readonly string[]): Promise<void>;
+    /**
      * A session's notifications not yet acknowledged (or those of every session under a prefix: a
      * tenant's), as they come: the queued ones first, then each new one once it is stored, by this
      * process or by another on a shared store. The place to start a turn when a result arrives

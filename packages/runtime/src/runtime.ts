@@ -20,7 +20,7 @@ import type { FollowOptions } from './follow-store.js';
 import { newId } from './ids.js';
 import { eventKey, HEALTH_PROBE_CALL_ID } from './keys.js';
 import { CANCELLED_BY_SIGNAL, SESSION_CANCELLED_REASON } from './messages.js';
-import { takeNotifications, watchNotifications } from './notification-readers.js';
+import { holdDue, takeNotifications, watchNotifications } from './notification-readers.js';
 import type {
   BatchOptions,
   BatchRequest,
@@ -100,6 +100,8 @@ class BatonRuntime implements Runtime {
       list: (filter) => store.listNotifications(filter),
       count: (filter) => store.countNotifications(filter),
       ack: (id) => store.acknowledgeNotification(id, clock.now()),
+      hold: (request) => holdDue(store, this.instanceId, request),
+      release: (notificationIds) => store.releaseNotifications(notificationIds, this.instanceId),
       take: (request) => takeNotifications(this.notifications, request),
       watch: (target) =>
         watchNotifications(

@@ -345,6 +345,9 @@ class FaultyStore implements Store {
   countNotifications: Store['countNotifications'] = (...args) => this.#inner.countNotifications(...args);
   acknowledgeNotification: Store['acknowledgeNotification'] = (...args) =>
     this.#inner.acknowledgeNotification(...args);
+  holdNotifications: Store['holdNotifications'] = (...args) => this.#inner.holdNotifications(...args);
+  releaseNotifications: Store['releaseNotifications'] = (...args) =>
+    this.#inner.releaseNotifications(...args);
   getArtifact: Store['getArtifact'] = (...args) => this.#inner.getArtifact(...args);
   listArtifacts: Store['listArtifacts'] = (...args) => this.#inner.listArtifacts(...args);
   listSteps: Store['listSteps'] = (...args) => this.#inner.listSteps(...args);

@@ -1,3 +1,4 @@
+import { memoryStore } from '@baton/store';
 import { describe, expect, it } from 'vitest';
 import { pullDelivery } from '../src/bridge/index.js';
 import { gatedTool, settle, testRuntime } from './helpers.js';
@@ -45,7 +46,7 @@ describe('pull delivery: results given at a step, acknowledged once the model ha
     const runtime = await endedOnePerScheduling();
     const delivery = pullDelivery(runtime, { sessionId: 's1' });
     expect(names(await delivery.take({ idle: true }))).toEqual(['urgent', 'quiet', 'plain']);
-    delivery.release();
+    await delivery.release();
     expect(names(await delivery.take({ idle: true }))).toEqual(['urgent', 'quiet', 'plain']);
     await delivery.confirm();
     expect(await delivery.take({ idle: true })).toEqual([]);
@@ -69,8 +70,24 @@ describe('pull delivery: results given at a step, acknowledged once the model ha
     const second = pullDelivery(runtime, { sessionId: 's1' });
     expect(names(await first.take({ idle: false }))).toEqual(['urgent', 'quiet']);
     expect(names(await second.take({ idle: true }))).toEqual(['plain']);
-    first.release();
+    await first.release();
     expect(names(await second.take({ idle: true }))).toEqual(['urgent', 'quiet']);
+  });
+
+  it('holds a result in the store for its runtime: another runtime on the store takes it only once the first is gone', async () => {
+    const store = memoryStore();
+    const research = gatedTool('research', { mode: 'background', scheduling: 'interrupt' });
+    const { runtime: first } = testRuntime([research.tool], { store });
+    const { runtime: second } = testRuntime([research.tool], { store });
+    await first.call({ name: 'research', sessionId: 's1' });
+    research.runs[0]?.resolve('ok');
+    await settle();
+    expect(names(await pullDelivery(first, { sessionId: 's1' }).take({ idle: false }))).toEqual(['research']);
+    const other = pullDelivery(second, { sessionId: 's1' });
+    expect(await other.take({ idle: true })).toEqual([]);
+    // The first process is gone before its model saw the result: the second gives it.
+    await first.close();
+    expect(names(await other.take({ idle: true }))).toEqual(['research']);
   });
 
   it("gives nothing of another session's", async () => {

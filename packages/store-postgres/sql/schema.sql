@@ -581,7 +581,8 @@ CREATE TABLE baton.notifications (
     status text NOT NULL,
     created_at bigint NOT NULL,
     acknowledged_at bigint,
-    notification jsonb NOT NULL
+    notification jsonb NOT NULL,
+    held_by text
 );
 
 CREATE SEQUENCE baton.notifications_position_seq

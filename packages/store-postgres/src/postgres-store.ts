@@ -23,6 +23,7 @@ import {
   type NoticeTopic,
   type NotificationCountFilter,
   type NotificationFilter,
+  type NotificationHold,
   ROW_EVENTS_MAX,
   type SessionEvent,
   type Store,
@@ -36,6 +37,8 @@ import { ListenConnection } from './listen-connection.js';
 import { MIGRATIONS } from './migrations.js';
 import { Channels, controlPayload } from './notices.js';
 import { schemaFound } from './schema-found.js';
+import { holdNotifications, releaseNotifications } from './sql/hold-notifications.js';
+import { type NotificationRow, notificationOf, type Query } from './sql/notification-rows.js';
 import { isUnavailable } from './unavailable.js';
 import { parametersOf, secondTry, WRITE } from './write-parameters.js';
 
@@ -89,23 +92,10 @@ const int8AsNumber = ((oid: number, format?: 'text' | 'binary') =>
   oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser;
 
 type CallRow = { position: number; record: CallRecord; owner_id: string | null };
-type NotificationRow = {
-  notification: Notification;
-  status: Notification['status'];
-  acknowledged_at: number | null;
-};
-
 function recordOf(row: Pick<CallRow, 'record' | 'owner_id'>): CallRecord {
   const record = row.record;
   if (row.owner_id !== null) record.ownerId = row.owner_id;
   return record;
-}
-
-function notificationOf(row: NotificationRow): Notification {
-  const notification = row.notification;
-  notification.status = row.status;
-  if (row.acknowledged_at !== null) notification.acknowledgedAt = row.acknowledged_at;
-  return notification;
 }
 
 /** `WHERE a AND b` over the conditions that are set, each written with `?` for its one parameter. */
@@ -228,6 +218,9 @@ export class PostgresStore implements Store {
       client.release(dropped);
     }
   }
+
+  /** `#query` as the operations of `sql/` take it. */
+  readonly #statement: Query = (text, values, name) => this.#query(text, values, name);
 
   /** A query; with `name`, a prepared statement, parsed and planned once per connection (the hot ones). */
   async #query<R extends pg.QueryResultRow>(
@@ -387,6 +380,14 @@ export class PostgresStore implements Store {
       [at, id],
     );
     return rows.length === 1;
+  }
+
+  holdNotifications(hold: NotificationHold): Promise<Notification[]> {
+    return holdNotifications(this.#statement, hold);
+  }
+
+  releaseNotifications(ids: readonly string[], holder: string): Promise<void> {
+    return releaseNotifications(this.#statement, ids, holder);
   }
 
   async claimDeliveries(

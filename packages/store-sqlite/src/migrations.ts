@@ -168,4 +168,9 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX webhook_deliveries_by_session ON webhook_deliveries (session_id, position);
   CREATE INDEX webhook_deliveries_by_call ON webhook_deliveries (call_id);
   `,
+  `
+  -- The instance that holds a notification a loop was given and has not acknowledged: none else
+  -- takes it while that instance is registered.
+  ALTER TABLE notifications ADD COLUMN held_by TEXT;
+  `,
 ];

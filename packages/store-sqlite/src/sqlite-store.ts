@@ -21,6 +21,7 @@ import {
   instanceOfRow,
   type NotificationCountFilter,
   type NotificationFilter,
+  type NotificationHold,
   ROW_EVENTS_MAX,
   type SessionEvent,
   type Store,
@@ -29,7 +30,7 @@ import {
 } from '@baton/store';
 import type Database from 'better-sqlite3';
 import { integrityProblems, openDatabase } from './opening.js';
-import { type CallRow, recordOf } from './records.js';
+import { type CallRow, type NotificationRow, notificationOf, recordOf } from './records.js';
 import { SqliteWriter, type WriterMethod } from './sqlite-writer.js';
 import { rowsIn, writeRowsOf } from './write-rows.js';
 import { WriterThread, writerThreadAvailable } from './writer-thread.js';
@@ -70,19 +71,6 @@ export interface SqliteStoreOptions {
    * as `:memory:` always is (a second connection would open another database).
    */
   writerThread?: boolean;
-}
-
-type NotificationRow = {
-  notification: string;
-  status: Notification['status'];
-  acknowledged_at: number | null;
-};
-
-function notificationOf(row: NotificationRow): Notification {
-  const notification = JSON.parse(row.notification) as Notification;
-  notification.status = row.status;
-  if (row.acknowledged_at !== null) notification.acknowledgedAt = row.acknowledged_at;
-  return notification;
 }
 
 /** `WHERE a AND b` over the conditions that are set, with their parameters in order. */
@@ -299,6 +287,14 @@ export class SqliteStore implements Store {
 
   async acknowledgeNotification(id: string, at: number): Promise<boolean> {
     return this.#change('acknowledgeNotification', true, id, at);
+  }
+
+  async holdNotifications(hold: NotificationHold): Promise<Notification[]> {
+    return this.#change('holdNotifications', true, hold);
+  }
+
+  async releaseNotifications(ids: readonly string[], holder: string): Promise<void> {
+    return this.#change('releaseNotifications', true, ids, holder);
   }
 
   async claimDeliveries(

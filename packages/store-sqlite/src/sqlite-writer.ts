@@ -1,7 +1,7 @@
-import type { CallRecord, RuntimeInstance, Schedule, WebhookDelivery } from '@baton/contracts';
-import { type ClaimedCall, scheduleAfterFiring } from '@baton/store';
+import type { CallRecord, Notification, RuntimeInstance, Schedule, WebhookDelivery } from '@baton/contracts';
+import { type ClaimedCall, type NotificationHold, scheduleAfterFiring } from '@baton/store';
 import type Database from 'better-sqlite3';
-import { type CallRow, recordOf, UNFINISHED } from './records.js';
+import { type CallRow, type NotificationRow, notificationOf, recordOf, UNFINISHED } from './records.js';
 import { rowWriter, scheduleRow, UPSERT_SCHEDULE, type WriteRows } from './write-rows.js';
 
 /**
@@ -29,6 +29,32 @@ export class SqliteWriter {
       )
       .run(at, id);
     return result.changes === 1;
+  }
+
+  holdNotifications({ sessionId, schedulings, holder }: NotificationHold): Notification[] {
+    const rows = this.#db
+      .prepare(
+        `UPDATE notifications SET held_by = ? WHERE rowid IN (
+           SELECT rowid FROM notifications
+           WHERE session_id = ? AND status = 'queued'
+             AND json_extract(notification, '$.scheduling') IN (SELECT value FROM json_each(?))
+             AND (held_by IS NULL OR held_by NOT IN (SELECT id FROM instances)))
+         RETURNING rowid, created_at, notification, status, acknowledged_at`,
+      )
+      .all(holder, sessionId, JSON.stringify(schedulings)) as Array<
+      NotificationRow & { rowid: number; created_at: number }
+    >;
+    rows.sort((a, b) => a.created_at - b.created_at || a.rowid - b.rowid);
+    return rows.map(notificationOf);
+  }
+
+  releaseNotifications(ids: readonly string[], holder: string): void {
+    this.#db
+      .prepare(
+        `UPDATE notifications SET held_by = NULL
+         WHERE held_by = ? AND id IN (SELECT value FROM json_each(?))`,
+      )
+      .run(holder, JSON.stringify(ids));
   }
 
   claimDeliveries(ownerId: string, now: number, leaseMs: number, limit: number): WebhookDelivery[] {

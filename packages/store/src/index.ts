@@ -20,6 +20,7 @@ export {
   type NoticeTopic,
   type NotificationCountFilter,
   type NotificationFilter,
+  type NotificationHold,
   type SessionEvent,
   type Store,
   type StoreNotice,

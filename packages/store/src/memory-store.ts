@@ -10,6 +10,7 @@ import {
   type StepResult,
   type WebhookDelivery,
 } from '@baton/contracts';
+import { NotificationHolds } from './notification-holds.js';
 import { cursorPosition, scheduleAfterFiring } from './rows.js';
 import {
   type CallFilter,
@@ -20,6 +21,7 @@ import {
   type DeliveryFilter,
   type NotificationCountFilter,
   type NotificationFilter,
+  type NotificationHold,
   type SessionEvent,
   type Store,
   type StoreWrite,
@@ -68,6 +70,7 @@ export class MemoryStore implements Store {
   readonly #schedules = new Map<string, Schedule>();
   readonly #notifications = new Map<string, Notification>();
   readonly #instances = new Map<string, RuntimeInstance>();
+  readonly #holds = new NotificationHolds();
   /** In the order they were written, with who holds each and until when. */
   readonly #deliveries = new Map<string, { delivery: WebhookDelivery; ownerId?: string; until?: number }>();
   #nextOrder = 0;
@@ -255,7 +258,16 @@ export class MemoryStore implements Store {
     if (!notification || notification.status === 'acknowledged') return false;
     notification.status = 'acknowledged';
     notification.acknowledgedAt = at;
+    this.#holds.forget(id);
     return true;
+  }
+
+  async holdNotifications(hold: NotificationHold): Promise<Notification[]> {
+    return this.#holds.hold(this.#notifications.values(), hold, (id) => this.#instances.has(id));
+  }
+
+  async releaseNotifications(ids: readonly string[], holder: string): Promise<void> {
+    this.#holds.release(ids, holder);
   }
 
   async claimDeliveries(

@@ -9,6 +9,7 @@ import type {
   NotificationStatus,
   RuntimeInstance,
   Schedule,
+  Scheduling,
   StepResult,
   WebhookDelivery,
 } from '@baton/contracts';
@@ -145,6 +146,15 @@ export interface DeliveryFilter {
 /** What `countDeliveries` counts by. */
 export type DeliveryCountFilter = Pick<DeliveryFilter, 'status' | 'sessionPrefix'>;
 
+/** Which notifications `holdNotifications` holds, and for whom. */
+export interface NotificationHold {
+  sessionId: string;
+  /** Only those of these schedulings (those due at the loop's step). */
+  schedulings: readonly Scheduling[];
+  /** The runtime instance that holds them: its holds lapse once it is no longer registered. */
+  holder: string;
+}
+
 /** What `countNotifications` counts by. */
 export type NotificationCountFilter = Pick<NotificationFilter, 'sessionId' | 'sessionPrefix' | 'status'>;
 
@@ -209,6 +219,16 @@ export interface Store {
   countNotifications(filter?: NotificationCountFilter): Promise<number>;
   /** False when there is no such notification or it was already acknowledged. */
   acknowledgeNotification(id: string, at: number): Promise<boolean>;
+  /**
+   * Atomically holds for `holder` the session's queued notifications of these schedulings that no
+   * registered instance holds, and returns them, oldest first: a result is given by one loop at a
+   * time, whatever process it runs in, and again by another once its holder is gone (a process
+   * that died before its model saw it). A hold ends with `acknowledgeNotification`, or with
+   * `releaseNotifications`.
+   */
+  holdNotifications(hold: NotificationHold): Promise<Notification[]>;
+  /** Ends `holder`'s holds of these notifications without acknowledging them: they are due again. */
+  releaseNotifications(ids: readonly string[], holder: string): Promise<void>;
   /**
    * Takes up to `limit` pending webhook deliveries that are due at `now` and that no process holds
    * (or whose hold lapsed), oldest due first, and holds each for `ownerId` until `now + leaseMs`:

@@ -52,8 +52,6 @@ export function pushDelivery(
   { sessionId, target, onError = (error) => console.error(error) }: PushDeliveryOptions,
 ): PushDelivery {
   const { notifications } = runtime;
-  /** Put (or being put, or waiting here): each result goes in once, whoever else reads it first. */
-  const given = new Set<string>();
   /** `when_idle` results waiting for the target to be idle. */
   let waiting: Notification[] = [];
   /** Results whose put failed: the next send puts them first. */
@@ -84,34 +82,33 @@ export function pushDelivery(
     if (idleNow()) await put(whenIdle, 'when_idle');
     else waiting = [...waiting, ...whenIdle];
   };
-  const offer = async (result: Notification): Promise<void> => {
-    if (!connectedNow() || given.has(result.id)) return;
-    given.add(result.id);
-    await send([result]);
+  /**
+   * Holds for this runtime what is queued and held by no one (not what waits here, nor what another
+   * delivery of the session holds, in this process or another), and sends it.
+   */
+  const sendHeld = async (): Promise<void> => {
+    if (connectedNow()) await send(await notifications.hold({ sessionId, idle: true }));
   };
 
   const watching: Subscription = notifications.watch({ sessionId }).subscribe({
-    next: (result) => void offer(result).catch(onError),
+    // Another delivery of the session may hold it already: the hold gives each result to one.
+    next: () => void sendHeld().catch(onError),
     error: onError,
   });
-  const forgetUnsent = () => {
-    for (const result of [...waiting, ...kept]) given.delete(result.id);
+  /** Lets go of what was not put: it waits in the store, for the next connection or delivery. */
+  const letGoUnsent = () => {
+    const unsent = [...waiting, ...kept];
     waiting = [];
     kept = [];
+    if (unsent.length > 0) notifications.release(unsent.map((result) => result.id)).catch(onError);
   };
   return {
     idle: () => (connectedNow() ? send([]) : Promise.resolve()),
-    async connected() {
-      if (!connectedNow()) return;
-      const queued = await notifications.list({ sessionId, status: 'queued' });
-      const fresh = queued.filter((result) => !given.has(result.id));
-      for (const result of fresh) given.add(result.id);
-      await send(fresh);
-    },
-    disconnected: forgetUnsent,
+    connected: sendHeld,
+    disconnected: letGoUnsent,
     close() {
       watching.unsubscribe();
-      forgetUnsent();
+      letGoUnsent();
     },
   };
 }
