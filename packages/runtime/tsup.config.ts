@@ -1,3 +1,8 @@
 import { packageBuild } from '../../tsup.base.js';
 
-export default packageBuild(['src/index.ts', 'src/testing.ts', 'src/bridge/index.ts']);
+export default packageBuild([
+  'src/index.ts',
+  'src/testing.ts',
+  'src/bridge/index.ts',
+  'src/bridge/testing.ts',
+]);

@@ -1,0 +1,143 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { defineTool, ToolError } from '@baton/contracts';
+import type { Store } from '@baton/store';
+import { filter, firstValueFrom } from 'rxjs';
+import { SimulatedClock } from 'xstate';
+import { createRuntime } from '../../runtime.js';
+import type { Runtime } from '../../runtime-api.js';
+
+/** A JSON Schema of an object with these required properties (the runtime's dist carries no zod). */
+const objectOf = (properties: Record<string, 'string' | 'number'>) => ({
+  type: 'object' as const,
+  properties: Object.fromEntries(Object.entries(properties).map(([key, type]) => [key, { type }])),
+  required: Object.keys(properties),
+  additionalProperties: false,
+});
+
+/** The inline budget of the suite's runtimes. */
+export const SUITE_BUDGET_MS = 300;
+
+/** What each research tool answers for a topic: the text the suite looks for in what the model had. */
+export const found = (topic: string) => `${topic}: found`;
+
+export interface SuiteRuntime {
+  runtime: Runtime;
+  clock: SimulatedClock;
+  /** Ends the research of `topic` (its result is `found(topic)`). */
+  end(topic: string): void;
+  /** Moves the clock past the budget as soon as the call `callId` has started. */
+  promoteWhenStarted(callId: string): Promise<void>;
+  /** Resolves once the call `callId`'s end is a notification of `sessionId` in the store. */
+  notified(callId: string, sessionId: string): Promise<void>;
+  /** The same in a runtime that takes over another's calls: resolves once it recovered and ended `callId`. */
+  recovered(callId: string, sessionId: string): Promise<void>;
+}
+
+/**
+ * The suite's runtime, on a simulated clock: `look_up` (inline and fast; "nothing" is a tool
+ * error), `research_interrupt`, `research_when_idle` and `research_silent` (`auto`, each run ends
+ * when the suite ends its topic, or never when `hangs`), and `transfer` (inline, needs approval).
+ */
+export function suiteRuntime({
+  store,
+  hangs = false,
+}: {
+  store?: Store;
+  hangs?: boolean;
+} = {}): SuiteRuntime {
+  const gates = new Map<string, { promise: Promise<void>; resolve: () => void }>();
+  const gateOf = (topic: string) => {
+    let gate = gates.get(topic);
+    if (gate === undefined) {
+      let resolve = () => {};
+      const promise = new Promise<void>((done) => {
+        resolve = done;
+      });
+      gate = { promise, resolve };
+      gates.set(topic, gate);
+    }
+    return gate;
+  };
+  const research = (scheduling: 'interrupt' | 'when_idle' | 'silent') =>
+    defineTool({
+      name: `research_${scheduling}`,
+      description: 'Researches a topic; takes minutes',
+      input: objectOf({ topic: 'string' }),
+      execution: { mode: 'auto', scheduling, idempotent: true },
+      async execute(args, ctx) {
+        const topic = String(args.topic);
+        if (hangs) return new Promise<string>(() => {});
+        await Promise.race([
+          gateOf(topic).promise,
+          new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
+        ]);
+        return found(topic);
+      },
+    });
+  const lookUp = defineTool({
+    name: 'look_up',
+    description: 'Looks a word up',
+    input: objectOf({ word: 'string' }),
+    execute: (args) => {
+      const word = String(args.word);
+      if (word === 'nothing') throw new ToolError(`No entry for "${word}".`);
+      return `${word}: a greeting`;
+    },
+  });
+  const transfer = defineTool({
+    name: 'transfer',
+    description: 'Moves money; asks first',
+    input: objectOf({ amount: 'number' }),
+    execution: { needsApproval: true },
+    execute: (args) => `transferred ${String(args.amount)}`,
+  });
+  const clock = new SimulatedClock();
+  const runtime = createRuntime({
+    tools: [research('interrupt'), research('when_idle'), research('silent'), lookUp, transfer],
+    clock,
+    inlineBudgetMs: SUITE_BUDGET_MS,
+    ...(store ? { store } : {}),
+  });
+  return {
+    runtime,
+    clock,
+    end: (topic) => gateOf(topic).resolve(),
+    promoteWhenStarted: (callId) =>
+      firstValueFrom(
+        runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === callId)),
+      ).then(() => clock.increment(SUITE_BUDGET_MS)),
+    notified: (callId, sessionId) =>
+      eventually(
+        async () =>
+          (await runtime.notifications.list({ sessionId })).some(
+            (notification) => notification.callId === callId,
+          ),
+        `the end of ${callId} is a notification`,
+      ),
+    recovered: async (callId, sessionId) => {
+      // The first process's lease must lapse (in the test's process its PID is alive): its clock
+      // goes on a second at each look, and the looks leave a store's thread time to answer.
+      await runtime.ready;
+      await eventually(async () => {
+        clock.increment(1_000);
+        return (await runtime.notifications.list({ sessionId })).some(
+          (notification) => notification.callId === callId,
+        );
+      }, `the call ${callId} recovered and its end a notification`);
+    },
+  };
+}
+
+/** How many times `text` stands in `within`. */
+export function timesIn(within: string | undefined, text: string): number {
+  return within === undefined ? 0 : within.split(text).length - 1;
+}
+
+/** Resolves once `check` holds, looking every few milliseconds; rejects after `timeoutMs`. */
+export async function eventually(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not so after ${timeoutMs} ms: ${what}`);
+    await sleep(5);
+  }
+}
