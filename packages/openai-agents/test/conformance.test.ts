@@ -61,7 +61,7 @@ const driver: BridgeDriver = {
       },
     });
     let history: AgentInputItem[] = [];
-    let paused: RunResult<unknown, Agent> | undefined;
+    let paused: RunResult<unknown, typeof agent> | undefined;
     const shown = () => model.requests.map((request) => JSON.stringify(request.input));
     const toldIn = (requests: string[]) => requests[1];
     return {
@@ -96,7 +96,7 @@ const driver: BridgeDriver = {
         ];
         try {
           const result = await runner.run(agent, input, { signal: stop.signal });
-          if (result.interruptions?.length) paused = result as RunResult<unknown, Agent>;
+          if (result.interruptions?.length) paused = result;
           else history = await notifications.history(result.history);
         } catch (error) {
           if (!stop.signal.aborted) throw error;
