@@ -61,7 +61,7 @@ const driver: BridgeDriver = {
       },
     });
     let history: AgentInputItem[] = [];
-    let paused: RunResult<unknown, typeof agent> | undefined;
+    let paused: RunResult<undefined, typeof agent> | undefined;
     const shown = () => model.requests.map((request) => JSON.stringify(request.input));
     const toldIn = (requests: string[]) => requests[1];
     return {
