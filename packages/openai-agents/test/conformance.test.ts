@@ -9,7 +9,6 @@ import {
   type ModelRequest,
   type ModelResponse,
   Runner,
-  type RunResult,
   Usage,
 } from '@openai/agents';
 import { filter, firstValueFrom } from 'rxjs';
@@ -61,7 +60,8 @@ const driver: BridgeDriver = {
       },
     });
     let history: AgentInputItem[] = [];
-    let paused: RunResult<undefined, typeof agent> | undefined;
+    /** The run paused for an approval: resumes it with the decision. */
+    let resume: ((approved: boolean) => Promise<AgentInputItem[]>) | undefined;
     const shown = () => model.requests.map((request) => JSON.stringify(request.input));
     const toldIn = (requests: string[]) => requests[1];
     return {
@@ -69,6 +69,7 @@ const driver: BridgeDriver = {
         model.requests = [];
         model.failing = turn.fails === true;
         between = turn.between;
+        resume = undefined;
         const { call } = turn;
         model.script = call
           ? [
@@ -96,26 +97,29 @@ const driver: BridgeDriver = {
         ];
         try {
           const result = await runner.run(agent, input, { signal: stop.signal });
-          if (result.interruptions?.length) paused = result;
-          else history = await notifications.history(result.history);
+          const [item] = result.interruptions ?? [];
+          if (item) {
+            resume = async (approved) => {
+              const approvals = batonApprovals(runtime);
+              if (approved) await approvals.approve(result.state, item);
+              else await approvals.reject(result.state, item);
+              return (await runner.run(agent, result.state)).history;
+            };
+          } else history = await notifications.history(result.history);
         } catch (error) {
           if (!stop.signal.aborted) throw error;
           history = input;
         }
         const [atStart = '', afterCall] = shown();
         const told = toldIn(shown());
-        return { atStart, ...(afterCall ? { afterCall } : {}), ...(told && !paused ? { told } : {}) };
+        return { atStart, ...(afterCall ? { afterCall } : {}), ...(told && !resume ? { told } : {}) };
       },
       async decide(approved) {
-        const item = paused?.interruptions?.[0];
-        if (!paused || !item) throw new Error('no run paused for an approval');
-        const approvals = batonApprovals(runtime);
-        if (approved) await approvals.approve(paused.state, item);
-        else await approvals.reject(paused.state, item);
+        if (!resume) throw new Error('no run paused for an approval');
         model.requests = [];
-        const result = await runner.run(agent, paused.state);
-        paused = undefined;
-        history = await notifications.history(result.history);
+        const resumed = await resume(approved);
+        resume = undefined;
+        history = await notifications.history(resumed);
         return shown()[0] ?? '';
       },
       async close() {},
