@@ -33,9 +33,10 @@ function turnStart(messages: readonly MastraDBMessage[]): number | undefined {
  * due results come in as messages, each once, by the result scheduling: at a turn's first step
  * all of them, before the user's new words (they came first); at the steps after tool results,
  * `interrupt` and `silent` ones, after them. They are messages of the run (`result.messages`),
- * kept by Mastra's memory where the agent has one. Each is acknowledged once the step that was
- * given it ran, or once the conversation is seen to hold it; one given to a run that failed, or in
- * a process that died first, is given again under the same message id.
+ * kept by Mastra's memory where the agent has one. Each is acknowledged once the model call that
+ * was given it answered (`processLLMResponse`), or once the conversation is seen to hold it; one
+ * given to a model call that failed, or in a process that died first, is given again under the
+ * same message id.
  */
 export function batonNotificationsProcessor(
   runtime: Pick<Runtime, 'notifications'>,
@@ -66,6 +67,10 @@ export function batonNotificationsProcessor(
         messageList.add(notificationMessage(notification, new Date(first + index)), 'input');
       });
       return messageList;
+    },
+    // The model call that was given them answered; one that failed ends its chunks with an error.
+    async processLLMResponse({ chunks }) {
+      if (!chunks.some((chunk) => chunk.type === 'error')) await delivery.confirm();
     },
   };
 }
