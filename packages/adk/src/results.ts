@@ -75,7 +75,13 @@ export async function* batonAdkResults(
           event: createEvent({ invocationId: `baton-${notification.id}`, author: 'user', content: message }),
         });
       } else {
-        yield* runner.runAsync({ userId, sessionId, newMessage: message });
+        let failed = false;
+        for await (const event of runner.runAsync({ userId, sessionId, newMessage: message })) {
+          // ADK tells of a model call that failed as an event: the run did not give the model the result.
+          if (event.errorCode !== undefined) failed = true;
+          yield event;
+        }
+        if (failed) continue;
       }
       await delivery.confirm([notification]);
     }

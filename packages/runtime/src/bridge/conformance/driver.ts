@@ -53,4 +53,10 @@ export interface BridgeDriver {
   approvals: 'pause' | 'permission' | 'acknowledged';
   /** Opens a conversation of `sessionId` on `runtime` (from the bridge's own tools for it). */
   open(runtime: Runtime, sessionId: string): Promise<BridgeConversation>;
+  /**
+   * Opens the conversation last opened again, on another runtime (a restarted process): with the
+   * history the framework keeps in a store of its own (an ADK session service), where it has one.
+   * `open` when absent.
+   */
+  reopen?(runtime: Runtime, sessionId: string): Promise<BridgeConversation>;
 }

@@ -39,8 +39,8 @@ export function describeBridgeConformance(
     afterEach(async () => {
       for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
     });
-    const open = async (suite: { runtime: Runtime }): Promise<BridgeConversation> => {
-      const conversation = await driver.open(suite.runtime, SESSION);
+    const open = async (suite: { runtime: Runtime }, again = false): Promise<BridgeConversation> => {
+      const conversation = await (again && driver.reopen ? driver.reopen : driver.open)(suite.runtime, SESSION);
       cleanups.push(() => conversation.close());
       return conversation;
     };
@@ -203,7 +203,7 @@ export function describeBridgeConformance(
       cleanups.push(() => after.runtime.close());
       after.end('tides');
       await after.recovered(callId, SESSION);
-      const next = await open(after);
+      const next = await open(after, true);
       await putNow(after.runtime, 0);
       expect(timesIn((await next.turn({})).atStart, found('tides'))).toBe(1);
       expect(timesIn((await next.turn({})).atStart, found('tides'))).toBe(1);
