@@ -14,9 +14,10 @@ export interface BatonHooksOptions {
  * - `UserPromptSubmit`: at a turn's start, all of them, as context added to the user's prompt
  *   (they came first);
  * - `PostToolUse`: during a turn, after each tool's result, `interrupt` and `silent` ones.
- * Each is acknowledged once the model has answered after it (the next `PostToolUse`, or `Stop`
- * at the turn's end); one given to a turn that did not finish, or in a process that died first,
- * is given again at the next turn. A result that comes while the user is idle starts a turn of its
+ * Each is acknowledged at the next hook (`PostToolUse`, `Stop`, or the next turn's
+ * `UserPromptSubmit`): Claude Code has written it into the session's transcript by then, so a
+ * resumed session has it even when the request that was given it failed. One given in a process
+ * that died before is given again at the next turn. A result that comes while the user is idle starts a turn of its
  * own: `runtime.notifications.watch` tells of it, and any prompt (or `RESULT_TURN_PROMPT`) brings
  * it in.
  */
@@ -28,10 +29,10 @@ export function batonHooks(
   const adding =
     (hookEventName: 'UserPromptSubmit' | 'PostToolUse', idle: boolean) =>
     async (): Promise<HookJSONOutput> => {
-      // A new turn gives again what a turn that did not finish was given; a tool's result means
-      // the model answered after what it was given before.
-      if (idle) await delivery.release();
-      else await delivery.confirm();
+      // Claude Code writes a hook's context into the session's transcript before its request: by
+      // the next hook, what the last one gave is in the conversation, whether that request
+      // answered or failed (a resumed session has it).
+      await delivery.confirm();
       const due = await delivery.take({ idle });
       return due.length === 0
         ? {}

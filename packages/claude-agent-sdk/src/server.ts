@@ -21,6 +21,9 @@ export interface BatonMcpServerOptions {
   name?: string;
 }
 
+/** Where Claude Code names the model's tool use in an MCP tool call's `_meta`. */
+const TOOL_USE_ID = 'claudecode/toolUseId';
+
 const text = (value: string, isError = false): CallToolResult => ({
   content: [{ type: 'text', text: value }],
   ...(isError ? { isError: true } : {}),
@@ -87,13 +90,17 @@ export function batonMcpServer(
   instance.server.setRequestHandler(
     CallToolRequestSchema,
     async (request, extra): Promise<CallToolResult> => {
-      const { name: tool, arguments: args = {} } = request.params;
+      const { name: tool, arguments: args = {}, _meta: meta } = request.params;
       const { signal } = extra;
       if (isControl(tool)) return controlled(() => control.run(tool, args, { sessionId, signal }));
       const definition = own.find((each) => each.name === tool);
-      const call = { name: tool, args, sessionId };
+      // Claude Code names the model's tool use in the request: the Baton call's id, so a tool use
+      // made again is the same call.
+      const toolUseId = meta?.[TOOL_USE_ID];
+      const callId = typeof toolUseId === 'string' && toolUseId !== '' ? toolUseId : undefined;
+      const call = { name: tool, args, sessionId, callId };
       if (definition?.execution.needsApproval !== undefined) {
-        const named = { ...call, callId: crypto.randomUUID() };
+        const named = { ...call, callId: callId ?? crypto.randomUUID() };
         const reply = (await callAwaitingApproval(runtime, named))
           ? await runApproved(runtime, named, signal)
           : await replyOf(runtime, named, signal);

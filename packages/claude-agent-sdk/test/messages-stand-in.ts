@@ -14,7 +14,7 @@ export interface MessagesRequest {
 }
 
 /** Decides the model's answer to a request, as a model would. */
-export type Answering = (request: MessagesRequest) => AnswerBlock[];
+export type Answering = (request: MessagesRequest) => AnswerBlock[] | Promise<AnswerBlock[]>;
 
 /** What a stand-in sends of an answer, streamed (server-sent events) as the Messages API does. */
 function streamed(model: string, blocks: AnswerBlock[]): string {
@@ -76,7 +76,17 @@ export class MessagesStandIn {
       }
       const parsed = JSON.parse(body) as MessagesRequest;
       standIn?.requests.push(parsed);
-      const blocks = answering(parsed);
+      let blocks: AnswerBlock[];
+      try {
+        blocks = await answering(parsed);
+      } catch (error) {
+        // The API refused the request: an error Claude Code does not try again.
+        response.writeHead(400, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: String(error) } }),
+        );
+        return;
+      }
       if (parsed.stream) {
         response.writeHead(200, { 'content-type': 'text/event-stream' });
         response.end(streamed(parsed.model, blocks));
