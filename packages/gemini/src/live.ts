@@ -105,6 +105,8 @@ export class BatonLive {
 
   /** Handles one server message; resolves once the calls of a `toolCall` have had their first answer. */
   onmessage = async (message: LiveServerMessage): Promise<void> => {
+    // The model's turn is over: a send of results that failed goes again now.
+    if (message.serverContent?.turnComplete) await this.#delivery.idle();
     const update = message.sessionResumptionUpdate;
     if (update?.resumable && update.newHandle) this.#resumptionHandle = update.newHandle;
     for (const id of message.toolCallCancellation?.ids ?? []) {

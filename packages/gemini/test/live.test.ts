@@ -31,9 +31,11 @@ async function setUp() {
   cleanups.push(() => runtime.close());
   const server = await fakeLiveServer();
   cleanups.push(() => server.close());
-  const live = batonLive(runtime, { sessionId: SESSION });
+  /** What the bridge could not send, as it tells its application. */
+  const errors: unknown[] = [];
+  const live = batonLive(runtime, { sessionId: SESSION, onError: (error) => errors.push(error) });
   cleanups.push(() => live.close());
-  return { runtime, clock, server, live, gateOf };
+  return { runtime, clock, server, live, gateOf, errors };
 }
 
 /** Connects the SDK's Live client to the fake server, the bridge taking its messages. */
@@ -215,17 +217,15 @@ describe('Baton in a Gemini Live session', () => {
   });
 
   it('keeps a result whose send threw after it was taken, and sends it once with the next send', async () => {
-    const { runtime, clock, server, live, gateOf } = await setUp();
+    const { runtime, clock, server, live, gateOf, errors } = await setUp();
     const session = await connect(server, live);
     // The socket fails the next result's send (it closed under it, unseen): the send throws.
     let failing = 1;
-    const errors: unknown[] = [];
     await live.attach({
       sendToolResponse: (params) => {
         const responses = [params.functionResponses ?? []].flat();
         const isResult = responses.some((response) => response.willContinue !== true);
         if (isResult && failing-- > 0) {
-          errors.push('the send threw');
           throw new Error('WebSocket is not open');
         }
         session.sendToolResponse(params);
