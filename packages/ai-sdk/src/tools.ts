@@ -1,4 +1,4 @@
-import { type CallReply, toJsonSchema } from '@baton/contracts';
+import { type CallReply, taskSupportOf, toJsonSchema } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import { bridgeCall, callAskingApproval, runApproved } from '@baton/runtime/bridge';
 import { dynamicTool, jsonSchema, type ToolSet } from 'ai';
@@ -25,8 +25,12 @@ export function batonTools(runtime: Runtime, { sessionId }: BatonToolsOptions): 
   for (const definition of runtime.tools.definitions()) {
     const name = definition.name;
     const asksApproval = definition.execution.needsApproval !== undefined;
+    const promotable = taskSupportOf(definition, { defaultMode: runtime.defaultMode }) !== 'forbidden';
     tools[name] = dynamicTool({
       description: definition.description,
+      // OpenAI's async tool calling (the OpenAI provider's Responses models): the model goes on
+      // without waiting for a call that may go to the background.
+      ...(promotable ? { providerOptions: { openai: { async: true } } } : {}),
       // Baton validates the arguments itself, against the same contract.
       inputSchema: jsonSchema(toJsonSchema(definition.input) as never),
       ...(asksApproval

@@ -23,16 +23,21 @@ export function toOpenAITool(tool: AnyTool): OpenAIFunctionTool {
   return { type: 'function', function: { name, description, parameters, strict } };
 }
 
-/** The function tool of the Responses API and the Agents SDK: flat, `strict` when the schema allows. */
+/**
+ * The function tool of the Responses API and the Agents SDK: flat, `strict` when the schema allows,
+ * and `async` (OpenAI's async tool calling: the model goes on without waiting for the output) for a
+ * tool the runtime may answer before it ends.
+ */
 export interface OpenAIResponsesTool {
   type: 'function';
   name: string;
   description: string;
   parameters: JsonSchema;
   strict: boolean;
+  async?: true;
 }
 
-export function toOpenAIResponsesTool(tool: AnyTool): OpenAIResponsesTool {
+export function toOpenAIResponsesTool(tool: AnyTool, options: DeclarationOptions = {}): OpenAIResponsesTool {
   const parameters = toJsonSchema(tool.input);
   const strict = strictJsonSchema(parameters);
   return {
@@ -41,6 +46,7 @@ export function toOpenAIResponsesTool(tool: AnyTool): OpenAIResponsesTool {
     description: tool.description,
     parameters: strict ?? parameters,
     strict: strict !== undefined,
+    ...(taskSupportOf(tool, options) === 'forbidden' ? {} : { async: true }),
   };
 }
 

@@ -53,6 +53,11 @@ describe('provider declarations from one contract', () => {
       parameters: { ...schema, additionalProperties: false },
       strict: true,
     });
+    // OpenAI's async tool calling, for exactly the tools the runtime may answer before they end.
+    expect(toOpenAIResponsesTool(tool('auto')).async).toBe(true);
+    expect(toOpenAIResponsesTool(tool('background')).async).toBe(true);
+    expect(toOpenAIResponsesTool(tool(), { defaultMode: 'auto' }).async).toBe(true);
+    expect(toOpenAIResponsesTool(tool('inline'))).not.toHaveProperty('async');
     const nested = z.object({
       filters: z.array(z.object({ field: z.string(), value: z.union([z.string(), z.number()]) })),
     });

@@ -5,4 +5,13 @@ export {
   batonAgentNotifications,
   notificationItem,
 } from './notifications.js';
+export {
+  type BatonResponses,
+  type BatonResponsesOptions,
+  batonResponses,
+  type ResponsesFunctionCall,
+  type ResponsesFunctionCallOutput,
+  type ResponsesInputItem,
+  type ResponsesUserMessage,
+} from './responses.js';
 export { type BatonAgentTool, type BatonAgentToolsOptions, batonAgentTools } from './tools.js';
