@@ -154,6 +154,8 @@ async function conversationOf(runtime: Runtime, sessionId: string): Promise<Brid
       });
       return model.requests[0] ?? '';
     },
+    // The ADK session's events, as its session service keeps them.
+    stored: sessionText,
     async close() {},
   };
 }

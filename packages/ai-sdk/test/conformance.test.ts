@@ -118,6 +118,8 @@ const driver: BridgeDriver = {
         await run(messages, {});
         return prompts[0] ?? '';
       },
+      // The AI SDK keeps no history: the application keeps `notifications.history(...)`, as the README says.
+      stored: async () => JSON.stringify(history),
       async close() {},
     };
   },

@@ -81,6 +81,8 @@ const driver: BridgeDriver = {
         const [atStart = '', afterCall] = requests;
         return { atStart, ...(afterCall ? { afterCall } : {}), ...(told ? { told } : {}) };
       },
+      // The application keeps the messages, as the README says.
+      stored: async () => JSON.stringify(messages),
       async close() {},
     };
   },

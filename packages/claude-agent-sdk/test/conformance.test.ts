@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { query, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
@@ -100,6 +100,25 @@ function conversationOf(
       if (result) resumeFrom.last = result.session_id;
       const [atStart = '', afterCall] = playing.requests;
       return { atStart, ...(afterCall ? { afterCall, told: afterCall } : {}) };
+    },
+    // Claude Code's transcript of the session, as it keeps it on disk.
+    stored: async () => {
+      const name = `${resumeFrom.last}.jsonl`;
+      const projects = join(home, '.claude', 'projects');
+      const files = readdirSync(projects, { recursive: true, encoding: 'utf8' }).filter((file) =>
+        file.endsWith(name),
+      );
+      // Its conversation's entries, each once: the messages and the hooks' context (not the
+      // request blobs it caches).
+      type Entry = { type?: string; message?: { content?: unknown }; attachment?: { content?: unknown } };
+      const entries = files
+        .flatMap((file) => readFileSync(join(projects, file), 'utf8').split('\n'))
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as Entry)
+        .filter((entry) => entry.type !== 'api-request-blob');
+      return JSON.stringify(
+        entries.map((entry) => entry.attachment?.content ?? entry.message?.content ?? null),
+      );
     },
     async close() {},
   };

@@ -91,6 +91,8 @@ async function conversationOf(
       await turnOver();
       return { atStart, ...(call ? { afterCall } : {}), ...(told ? { told } : {}) };
     },
+    // What the live session was sent, as the model has it.
+    stored: had,
     async close() {
       if (closed) return;
       closed = true;

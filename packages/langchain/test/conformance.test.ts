@@ -92,6 +92,16 @@ const driver: BridgeDriver = {
         const result = await agent.invoke(new Command({ resume: { approved } }), thread);
         return toldIn(result.messages) ?? '';
       },
+      // The thread's state, as the checkpointer keeps it.
+      stored: async () => {
+        // The agent's state type names its middleware's state; the messages are what is read here.
+        const state = await (
+          agent as unknown as {
+            getState(config: typeof thread): Promise<{ values: { messages: BaseMessage[] } }>;
+          }
+        ).getState(thread);
+        return JSON.stringify(state.values.messages.map((message) => message.content));
+      },
       async close() {},
     };
   },

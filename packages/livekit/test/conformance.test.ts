@@ -120,6 +120,8 @@ async function conversationOf(runtime: Runtime, sessionId: string): Promise<Brid
         ...(told ? { told } : {}),
       };
     },
+    // The agent's chat context, as the session keeps it.
+    stored: had,
     async close() {
       if (closed) return;
       closed = true;

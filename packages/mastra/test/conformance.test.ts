@@ -106,6 +106,8 @@ const driver: BridgeDriver = {
         history = resumed.messages;
         return prompts[0] ?? '';
       },
+      // The application keeps `result.messages`, as the README says.
+      stored: async () => JSON.stringify(history),
       async close() {},
     };
   },

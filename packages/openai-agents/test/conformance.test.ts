@@ -122,6 +122,8 @@ const driver: BridgeDriver = {
         history = await notifications.history(resumed);
         return shown()[0] ?? '';
       },
+      // The application keeps the run's history, as the README says.
+      stored: async () => JSON.stringify(history),
       async close() {},
     };
   },

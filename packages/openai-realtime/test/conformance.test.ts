@@ -93,6 +93,8 @@ async function conversationOf(
       await done;
       return { atStart, ...(call ? { afterCall } : {}), ...(told ? { told } : {}) };
     },
+    // What the live conversation was sent.
+    stored: had,
     async close() {
       if (closed) return;
       closed = true;

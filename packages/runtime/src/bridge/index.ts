@@ -17,6 +17,7 @@ export {
   runDecided,
 } from './approvals.js';
 export { argumentsOf, bridgeCall, callRequestOf, type FrameworkCall } from './call.js';
+export { idleTurns } from './idle-turns.js';
 export { PlacedMessages, turnStartIndex } from './placing.js';
 export { type PullDelivery, type PullDeliveryOptions, pullDelivery } from './pull-delivery.js';
 export {

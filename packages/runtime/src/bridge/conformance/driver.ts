@@ -32,6 +32,12 @@ export interface TurnResult {
 export interface BridgeConversation {
   /** Plays a turn; rejects when the turn failed (`fails`). Push: the turn is over (idle) when it resolves. */
   turn(turn: BridgeTurn): Promise<TurnResult>;
+  /**
+   * The framework's own stored history, as text: what the next turn starts from (LangGraph's
+   * thread state, an ADK session, Claude Code's transcript, the conversation a live session was
+   * sent; for a loop that keeps no history of its own, the one the application keeps as its README says).
+   */
+  stored(): Promise<string>;
   /** For `approvals: 'pause'`: resumes the paused run with the user's decision; resolves with what the model was told. */
   decide?(approved: boolean): Promise<string>;
   close(): Promise<void>;

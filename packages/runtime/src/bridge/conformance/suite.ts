@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Store } from '@baton/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../runtime-api.js';
+import { idleTurns } from '../idle-turns.js';
 import type { BridgeConversation, BridgeDriver } from './driver.js';
 import {
   eventually,
@@ -158,6 +159,30 @@ export function describeBridgeConformance(
       const next = await conversation.turn({});
       expect(timesIn(next.atStart, found('rivers'))).toBe(1);
       expect(await queued(suite.runtime)).toBe(0);
+    });
+
+    it("starts a turn of its own from the kit's callback for a result that comes while idle, and the framework keeps it", async () => {
+      const { suite, conversation } = await setUp();
+      const callId = await backgrounded(suite, conversation, 'research_when_idle', 'comets');
+      if (driver.delivery === 'pull') {
+        // Subscribed here, outside any turn; the result ends inside the tool call's own context.
+        const turned = new Promise<string>((resolve, reject) => {
+          const watching = idleTurns(suite.runtime, { sessionId: SESSION }).subscribe(() => {
+            watching.unsubscribe();
+            conversation.turn({}).then((turn) => resolve(turn.atStart), reject);
+          });
+        });
+        suite.end('comets');
+        expect(timesIn(await turned, found('comets'))).toBe(1);
+      } else {
+        // The kit puts it into the live conversation by itself.
+        suite.end('comets');
+        await suite.notified(callId, SESSION);
+        await putNow(suite.runtime, 0);
+      }
+      expect(timesIn(await conversation.stored(), found('comets'))).toBe(1);
+      await conversation.turn({});
+      expect(timesIn(await conversation.stored(), found('comets'))).toBe(1);
     });
 
     it('cancels a call the framework cancels within its budget: it ends cancelled, and nothing of it comes back', async () => {
