@@ -7,16 +7,18 @@ import { FRAMEWORKS_NEEDING_22 } from './frameworks-needing-22.js';
 const root = join(import.meta.dirname, '..', '..');
 
 /** The bridges whose example is a conversation in which a result comes back while the user is idle. */
-const BRIDGES_WITH_AN_IDLE_TURN = [
-  'adk',
-  'ai-sdk',
-  'anthropic',
-  'claude-agent-sdk',
-  'langchain',
-  'livekit',
-  'mastra',
-  'openai-agents',
-];
+const BRIDGES_WITH_AN_IDLE_TURN = readdirSync(join(root, 'examples'))
+  .filter((file) => file.endsWith('-idle-turn.mjs'))
+  .map((file) => file.slice(0, -'-idle-turn.mjs'.length));
+
+/** The workspaces a user installs: every package of `packages/` and `apps/` that is not private. */
+const PUBLISHED = ['packages', 'apps'].flatMap((parent) =>
+  readdirSync(join(root, parent)).filter(
+    (name) =>
+      !(JSON.parse(readFileSync(join(root, parent, name, 'package.json'), 'utf8')) as { private?: boolean })
+        .private,
+  ),
+);
 
 /** What each of those examples prints. */
 const IDLE_TURN = [
@@ -34,7 +36,7 @@ describe('the Node versions, honestly', () => {
     const result = JSON.parse(
       execFileSync(process.execPath, [join(root, 'scripts', 'engine-warnings.mjs')], { encoding: 'utf8' }),
     ) as { node: string; packages: number; warnings: string[]; examples: Record<string, string> };
-    expect(result.packages).toBe(22);
+    expect(result.packages).toBe(PUBLISHED.length);
     const major = Number(process.versions.node.split('.')[0]);
     expect(result.warnings).toEqual(major < 22 ? FRAMEWORKS_NEEDING_22 : []);
     // In a project of their own, on the packed packages and the frameworks npm put beside them.
