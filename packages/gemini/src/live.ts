@@ -57,7 +57,7 @@ export class BatonLive {
   readonly #answering = new Map<string, Promise<void>>();
   /** The calls the server cancelled: it expects nothing more of them. */
   readonly #cancelled = new Set<string>();
-  /** The kit's delivery; the Live API schedules the results itself, so the target is always idle. */
+  /** The kit's delivery of the session's results. */
   readonly #delivery: PushDelivery;
   #resumptionHandle: string | undefined;
 
@@ -65,14 +65,12 @@ export class BatonLive {
     this.#runtime = runtime;
     this.#sessionId = sessionId;
     this.#onError = onError;
-    this.#delivery = pushDelivery(runtime, {
-      sessionId,
-      onError,
-      target: {
-        isConnected: () => this.#connection !== undefined,
-        put: (results) => this.#put(results),
-      },
-    });
+    // The Live API holds a WHEN_IDLE result until the model's turn is over: the target is never busy.
+    const target = {
+      isConnected: () => this.#connection !== undefined,
+      put: (results: readonly Notification[]) => this.#put(results),
+    };
+    this.#delivery = pushDelivery(runtime, { sessionId, onError, target });
   }
 
   /** The function declarations for the Live session's `config.tools`. */

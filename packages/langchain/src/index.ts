@@ -1,3 +1,8 @@
+/** What a paused run carries, and what to resume it with (`new Command({ resume })`): the bridge kit's one shape. */
+export type {
+  ApprovalDecision as BatonApprovalDecision,
+  ApprovalRequest as BatonApprovalRequest,
+} from '@baton/runtime/bridge';
 export {
   type BatonNotificationsOptions,
   batonNotificationsMiddleware,
@@ -5,8 +10,6 @@ export {
   notificationMessage,
 } from './notifications.js';
 export {
-  type BatonApprovalDecision,
-  type BatonApprovalRequest,
   type BatonLangChainToolsOptions,
   batonLangChainTools,
 } from './tools.js';

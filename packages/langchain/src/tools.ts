@@ -21,12 +21,6 @@ export interface BatonLangChainToolsOptions {
   sessionId: string;
 }
 
-/** What `interrupt()` carries when a Baton tool asks for approval (the kit's one shape): resume with a `BatonApprovalDecision`. */
-export type BatonApprovalRequest = ApprovalRequest;
-
-/** The value to resume with (`new Command({ resume })`) after a `BatonApprovalRequest`; a reason for a rejection is told to the model. */
-export type BatonApprovalDecision = ApprovalDecision;
-
 /** A tool run by a graph is given the model's tool call; the call's id is the Baton call's. */
 const toolCallOf = (config: RunnableConfig | undefined): ToolCall | undefined =>
   (config as { toolCall?: ToolCall } | undefined)?.toolCall;
@@ -79,9 +73,7 @@ export function batonLangChainTools(
           }
           // On resume the graph runs the tool again from its start: the Baton call is the same (its
           // id is the tool call's), and `interrupt()` returns the decision.
-          const decision = interrupt<BatonApprovalRequest, BatonApprovalDecision | undefined>(
-            approvalRequestOf(named),
-          );
+          const decision = interrupt<ApprovalRequest, ApprovalDecision | undefined>(approvalRequestOf(named));
           const decided = {
             approved: decision?.approved === true,
             reason: decision?.reason ?? 'rejected in the graph',

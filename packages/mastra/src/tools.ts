@@ -17,15 +17,9 @@ export interface BatonMastraToolsOptions {
   sessionId: string;
 }
 
-/** What a Baton tool suspends with when its call waits for approval (the kit's one shape): resume with a `BatonApprovalDecision`. */
-export type BatonApprovalRequest = ApprovalRequest;
-
-/** The resume data after a `BatonApprovalRequest` (`agent.resumeGenerate(decision, { runId, toolCallId })`). */
-export type BatonApprovalDecision = ApprovalDecision;
-
 /**
  * A call that waits for its approval, through the tool's suspend and resume: the Baton call is made
- * and recorded, waiting, and the run suspends with a `BatonApprovalRequest`; resumed with the
+ * and recorded, waiting, and the run suspends with an `ApprovalRequest`; resumed with the
  * user's decision (the same tool call, so the same Baton call), it approves or rejects the call
  * and answers with its reply. Undefined while suspended.
  */
@@ -34,7 +28,7 @@ async function approvedReply(
   request: { name: string; args: unknown; sessionId: string; callId: string },
   context: ToolExecutionContext,
 ): Promise<CallReply | undefined> {
-  const decision = context.agent?.resumeData as BatonApprovalDecision | undefined;
+  const decision = context.agent?.resumeData as ApprovalDecision | undefined;
   const signal = context.abortSignal;
   if (decision !== undefined) return runDecided(runtime, request, decision, signal);
   const suspend = context.agent?.suspend;
@@ -75,7 +69,7 @@ export type BatonMastraTool = ReturnType<typeof batonMastraTool>;
  * acknowledgement at once. A failure is shown to the model as the error's text.
  *
  * A tool that needs approval suspends the run (Mastra keeps its snapshot in the Mastra instance's
- * storage) with a `BatonApprovalRequest`; resume with `agent.resumeGenerate({ approved }, { runId, toolCallId })`.
+ * storage) with an `ApprovalRequest`; resume with `agent.resumeGenerate({ approved }, { runId, toolCallId })`.
  */
 export function batonMastraTools(
   runtime: Runtime,
