@@ -22,6 +22,7 @@ class TurnLlm extends BaseLlm {
   requests: string[] = [];
   script: NonNullable<LlmResponse['content']>[] = [];
   failing = false;
+  answer = 'ok';
   /** Runs before the run's second request: after the tool call was answered. */
   between: BridgeTurn['between'];
   runRequests = 0;
@@ -32,7 +33,10 @@ class TurnLlm extends BaseLlm {
     if (++this.runRequests === 2) await this.between?.();
     this.requests.push(JSON.stringify(request.contents));
     if (this.failing) throw new Error('the model API failed');
-    yield { content: this.script.shift() ?? { role: 'model', parts: [{ text: 'ok' }] }, turnComplete: true };
+    yield {
+      content: this.script.shift() ?? { role: 'model', parts: [{ text: this.answer }] },
+      turnComplete: true,
+    };
   }
   override async connect(): Promise<never> {
     throw new Error('the scripted model has no live connection');
@@ -113,10 +117,13 @@ async function conversationOf(runtime: Runtime, sessionId: string): Promise<Brid
       model.between = undefined;
       const { call } = turn;
       // An ADK run tells of a model call that failed as an event, not by throwing.
+      model.answer = 'ok';
       const failed = (await results(true)).find((event) => event.errorCode !== undefined);
       if (failed) throw new Error(`the run failed: ${failed.errorMessage ?? failed.errorCode}`);
       model.requests = [];
       model.between = turn.between;
+      // The user's run answers so; the runs of the results before it say `ok`.
+      model.answer = turn.answer ?? 'ok';
       model.script = call
         ? [
             {

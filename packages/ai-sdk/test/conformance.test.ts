@@ -23,11 +23,12 @@ const driver: BridgeDriver = {
     let script: Content[] = [];
     let prompts: string[] = [];
     let failing = false;
+    let answer = 'ok';
     const model = new MockLanguageModelV3({
       doGenerate: async ({ prompt }) => {
         prompts.push(JSON.stringify(prompt));
         if (failing) throw new Error('the model API failed');
-        const content = script.shift() ?? [{ type: 'text', text: 'ok' }];
+        const content = script.shift() ?? [{ type: 'text', text: answer }];
         const calls = content.some((part) => part.type === 'tool-call');
         return {
           content,
@@ -62,6 +63,7 @@ const driver: BridgeDriver = {
       async turn(turn) {
         prompts = [];
         failing = turn.fails === true;
+        answer = turn.answer ?? 'ok';
         const { call } = turn;
         script = call
           ? [

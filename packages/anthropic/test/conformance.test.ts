@@ -16,13 +16,14 @@ const driver: BridgeDriver = {
     let script: Block[][] = [];
     let requests: string[] = [];
     let failing = false;
+    let answer = 'ok';
     const fetch = async (_url: string | URL | Request, init?: RequestInit) => {
       requests.push(String(init?.body));
       if (failing)
         return new Response('{"type":"error","error":{"type":"api_error","message":"down"}}', {
           status: 500,
         });
-      const content = script.shift() ?? [{ type: 'text', text: 'ok', citations: null }];
+      const content = script.shift() ?? [{ type: 'text', text: answer, citations: null }];
       const message = {
         id: `msg_${requests.length}`,
         type: 'message',
@@ -42,6 +43,7 @@ const driver: BridgeDriver = {
       async turn(turn) {
         requests = [];
         failing = turn.fails === true;
+        answer = turn.answer ?? 'ok';
         const { call } = turn;
         script = call
           ? [[{ type: 'tool_use', id: call.callId, name: call.tool, input: call.args } as Block]]

@@ -28,7 +28,7 @@ beforeAll(async () => {
     const { call } = turn;
     if (index === 0 && call)
       return [{ type: 'tool_use', id: call.callId, name: `mcp__baton__${call.tool}`, input: call.args }];
-    return [{ type: 'text', text: 'ok' }];
+    return [{ type: 'text', text: turn.answer ?? 'ok' }];
   });
   return () => standIn.close();
 });

@@ -14,6 +14,7 @@ class TurnModel extends BaseChatModel {
   script: AIMessage[] = [];
   requests: string[] = [];
   failing = false;
+  answer = 'ok';
   _llmType(): string {
     return 'scripted';
   }
@@ -23,7 +24,7 @@ class TurnModel extends BaseChatModel {
   async _generate(messages: BaseMessage[]): Promise<ChatResult> {
     this.requests.push(messages.map((message) => JSON.stringify(message.content)).join('\n'));
     if (this.failing) throw new Error('the model API failed');
-    const message = this.script.shift() ?? new AIMessage('ok');
+    const message = this.script.shift() ?? new AIMessage(this.answer);
     return { generations: [{ message, text: typeof message.content === 'string' ? message.content : '' }] };
   }
 }
@@ -58,6 +59,7 @@ const driver: BridgeDriver = {
         current = turn;
         model.requests = [];
         model.failing = turn.fails === true;
+        model.answer = turn.answer ?? 'ok';
         const { call } = turn;
         model.script = call
           ? [

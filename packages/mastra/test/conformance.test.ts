@@ -23,12 +23,13 @@ const driver: BridgeDriver = {
     let script: Content[] = [];
     let prompts: string[] = [];
     let failing = false;
+    let answer = 'ok';
     let current: BridgeTurn = {};
     const model = new MockLanguageModelV3({
       doGenerate: async ({ prompt }) => {
         prompts.push(JSON.stringify(prompt.filter((message) => message.role !== 'system')));
         if (failing) throw new Error('the model API failed');
-        const content = script.shift() ?? [{ type: 'text', text: 'ok' }];
+        const content = script.shift() ?? [{ type: 'text', text: answer }];
         const calls = content.some((part) => part.type === 'tool-call');
         return {
           content,
@@ -64,6 +65,7 @@ const driver: BridgeDriver = {
         current = turn;
         prompts = [];
         failing = turn.fails === true;
+        answer = turn.answer ?? 'ok';
         const { call } = turn;
         script = call
           ? [
@@ -107,7 +109,12 @@ const driver: BridgeDriver = {
         return prompts[0] ?? '';
       },
       // The application keeps `result.messages`, as the README says.
-      stored: async () => JSON.stringify(history),
+      stored: async () =>
+        JSON.stringify(
+          history.map((message) =>
+            message.content.parts.map((part) => ('text' in part ? part.text : part.type)),
+          ),
+        ),
       async close() {},
     };
   },

@@ -26,10 +26,11 @@ class ScriptedModel implements Model {
   script: AgentOutputItem[][] = [];
   requests: ModelRequest[] = [];
   failing = false;
+  answer = 'ok';
   async getResponse(request: ModelRequest): Promise<ModelResponse> {
     this.requests.push(request);
     if (this.failing) throw new Error('the model API failed');
-    return { usage: new Usage(), output: this.script.shift() ?? [say('ok')] };
+    return { usage: new Usage(), output: this.script.shift() ?? [say(this.answer)] };
   }
   // biome-ignore lint/correctness/useYield: the loop under test never streams.
   async *getStreamedResponse(): AsyncIterable<never> {
@@ -68,6 +69,7 @@ const driver: BridgeDriver = {
       async turn(turn) {
         model.requests = [];
         model.failing = turn.fails === true;
+        model.answer = turn.answer ?? 'ok';
         between = turn.between;
         resume = undefined;
         const { call } = turn;

@@ -13,6 +13,8 @@ export interface BridgeTurn {
   fails?: boolean;
   /** The framework cancels the tool call once it has started (its run's signal, the platform's cancellation). */
   cancels?: boolean;
+  /** What the model says at the turn's last model call (pull): `ok` when absent. */
+  answer?: string;
 }
 
 /** What the model had in one turn. */

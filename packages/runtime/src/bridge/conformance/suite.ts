@@ -18,6 +18,8 @@ import {
 /** The words of the acknowledgement the model hears past the budget. */
 const ACKNOWLEDGED = 'continuing in the background';
 const SESSION = 'conformance';
+/** What the model answers in the turn a result starts. */
+const ANSWER = 'The comets came back.';
 
 export interface BridgeConformanceOptions {
   /** A SQLite store at a file, for the restart between the acknowledgement and the result (`sqliteStore({ path })`). */
@@ -169,11 +171,13 @@ export function describeBridgeConformance(
         const turned = new Promise<string>((resolve, reject) => {
           const watching = idleTurns(suite.runtime, { sessionId: SESSION }).subscribe(() => {
             watching.unsubscribe();
-            conversation.turn({}).then((turn) => resolve(turn.atStart), reject);
+            conversation.turn({ answer: ANSWER }).then((turn) => resolve(turn.atStart), reject);
           });
         });
         suite.end('comets');
         expect(timesIn(await turned, found('comets'))).toBe(1);
+        // The turn is a root turn of its framework: what it kept holds the model's answer too.
+        expect(timesIn(await conversation.stored(), ANSWER)).toBe(1);
       } else {
         // The kit puts it into the live conversation by itself.
         suite.end('comets');
