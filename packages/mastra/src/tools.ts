@@ -2,7 +2,6 @@ import { type AnyTool, type CallReply, toJsonSchema, toToolOutputForModel } from
 import type { Runtime } from '@baton/runtime';
 import {
   type ApprovalDecision,
-  type ApprovalRequest,
   approvalRequestOf,
   bridgeCall,
   callAwaitingApproval,
