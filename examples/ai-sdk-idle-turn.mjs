@@ -1,7 +1,7 @@
 // A result that comes back while the user is idle starts a turn of its own, in a Vercel AI SDK
 // loop: `node examples/ai-sdk-idle-turn.mjs` (after `npm ci && npm run build`). The model is the
 // AI SDK's own test double, scripted to do what a model would.
-import { batonNotifications, batonTools } from '@baton/ai-sdk';
+import { batonNotifications, batonTools, responseMessagesOf } from '@baton/ai-sdk';
 import { defineTool } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
 import { generateText, stepCountIs } from 'ai';
@@ -71,7 +71,7 @@ async function turn(words) {
     onStepFinish: notifications.onStepFinish,
     stopWhen: stepCountIs(5),
   });
-  history = notifications.history([...history, ...result.response.messages]);
+  history = notifications.history([...history, ...responseMessagesOf(result)]);
   console.log(`assistant: ${result.text}`);
 }
 

@@ -5,5 +5,8 @@ export {
   type BatonNotificationsOptions,
   batonNotifications,
   notificationMessage,
+  type PrepareStep,
+  responseMessagesOf,
+  type TurnResult,
 } from './notifications.js';
 export { type BatonToolsOptions, batonTools } from './tools.js';

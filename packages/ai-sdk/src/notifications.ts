@@ -1,7 +1,7 @@
 import { type Notification, notificationText } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import { PlacedMessages, pullDelivery, turnStartIndex } from '@baton/runtime/bridge';
-import type { ModelMessage, PrepareStepFunction } from 'ai';
+import type { ModelMessage } from 'ai';
 
 export interface BatonNotificationsOptions {
   sessionId: string;
@@ -12,6 +12,15 @@ export function notificationMessage(notification: Notification): ModelMessage {
   return { role: 'user', content: [{ type: 'text', text: notificationText(notification) }] };
 }
 
+/**
+ * What `prepareStep` is given and gives back, as far as the bridge reads it: the same in `ai` 6 and
+ * 7 (7 types `PrepareStepFunction` by the call's tools, which the bridge does not know).
+ */
+export type PrepareStep = (options: {
+  stepNumber: number;
+  messages: ModelMessage[];
+}) => Promise<{ messages: ModelMessage[] } | undefined>;
+
 export interface BatonNotifications {
   /**
    * For `generateText` / `streamText`'s `prepareStep`: adds the session's due results to the
@@ -19,7 +28,7 @@ export interface BatonNotifications {
    * scheduling: `interrupt` and `silent` at any step; `when_idle` at the first step of a turn (the
    * model had finished the one before).
    */
-  prepareStep: PrepareStepFunction;
+  prepareStep: PrepareStep;
   /**
    * For `onStepFinish`: the step ran, so the model had the results it was given, and they are
    * acknowledged. A result given to a step that failed is given again in the next turn.
@@ -29,10 +38,23 @@ export interface BatonNotifications {
   readonly delivered: readonly ModelMessage[];
   /**
    * The turn's conversation as the model saw it: `messages` (the history the turn was given, then
-   * `result.response.messages`) with this turn's notifications where they went in. Keep it as the
-   * history of the next turn.
+   * `responseMessagesOf(result)`) with this turn's notifications where they went in. Keep it as
+   * the history of the next turn.
    */
   history(messages: readonly ModelMessage[]): ModelMessage[];
+}
+
+/** What a `generateText` result holds of the turn's messages, in `ai` 6 or 7. */
+export type TurnResult =
+  | { readonly responseMessages: readonly ModelMessage[] }
+  | { readonly response: { readonly messages: readonly ModelMessage[] } };
+
+/**
+ * The messages a `generateText` call added to the conversation, every step's: `responseMessages`
+ * in `ai` 7 (where `response.messages` is the last step's alone), `response.messages` in `ai` 6.
+ */
+export function responseMessagesOf(result: TurnResult): ModelMessage[] {
+  return [...('responseMessages' in result ? result.responseMessages : result.response.messages)];
 }
 
 export function batonNotifications(
@@ -43,7 +65,7 @@ export function batonNotifications(
   const delivered: ModelMessage[] = [];
   /** The steps of a turn share a growing history: a message given at index `at` stays there. */
   const placed = new PlacedMessages<ModelMessage>();
-  const prepareStep: PrepareStepFunction = async ({ stepNumber, messages }) => {
+  const prepareStep: PrepareStep = async ({ stepNumber, messages }) => {
     if (stepNumber === 0) {
       // A new turn: what was placed before is in the history the application passed, or, held
       // still, was given to a step that did not finish (the turn failed): it is given again.

@@ -6,7 +6,7 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { batonApprovalResponses, batonNotifications, batonTools } from '../src/index.js';
+import { batonApprovalResponses, batonNotifications, batonTools, responseMessagesOf } from '../src/index.js';
 
 const BUDGET_MS = 300;
 const SESSION = 'chat-1';
@@ -113,7 +113,7 @@ describe('an AI SDK agent loop with Baton tools', () => {
         onStepFinish: notifications.onStepFinish,
         stopWhen: stepCountIs(5),
       });
-      const conversation = notifications.history([...history, ...result.response.messages]);
+      const conversation = notifications.history([...history, ...responseMessagesOf(result)]);
       history.splice(0, history.length, ...conversation);
       return result;
     };
@@ -205,7 +205,7 @@ describe('approvals through the AI SDK approval flow', () => {
     const step = async () => {
       await batonApprovalResponses(runtime, history);
       const result = await generateText({ model, tools, messages: history, stopWhen: stepCountIs(3) });
-      history.push(...result.response.messages);
+      history.push(...responseMessagesOf(result));
       return result;
     };
     /** The user answers the step's approval request. */

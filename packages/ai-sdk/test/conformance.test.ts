@@ -4,7 +4,7 @@ import { bridgeConformanceOptions } from '@baton/test-support';
 import { generateText, type ModelMessage, stepCountIs } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { filter, firstValueFrom } from 'rxjs';
-import { batonApprovalResponses, batonNotifications, batonTools } from '../src/index.js';
+import { batonApprovalResponses, batonNotifications, batonTools, responseMessagesOf } from '../src/index.js';
 
 type Content = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>['content'];
 const usage = {
@@ -52,7 +52,7 @@ const driver: BridgeDriver = {
         stopWhen: stepCountIs(3),
         ...(signal ? { abortSignal: signal } : {}),
       });
-      history = notifications.history([...messages, ...result.response.messages]);
+      history = notifications.history([...messages, ...responseMessagesOf(result)]);
       return result;
     };
     const toldIn = (result: Awaited<ReturnType<typeof run>>) => {

@@ -31,13 +31,19 @@ export class PlacedMessages<M> {
     this.#placed = [];
   }
 
-  /** The run's messages with the placed ones where they went in. */
+  /**
+   * The run's messages with the placed ones where they went in. One the framework kept in the
+   * messages itself (the AI SDK 7 hands a step what the step before was given) is not put in again.
+   */
   merged(messages: readonly M[]): M[] {
+    // By identity: two results of the same words are two messages.
+    const given = new Set(messages);
+    const placed = this.#placed.filter(({ message }) => !given.has(message));
     const merged: M[] = [];
     let next = 0;
     const placedUpTo = (index: number) => {
-      for (; next < this.#placed.length && (this.#placed[next]?.at ?? 0) <= index; next++)
-        merged.push((this.#placed[next] as { message: M }).message);
+      for (; next < placed.length && (placed[next]?.at ?? 0) <= index; next++)
+        merged.push((placed[next] as { message: M }).message);
     };
     for (const [index, message] of messages.entries()) {
       placedUpTo(index);
