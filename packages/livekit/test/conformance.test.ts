@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Runtime } from '@baton/runtime';
 import type { BridgeConversation, BridgeDriver, BridgeTurn } from '@baton/runtime/bridge/testing';
 import { describeBridgeConformance } from '@baton/runtime/bridge/testing';
@@ -24,7 +23,7 @@ class TurnLlm extends llm.LLM {
   requests = 0;
   /** What the conversation had once the turn's `between` ran. */
   afterCall: string | undefined;
-  constructor(readonly had: () => Promise<string>) {
+  constructor(readonly had: (betweenTurns?: boolean) => Promise<string>) {
     super();
   }
   label(): string {
@@ -62,7 +61,7 @@ class TurnStream extends llm.LLMStream {
     if (this.index === (call ? 1 : 0)) {
       // The agent is thinking (after the tool's answer): a result may end now.
       await turn.between?.();
-      this.model.afterCall = await this.model.had();
+      this.model.afterCall = await this.model.had(false);
     }
     this.queue.put({ id: 'scripted', delta: { role: 'assistant', content: 'ok' } });
   }
@@ -71,9 +70,14 @@ class TurnStream extends llm.LLMStream {
 /** A LiveKit voice `AgentSession` with no room (text in and out), with the bridge's tools and results. */
 async function conversationOf(runtime: Runtime, sessionId: string): Promise<BridgeConversation> {
   const agent = new voice.Agent({ instructions: 'Help.', tools: batonLiveKitTools(runtime, { sessionId }) });
-  /** What the agent's model has: its chat context, once the replies under way have begun. */
-  const had = async () => {
-    await sleep(20);
+  /** The replies the bridge asked for (a result put in), each done once it has played out. */
+  const replies: Promise<void>[] = [];
+  /**
+   * What the agent's model has: its chat context; between turns, once the replies asked for have
+   * played out (mid-turn a reply waits for the turn's own speech, so it is not waited for).
+   */
+  const had = async (betweenTurns = true) => {
+    if (betweenTurns) await Promise.all(replies);
     return JSON.stringify(
       agent.chatCtx.items.filter((item) => item.type === 'message').map((item) => item.textContent),
     );
@@ -90,7 +94,9 @@ async function conversationOf(runtime: Runtime, sessionId: string): Promise<Brid
       failing = false;
       throw new Error('the room closed under the reply');
     }
-    return generateReply(options);
+    const handle = generateReply(options);
+    replies.push(handle.waitForPlayout());
+    return handle;
   };
   const errors: unknown[] = [];
   const results = batonLiveKitResults(runtime, session, {
