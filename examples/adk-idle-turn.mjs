@@ -4,6 +4,7 @@
 import { batonAdkResults, batonAdkTools } from '@baton/adk';
 import { defineTool } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
+import { idleTurns } from '@baton/runtime/bridge';
 import { BaseLlm, InMemoryRunner, LlmAgent } from '@google/adk';
 import { z } from 'zod';
 
@@ -63,7 +64,7 @@ async function said(events) {
 // The app is told of each result as it is stored (from any process on PostgreSQL), and, the agent
 // being idle, gives it back as the function response of its call: a run of its own.
 const resultTurn = new Promise((resolve) => {
-  const watching = runtime.notifications.watch({ sessionId }).subscribe(() => {
+  const watching = idleTurns(runtime, { sessionId }).subscribe(() => {
     watching.unsubscribe();
     console.log('(a result came back while the user was idle: a turn of its own)');
     said(batonAdkResults(runtime, runner, { userId, sessionId })).then(resolve);

@@ -4,6 +4,7 @@
 import { batonNotifications, batonTools, responseMessagesOf } from '@baton/ai-sdk';
 import { defineTool } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
+import { idleTurns } from '@baton/runtime/bridge';
 import { generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
@@ -77,7 +78,7 @@ async function turn(words) {
 
 // The app is told of each result as it is stored (from any process on PostgreSQL).
 const resultTurn = new Promise((resolve) => {
-  const watching = runtime.notifications.watch({ sessionId }).subscribe(() => {
+  const watching = idleTurns(runtime, { sessionId }).subscribe(() => {
     watching.unsubscribe();
     turn(undefined).then(resolve);
   });

@@ -5,6 +5,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { anthropicNotifications, anthropicTools, handleToolUses } from '@baton/anthropic';
 import { defineTool } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
+import { idleTurns } from '@baton/runtime/bridge';
 import { z } from 'zod';
 
 const research = defineTool({
@@ -83,7 +84,7 @@ async function turn(words) {
 
 // The app is told of each result as it is stored (from any process on PostgreSQL).
 const resultTurn = new Promise((resolve) => {
-  const watching = runtime.notifications.watch({ sessionId }).subscribe(() => {
+  const watching = idleTurns(runtime, { sessionId }).subscribe(() => {
     watching.unsubscribe();
     turn(undefined).then(resolve);
   });

@@ -10,6 +10,7 @@ import { query } from '@anthropic-ai/claude-agent-sdk';
 import { batonHooks, batonMcpServer, RESULT_TURN_PROMPT } from '@baton/claude-agent-sdk';
 import { defineTool } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
+import { idleTurns } from '@baton/runtime/bridge';
 import { z } from 'zod';
 
 const research = defineTool({
@@ -106,7 +107,7 @@ async function turn(words) {
 
 // The app is told of each result as it is stored (from any process on PostgreSQL).
 const resultTurn = new Promise((resolve) => {
-  const watching = runtime.notifications.watch({ sessionId }).subscribe(() => {
+  const watching = idleTurns(runtime, { sessionId }).subscribe(() => {
     watching.unsubscribe();
     turn(undefined).then(resolve);
   });

@@ -5,6 +5,7 @@
 import { defineTool } from '@baton/contracts';
 import { batonLangChainTools, batonNotificationsMiddleware } from '@baton/langchain';
 import { createRuntime } from '@baton/runtime';
+import { idleTurns } from '@baton/runtime/bridge';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { MemorySaver } from '@langchain/langgraph';
@@ -69,7 +70,7 @@ async function turn(words) {
 
 // The app is told of each result as it is stored (from any process on PostgreSQL).
 const resultTurn = new Promise((resolve) => {
-  const watching = runtime.notifications.watch({ sessionId }).subscribe(() => {
+  const watching = idleTurns(runtime, { sessionId }).subscribe(() => {
     watching.unsubscribe();
     turn(undefined).then(resolve);
   });

@@ -6,6 +6,7 @@
 import { defineTool } from '@baton/contracts';
 import { batonLiveKitResults, batonLiveKitTools } from '@baton/livekit';
 import { createRuntime } from '@baton/runtime';
+import { idleTurns } from '@baton/runtime/bridge';
 import { DEFAULT_API_CONNECT_OPTIONS, initializeLogger, llm, voice } from '@livekit/agents';
 import { z } from 'zod';
 
@@ -67,7 +68,7 @@ await session.start({ agent });
 // as soon as neither the user nor the agent is speaking.
 const results = batonLiveKitResults(runtime, session, { sessionId });
 const spoken = new Promise((resolve) => {
-  const watching = runtime.notifications.watch({ sessionId }).subscribe(() => {
+  const watching = idleTurns(runtime, { sessionId }).subscribe(() => {
     watching.unsubscribe();
     console.log('(a result came back while the user was idle: a turn of its own)');
     session.on(voice.AgentSessionEventTypes.ConversationItemAdded, ({ item }) => {

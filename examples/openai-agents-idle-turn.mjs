@@ -4,6 +4,7 @@
 import { defineTool } from '@baton/contracts';
 import { batonAgentNotifications, batonAgentTools } from '@baton/openai-agents';
 import { createRuntime } from '@baton/runtime';
+import { idleTurns } from '@baton/runtime/bridge';
 import { Agent, Runner, Usage } from '@openai/agents';
 import { z } from 'zod';
 
@@ -76,7 +77,7 @@ async function turn(words) {
 
 // The app is told of each result as it is stored (from any process on PostgreSQL).
 const resultTurn = new Promise((resolve) => {
-  const watching = runtime.notifications.watch({ sessionId }).subscribe(() => {
+  const watching = idleTurns(runtime, { sessionId }).subscribe(() => {
     watching.unsubscribe();
     turn(undefined).then(resolve);
   });

@@ -50,7 +50,7 @@ export function resultMessage(notification: Notification): AdkContent {
  * whose run failed, or taken in a process that died first, is given again at the next call.
  *
  * Call it between the session's runs (a session takes one run at a time): when a result comes
- * (`runtime.notifications.watch`) while the agent is idle, and before a user's turn.
+ * (`idleTurns` (`@baton/runtime/bridge`)) while the agent is idle, and before a user's turn.
  */
 export async function* batonAdkResults(
   runtime: Pick<Runtime, 'notifications'>,

@@ -18,7 +18,7 @@ export interface BatonHooksOptions {
  * `UserPromptSubmit`): Claude Code has written it into the session's transcript by then, so a
  * resumed session has it even when the request that was given it failed. One given in a process
  * that died before is given again at the next turn. A result that comes while the user is idle starts a turn of its
- * own: `runtime.notifications.watch` tells of it, and any prompt (or `RESULT_TURN_PROMPT`) brings
+ * own: `idleTurns` (`@baton/runtime/bridge`) tells of it, and any prompt (or `RESULT_TURN_PROMPT`) brings
  * it in.
  */
 export function batonHooks(
