@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FRAMEWORKS_NEEDING_22 } from './frameworks-needing-22.js';
+import { REPOSITORY_NEEDING_22 } from './frameworks-needing-22.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'baton-fresh-clone-'));
@@ -125,7 +125,7 @@ describe("the README's rows, in order, in a fresh clone", () => {
     ].sort();
     expect(ran.stderr).toContain('Installing the packages first');
     expect(engineWarnings).toEqual(
-      Number(process.versions.node.split('.')[0]) < 22 ? FRAMEWORKS_NEEDING_22 : [],
+      Number(process.versions.node.split('.')[0]) < 22 ? REPOSITORY_NEEDING_22 : [],
     );
 
     // The server over your own tools: `npx baton` is linked by the install, and builds the server.
