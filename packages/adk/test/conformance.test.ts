@@ -1,6 +1,7 @@
 import type { Runtime } from '@baton/runtime';
 import type { BridgeConversation, BridgeDriver, BridgeTurn } from '@baton/runtime/bridge/testing';
 import { describeBridgeConformance } from '@baton/runtime/bridge/testing';
+import { whenStarted } from '@baton/runtime/testing';
 import { bridgeConformanceOptions } from '@baton/test-support';
 import {
   BaseLlm,
@@ -12,7 +13,6 @@ import {
   type LlmResponse,
   Runner,
 } from '@google/adk';
-import { filter, firstValueFrom } from 'rxjs';
 import { batonAdkResults, batonAdkTools } from '../src/index.js';
 
 const USER = 'ada';
@@ -134,9 +134,7 @@ async function conversationOf(runtime: Runtime, sessionId: string): Promise<Brid
         : [];
       const stop = new AbortController();
       if (call && turn.cancels) {
-        void firstValueFrom(
-          runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === call.callId)),
-        ).then(() => stop.abort());
+        void whenStarted(runtime, call.callId).then(() => stop.abort());
       }
       const events = await run('Go on.', stop.signal);
       model.between = undefined;

@@ -1,9 +1,9 @@
 import type { BridgeConversation, BridgeDriver, BridgeTurn } from '@baton/runtime/bridge/testing';
 import { describeBridgeConformance } from '@baton/runtime/bridge/testing';
+import { whenStarted } from '@baton/runtime/testing';
 import { bridgeConformanceOptions } from '@baton/test-support';
 import { generateText, type ModelMessage, stepCountIs } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
-import { filter, firstValueFrom } from 'rxjs';
 import { batonApprovalResponses, batonNotifications, batonTools, responseMessagesOf } from '../src/index.js';
 
 type Content = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>['content'];
@@ -79,9 +79,9 @@ const driver: BridgeDriver = {
           : [];
         const stop = new AbortController();
         if (call && turn.cancels) {
-          void firstValueFrom(
-            runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === call.callId)),
-          ).then(() => stop.abort(new Error('the user stopped the turn')));
+          void whenStarted(runtime, call.callId).then(() =>
+            stop.abort(new Error('the user stopped the turn')),
+          );
         }
         const messages: ModelMessage[] = [...history, { role: 'user', content: 'Go on.' }];
         try {

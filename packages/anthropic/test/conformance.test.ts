@@ -1,8 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { BridgeConversation, BridgeDriver } from '@baton/runtime/bridge/testing';
 import { describeBridgeConformance } from '@baton/runtime/bridge/testing';
+import { whenStarted } from '@baton/runtime/testing';
 import { bridgeConformanceOptions } from '@baton/test-support';
-import { filter, firstValueFrom } from 'rxjs';
 import { anthropicNotifications, anthropicTools, handleToolUses } from '../src/index.js';
 
 type Block = Anthropic.Messages.ContentBlock;
@@ -50,9 +50,7 @@ const driver: BridgeDriver = {
           : [];
         const stop = new AbortController();
         if (call && turn.cancels) {
-          void firstValueFrom(
-            runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === call.callId)),
-          ).then(() => stop.abort());
+          void whenStarted(runtime, call.callId).then(() => stop.abort());
         }
         // The history of the turns that answered: a failed request's turn is not kept.
         const conversation = [...messages];

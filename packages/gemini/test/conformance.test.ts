@@ -1,9 +1,9 @@
 import type { Runtime } from '@baton/runtime';
 import type { BridgeConversation, BridgeDriver } from '@baton/runtime/bridge/testing';
 import { describeBridgeConformance } from '@baton/runtime/bridge/testing';
+import { whenStarted } from '@baton/runtime/testing';
 import { bridgeConformanceOptions } from '@baton/test-support';
 import { type FunctionResponse, GoogleGenAI, type LiveSendToolResponseParameters } from '@google/genai';
-import { filter, firstValueFrom } from 'rxjs';
 import { batonLive } from '../src/index.js';
 import { fakeLiveServer } from './fake-live-server.js';
 
@@ -66,9 +66,9 @@ async function conversationOf(
       const before = server.responses().filter(isResult).length;
       if (call) {
         if (turn.cancels) {
-          void firstValueFrom(
-            runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === call.callId)),
-          ).then(() => server.send({ toolCallCancellation: { ids: [call.callId] } }));
+          void whenStarted(runtime, call.callId).then(() =>
+            server.send({ toolCallCancellation: { ids: [call.callId] } }),
+          );
         }
         server.send({ toolCall: { functionCalls: [{ id: call.callId, name: call.tool, args: call.args }] } });
         if (!turn.cancels) {

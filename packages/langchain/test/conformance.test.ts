@@ -1,12 +1,12 @@
 import type { BridgeConversation, BridgeDriver, BridgeTurn } from '@baton/runtime/bridge/testing';
 import { describeBridgeConformance } from '@baton/runtime/bridge/testing';
+import { whenStarted } from '@baton/runtime/testing';
 import { bridgeConformanceOptions } from '@baton/test-support';
 import { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 import { Command, MemorySaver } from '@langchain/langgraph';
 import { createAgent, createMiddleware } from 'langchain';
-import { filter, firstValueFrom } from 'rxjs';
 import { batonLangChainTools, batonNotificationsMiddleware } from '../src/index.js';
 
 /** A chat model of LangChain's own kind, scripted turn by turn; it keeps what each call was given. */
@@ -71,9 +71,7 @@ const driver: BridgeDriver = {
           : [];
         const stop = new AbortController();
         if (call && turn.cancels) {
-          void firstValueFrom(
-            runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === call.callId)),
-          ).then(() => stop.abort());
+          void whenStarted(runtime, call.callId).then(() => stop.abort());
         }
         let told: string | undefined;
         try {

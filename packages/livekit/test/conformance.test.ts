@@ -1,6 +1,7 @@
 import type { Runtime } from '@baton/runtime';
 import type { BridgeConversation, BridgeDriver, BridgeTurn } from '@baton/runtime/bridge/testing';
 import { describeBridgeConformance } from '@baton/runtime/bridge/testing';
+import { whenStarted } from '@baton/runtime/testing';
 import { bridgeConformanceOptions } from '@baton/test-support';
 import {
   type APIConnectOptions,
@@ -9,7 +10,6 @@ import {
   llm,
   voice,
 } from '@livekit/agents';
-import { filter, firstValueFrom } from 'rxjs';
 import { beforeAll } from 'vitest';
 import { batonLiveKitResults, batonLiveKitTools } from '../src/index.js';
 
@@ -113,9 +113,7 @@ async function conversationOf(runtime: Runtime, sessionId: string): Promise<Brid
       model.afterCall = undefined;
       const { call } = turn;
       if (call && turn.cancels) {
-        void firstValueFrom(
-          runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === call.callId)),
-        ).then(() => session.interrupt());
+        void whenStarted(runtime, call.callId).then(() => session.interrupt());
       }
       const events = (await session.run({ userInput: 'Go on.' }).wait()).events;
       const output = events.find((event) => event.type === 'function_call_output');

@@ -1,12 +1,12 @@
 import type { BridgeConversation, BridgeDriver, BridgeTurn } from '@baton/runtime/bridge/testing';
 import { describeBridgeConformance } from '@baton/runtime/bridge/testing';
+import { whenStarted } from '@baton/runtime/testing';
 import { bridgeConformanceOptions } from '@baton/test-support';
 import { Mastra } from '@mastra/core';
 import { Agent, type MastraDBMessage } from '@mastra/core/agent';
 import type { InputProcessor } from '@mastra/core/processors';
 import { InMemoryStore } from '@mastra/core/storage';
 import { MockLanguageModelV3 } from 'ai/test';
-import { filter, firstValueFrom } from 'rxjs';
 import { batonMastraTools, batonNotificationsProcessor } from '../src/index.js';
 
 type Content = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>['content'];
@@ -81,9 +81,7 @@ const driver: BridgeDriver = {
           : [];
         const stop = new AbortController();
         if (call && turn.cancels) {
-          void firstValueFrom(
-            runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === call.callId)),
-          ).then(() => stop.abort());
+          void whenStarted(runtime, call.callId).then(() => stop.abort());
         }
         const result = await agent
           .generate([...history, { role: 'user', content: 'Go on.' }], { abortSignal: stop.signal })

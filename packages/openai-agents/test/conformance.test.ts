@@ -1,5 +1,6 @@
 import type { BridgeConversation, BridgeDriver } from '@baton/runtime/bridge/testing';
 import { describeBridgeConformance } from '@baton/runtime/bridge/testing';
+import { whenStarted } from '@baton/runtime/testing';
 import { bridgeConformanceOptions } from '@baton/test-support';
 import {
   Agent,
@@ -11,7 +12,6 @@ import {
   Runner,
   Usage,
 } from '@openai/agents';
-import { filter, firstValueFrom } from 'rxjs';
 import { batonAgentNotifications, batonAgentTools, batonApprovals } from '../src/index.js';
 
 const say = (text: string): AgentOutputItem => ({
@@ -88,9 +88,7 @@ const driver: BridgeDriver = {
           : [];
         const stop = new AbortController();
         if (call && turn.cancels) {
-          void firstValueFrom(
-            runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === call.callId)),
-          ).then(() => stop.abort());
+          void whenStarted(runtime, call.callId).then(() => stop.abort());
         }
         const input: AgentInputItem[] = [
           ...history,

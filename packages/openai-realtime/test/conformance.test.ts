@@ -1,9 +1,9 @@
 import type { Runtime } from '@baton/runtime';
 import type { BridgeConversation, BridgeDriver } from '@baton/runtime/bridge/testing';
 import { describeBridgeConformance } from '@baton/runtime/bridge/testing';
+import { whenStarted } from '@baton/runtime/testing';
 import { bridgeConformanceOptions } from '@baton/test-support';
 import { OpenAIRealtimeWebSocket, RealtimeAgent, RealtimeSession } from '@openai/agents-realtime';
-import { filter, firstValueFrom } from 'rxjs';
 import { batonRealtimeResults, batonRealtimeTools } from '../src/index.js';
 import { type ClientEvent, fakeRealtimeServer, messagesOf, outputsOf } from './fake-realtime-server.js';
 
@@ -65,9 +65,7 @@ async function conversationOf(
         // The model calls the tool in a response of its own, which ends; the SDK answers it.
         const id = `resp_call_${++responses}`;
         if (turn.cancels) {
-          void firstValueFrom(
-            runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === call.callId)),
-          ).then(() => server.userSpeaks());
+          void whenStarted(runtime, call.callId).then(() => server.userSpeaks());
         }
         server.startResponse(id);
         server.callFunction(id, call.callId, call.tool, call.args);

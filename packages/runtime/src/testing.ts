@@ -33,6 +33,13 @@ export function storedEvents(runtime: Runtime, callId: string, fromSeq = 1): Pro
   return firstValueFrom(runtime.follow({ callId, after: fromSeq - 1 }, { live: false }).pipe(toArray()));
 }
 
+/** Resolves once the call `callId` has started (a test acts on it then: cancels it, promotes it). */
+export function whenStarted(runtime: Pick<Runtime, 'events$'>, callId: string): Promise<unknown> {
+  return firstValueFrom(
+    runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === callId)),
+  );
+}
+
 /**
  * Moves `clock` past the inline budget as soon as the call `callId` has started: it goes to the
  * background there and then. Resolves once the clock has moved.
@@ -43,7 +50,5 @@ export function promoteWhenStarted(
   callId: string,
   budgetMs: number,
 ): Promise<void> {
-  return firstValueFrom(
-    runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === callId)),
-  ).then(() => clock.increment(budgetMs));
+  return whenStarted(runtime, callId).then(() => clock.increment(budgetMs));
 }
