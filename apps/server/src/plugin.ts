@@ -28,6 +28,7 @@ import { routeSchemaOf, swaggerOptions } from './openapi.js';
 import { healthOf, metricsRefusal } from './operations.js';
 import { resumeAfter, StreamLimits, streamEvents } from './sse.js';
 import { bearerOf, Tenancy, type TenantScope } from './tenancy.js';
+import { unkeptCall } from './unkept-calls.js';
 import { type WebSafetyOptions, webSafetyHook } from './web-safety.js';
 
 export interface BatonPluginOptions {
@@ -309,11 +310,10 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
       callId: body.callId === undefined ? scope.newCallId() : scope.inside(body.callId),
     });
     // A call whose record could not be kept (the store away past the ride-out) was not taken.
-    if (reply.status === 'failed' && reply.error?.code === 'persistence_failed') {
+    const unkept = await unkeptCall(runtime, reply);
+    if (unkept !== undefined) {
       response.header('retry-after', String(RETRY_AFTER_SECONDS));
-      return fail(response, 503, 'store_unavailable', `the call was not kept: ${reply.error.message}`, {
-        callId: scope.outside(reply.callId),
-      });
+      return fail(response, 503, 'store_unavailable', unkept, { callId: scope.outside(reply.callId) });
     }
     return scope.show(reply);
   });

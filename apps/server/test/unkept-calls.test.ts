@@ -1,0 +1,85 @@
+import { defineTool } from '@baton/contracts';
+import { createRuntime } from '@baton/runtime';
+import { SimulatedClock } from '@baton/runtime/testing';
+import { memoryStore, type Store } from '@baton/store';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createServer } from '../src/index.js';
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const tools = [
+  defineTool({
+    name: 'echo',
+    description: 'Returns its text.',
+    input: z.object({ text: z.string() }),
+    execute: ({ text }) => ({ text }),
+  }),
+  // What it prepares is no JSON: the store cannot keep it, and the call ends `persistence_failed`.
+  defineTool({
+    name: 'prepares_a_bigint',
+    description: 'Prepares a value no store keeps.',
+    input: z.object({}),
+    prepare: () => ({ amount: 10n }),
+    execute: () => ({ charged: true }),
+  }),
+];
+
+/** A server on a memory store whose writes fail while `refusing` is set, with no ride-out. */
+async function serverOn() {
+  const store = memoryStore();
+  const state = { refusing: false };
+  const refusing: Store = Object.assign(Object.create(store) as Store, {
+    write: (...args: Parameters<Store['write']>) =>
+      state.refusing ? Promise.reject(new Error('the disk is full')) : store.write(...args),
+  });
+  const runtime = createRuntime({ tools, store: refusing, storeRetryMs: 0, clock: new SimulatedClock() });
+  await runtime.ready;
+  const app = createServer({ runtime });
+  cleanups.push(
+    () => runtime.close(),
+    () => app.close(),
+  );
+  const post = async (body: object) => {
+    const response = await app.inject({ method: 'POST', url: '/v1/calls', payload: body });
+    return { http: response.statusCode, ...response.json() };
+  };
+  const get = async (callId: string) => (await app.inject(`/v1/calls/${callId}`)).statusCode;
+  return { state, post, get };
+}
+
+describe('a POST whose call the store could not keep, or kept as ended persistence_failed', () => {
+  it('a stored call that ended persistence_failed is answered its end, to every POST of its id, never "not kept"', async () => {
+    const server = await serverOn();
+    const body = { name: 'prepares_a_bigint', args: {}, sessionId: 's', callId: 'charge-1' };
+    const first = await server.post(body);
+    expect(first).toMatchObject({
+      http: 200,
+      callId: 'charge-1',
+      status: 'failed',
+      error: { code: 'persistence_failed' },
+    });
+    expect(await server.get('charge-1')).toBe(200);
+    // A careful caller's retry hears the same end, not a 503 that asks it to come back forever.
+    expect(await server.post(body)).toEqual(first);
+  });
+
+  it('a call not kept is answered 503 "not kept", leaves nothing, and its id works once the store takes writes', async () => {
+    const server = await serverOn();
+    server.state.refusing = true;
+    const body = { name: 'echo', args: { text: 'hi' }, sessionId: 's', callId: 'echo-1' };
+    expect(await server.post(body)).toMatchObject({
+      http: 503,
+      error: {
+        code: 'store_unavailable',
+        message: expect.stringMatching(/^the call was not kept: .*disk is full/),
+      },
+    });
+    expect(await server.get('echo-1')).toBe(404);
+    server.state.refusing = false;
+    expect(await server.post(body)).toMatchObject({ http: 200, status: 'succeeded', output: { text: 'hi' } });
+  });
+});
