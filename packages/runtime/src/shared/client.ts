@@ -39,12 +39,28 @@ export class SharedClient {
   #handingOver = false;
   /** The calls this client is taking a moment to detach (see `#detachUnclaimed`). */
   readonly #detaching = new Set<string>();
+  /**
+   * The replies of the calls submitted here and not yet answered, by id: the same new id sent again
+   * meanwhile (a retry, or a load balancer's second try) is the same call, and hears its reply.
+   */
+  readonly #submitted = new Map<string, Promise<CallReply>>();
 
   constructor(private readonly deps: ClientDeps) {
     this.#replies = new RemoteReplies({ ...deps, instanceId: deps.settings.instanceId });
   }
 
   submit(tool: AnyTool, given: CallRecord): Promise<CallReply> {
+    const { callId } = given;
+    const submitted = this.#submitted.get(callId);
+    if (submitted) return submitted;
+    const reply = this.#submit(tool, given);
+    this.#submitted.set(callId, reply);
+    const forget = () => this.#submitted.delete(callId);
+    reply.then(forget, forget);
+    return reply;
+  }
+
+  #submit(tool: AnyTool, given: CallRecord): Promise<CallReply> {
     const { writes, writer, settings } = this.deps;
     const { ownerId: _, ...unowned } = given;
     const approval = unowned.approval === 'pending';
