@@ -1,24 +1,39 @@
 import type { CallReply } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 
+export const SHUTTING_DOWN = 'the server is shutting down and takes no new requests: try again shortly';
+
+/** A POST's call that the server answers 503: the API's code for it, and its words. */
+export interface CallRefusal {
+  code: 'store_unavailable' | 'shutting_down';
+  message: string;
+}
+
 /**
- * Why a POST's call is answered 503, if it is: a `persistence_failed` reply of a call the store
- * did not keep. The runtime gives that reply for a call it could not keep and for a stored call
- * that ended so (its end, or what its `prepare` gave, refused by the store). Only the first is
- * "not kept", and its id works again; the second is the call's end, answered to every POST of its
- * id as any end is: a caller told "not kept" would make it again, and a tool that charges would
- * charge twice. The store says which; when it cannot say, the caller comes back later.
+ * Why a POST's call is answered 503, if it is.
+ * - `closed`: the runtime began to stop while the request was on its way in; nothing was kept.
+ * - `persistence_failed`, of a call the store did not keep. The runtime gives that reply for a call
+ *   it could not keep and for a stored call that ended so (its end, or what its `prepare` gave,
+ *   refused by the store). Only the first is "not kept", and its id works again; the second is the
+ *   call's end, answered to every POST of its id as any end is: a caller told "not kept" would make
+ *   it again, and a tool that charges would charge twice. The store says which; when it cannot
+ *   say, the caller comes back later.
  */
-export async function unkeptCall(
+export async function refusalOf(
   runtime: Pick<Runtime, 'get'>,
   reply: CallReply,
-): Promise<string | undefined> {
-  if (reply.status !== 'failed' || reply.error?.code !== 'persistence_failed') return undefined;
+): Promise<CallRefusal | undefined> {
+  if (reply.status !== 'failed') return undefined;
+  if (reply.error?.code === 'closed') return { code: 'shutting_down', message: SHUTTING_DOWN };
+  if (reply.error?.code !== 'persistence_failed') return undefined;
   const { message } = reply.error;
   try {
     if (await runtime.get(reply.callId)) return undefined;
-    return `the call was not kept: ${message}`;
+    return { code: 'store_unavailable', message: `the call was not kept: ${message}` };
   } catch (error) {
-    return `the call may not have been kept (${message}), and the store could not say: ${(error as Error).message}`;
+    return {
+      code: 'store_unavailable',
+      message: `the call may not have been kept (${message}), and the store could not say: ${(error as Error).message}`,
+    };
   }
 }

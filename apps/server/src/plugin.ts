@@ -22,13 +22,13 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { filter, firstValueFrom, map, take, takeWhile } from 'rxjs';
 import type { z } from 'zod';
 import { API, type Endpoint } from './api.js';
+import { refusalOf, SHUTTING_DOWN } from './call-refusals.js';
 import { type McpSessionOptions, mountMcp } from './mcp.js';
 import { runtimeMetrics } from './metrics.js';
 import { routeSchemaOf, swaggerOptions } from './openapi.js';
 import { healthOf, metricsRefusal } from './operations.js';
 import { resumeAfter, StreamLimits, streamEvents } from './sse.js';
 import { bearerOf, Tenancy, type TenantScope } from './tenancy.js';
-import { unkeptCall } from './unkept-calls.js';
 import { type WebSafetyOptions, webSafetyHook } from './web-safety.js';
 
 export interface BatonPluginOptions {
@@ -67,8 +67,6 @@ class BodyRefusal extends Error {
 
 /** A request that comes while the server shuts down is told to come back after this long. */
 export const RETRY_AFTER_SECONDS = 5;
-const SHUTTING_DOWN = 'the server is shutting down and takes no new requests: try again shortly';
-
 export const DEFAULT_STREAMS_PER_TENANT = 64;
 export const DEFAULT_STREAMS = 1_024;
 
@@ -309,11 +307,11 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
       sessionId: scope.inside(body.sessionId),
       callId: body.callId === undefined ? scope.newCallId() : scope.inside(body.callId),
     });
-    // A call whose record could not be kept (the store away past the ride-out) was not taken.
-    const unkept = await unkeptCall(runtime, reply);
-    if (unkept !== undefined) {
+    // A call that was not taken: its record could not be kept, or the server began to stop.
+    const refusal = await refusalOf(runtime, reply);
+    if (refusal !== undefined) {
       response.header('retry-after', String(RETRY_AFTER_SECONDS));
-      return fail(response, 503, 'store_unavailable', unkept, { callId: scope.outside(reply.callId) });
+      return fail(response, 503, refusal.code, refusal.message, { callId: scope.outside(reply.callId) });
     }
     return scope.show(reply);
   });

@@ -1,6 +1,6 @@
 import { defineTool } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
-import { SimulatedClock } from '@baton/runtime/testing';
+import { deferred, SimulatedClock } from '@baton/runtime/testing';
 import { memoryStore, type Store } from '@baton/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -28,13 +28,21 @@ const tools = [
   }),
 ];
 
-/** A server on a memory store whose writes fail while `refusing` is set, with no ride-out. */
+/**
+ * A server on a memory store whose writes fail while `refusing` is set, with no ride-out, and whose
+ * reads of a call wait for `lookups` while it is set.
+ */
 async function serverOn() {
   const store = memoryStore();
-  const state = { refusing: false };
+  const state: { refusing: boolean; lookups?: Promise<void>; looking?: () => void } = { refusing: false };
   const refusing: Store = Object.assign(Object.create(store) as Store, {
     write: (...args: Parameters<Store['write']>) =>
       state.refusing ? Promise.reject(new Error('the disk is full')) : store.write(...args),
+    getCall: async (callId: string) => {
+      state.looking?.();
+      await state.lookups;
+      return store.getCall(callId);
+    },
   });
   const runtime = createRuntime({ tools, store: refusing, storeRetryMs: 0, clock: new SimulatedClock() });
   await runtime.ready;
@@ -45,10 +53,10 @@ async function serverOn() {
   );
   const post = async (body: object) => {
     const response = await app.inject({ method: 'POST', url: '/v1/calls', payload: body });
-    return { http: response.statusCode, ...response.json() };
+    return { http: response.statusCode, retryAfter: response.headers['retry-after'], ...response.json() };
   };
   const get = async (callId: string) => (await app.inject(`/v1/calls/${callId}`)).statusCode;
-  return { state, post, get };
+  return { state, post, get, runtime, store };
 }
 
 describe('a POST whose call the store could not keep, or kept as ended persistence_failed', () => {
@@ -81,5 +89,24 @@ describe('a POST whose call the store could not keep, or kept as ended persisten
     expect(await server.get('echo-1')).toBe(404);
     server.state.refusing = false;
     expect(await server.post(body)).toMatchObject({ http: 200, status: 'succeeded', output: { text: 'hi' } });
+  });
+
+  it('a call whose id is still looked up when the server begins to stop is answered 503 shutting_down, and nothing is kept', async () => {
+    const server = await serverOn();
+    const lookup = deferred<void>();
+    server.state.lookups = lookup.promise;
+    const looking = deferred<void>();
+    server.state.looking = looking.resolve;
+    const answer = server.post({ name: 'echo', args: { text: 'late' }, sessionId: 's', callId: 'late-1' });
+    await looking.promise;
+    const closed = server.runtime.close();
+    lookup.resolve();
+    expect(await answer).toMatchObject({
+      http: 503,
+      retryAfter: '5',
+      error: { code: 'shutting_down', callId: 'late-1' },
+    });
+    await closed;
+    expect(await server.store.getCall('late-1')).toBeUndefined();
   });
 });

@@ -301,6 +301,10 @@ export class Intake {
     awaitingApproval: boolean,
   ): Promise<CallReply> {
     const { settings, registry, writes } = this.deps;
+    // The runtime began to close while the request was on its way in (its id looked up, its hooks
+    // run): its drain decided what to wait for without this call, so nothing of it is kept.
+    if (this.deps.closed())
+      return Promise.resolve(failedReply(callId, { code: 'closed', message: CLOSED_MESSAGE }));
     const mode = settings.modeOf(tool, run !== undefined);
     const record: CallRecord = {
       callId,
