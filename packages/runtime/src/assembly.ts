@@ -51,6 +51,8 @@ export interface RuntimeParts {
   worker: SharedWorker;
   /** The client role's submissions and the replies it waits for. */
   client: SharedClient;
+  /** The callers who repeat the id of a call another process runs, waiting here for its answer. */
+  repeated: RepeatedCalls;
   recovery: Recovery;
   schedules: ScheduleRunner;
   housekeeping: Housekeeping;
@@ -269,6 +271,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     following,
     worker,
     client,
+    repeated,
     recovery,
     schedules,
     housekeeping,

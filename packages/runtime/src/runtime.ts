@@ -296,6 +296,8 @@ class BatonRuntime implements Runtime {
     // refuses calls that no other process takes. With others, it lets its calls end.
     const alone = store.outlivesProcess === true && !store.listen;
     await drained(shutdown, drainUntil - clock.now(), alone ? mustEndBeforeHandover : undefined);
+    // Callers waiting here for a call another process runs: it is detached, and they are answered.
+    await this.#parts.repeated.handOver();
     housekeeping.close();
     this.#stopping = true;
     const handedOver = handOver(shutdown, store.outlivesProcess === true);

@@ -1,3 +1,5 @@
+import type { Store } from '@baton/store';
+import { makeCallRecord } from '@baton/store/testing';
 import { describe, expect, it } from 'vitest';
 import { gatedTool, settle, sharedStore, testRuntime } from './helpers.js';
 
@@ -41,5 +43,49 @@ describe('the same call id twice at one client on a shared store', () => {
     await settle();
     expect(await first).toMatchObject({ callId: 'c1', status: 'backgrounded' });
     expect(await second).toMatchObject({ callId: 'c1', status: 'backgrounded' });
+  });
+});
+
+describe('a client that stops while it waits for a call another client made under the same id', () => {
+  it('hands the call over before its store closes: the caller hears that it goes on, its end will be told, and nothing touches the closed store', async () => {
+    const { store } = sharedStore({ answers: true });
+    const { tool } = gatedTool('work', { mode: 'auto' });
+    const usedAfterClose: string[] = [];
+    let storeClosed = false;
+    let lookups = 0;
+    const watched: Store = new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (storeClosed) usedAfterClose.push(String(name));
+          if (name === 'close') storeClosed = true;
+          // The other client stores the call just after this one looked its id up.
+          if (name === 'getCall' && lookups++ === 0) return Promise.resolve(undefined);
+          return value.apply(target, args);
+        };
+      },
+    });
+    const client = testRuntime([tool], { store: watched, role: 'client', inlineBudgetMs: 500 });
+    await client.runtime.ready;
+    await store.write({
+      calls: [
+        makeCallRecord({
+          callId: 'c1',
+          toolName: 'work',
+          mode: 'auto',
+          attempt: 0,
+          createdAt: client.clock.now(),
+        }),
+      ],
+    });
+    const reply = client.runtime.call({ name: 'work', args: {}, sessionId: 's1', callId: 'c1' });
+    await settle();
+    await client.runtime.close();
+    expect(await reply).toMatchObject({ callId: 'c1', status: 'backgrounded' });
+    expect(await store.getCall('c1')).toMatchObject({ status: 'queued', detached: true });
+    client.clock.increment(10_000);
+    await settle();
+    expect(usedAfterClose).toEqual([]);
   });
 });

@@ -7,17 +7,17 @@ import {
   type ToolRegistry,
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
-import { filter, firstValueFrom, type Observable } from 'rxjs';
+import { filter, firstValueFrom, type Observable, Subject, takeUntil } from 'rxjs';
 import type { Clock } from '../clock.js';
 import { REPEATED_DETACH_GRACE_MS } from '../defaults.js';
 import type { Failures } from '../log.js';
 import type { Settings } from '../settings.js';
-import { notSavedReply, replyOf } from './replies.js';
+import { backgroundedReply, notSavedReply, replyOf } from './replies.js';
 
 export interface RepeatedCallDeps {
   settings: Pick<Settings, 'forTool'>;
   tools: Pick<ToolRegistry, 'get'>;
-  store: Pick<Store, 'getCall'>;
+  store: Pick<Store, 'getCall' | 'send'>;
   /** A call's events: those stored, then those stored later (see Following). */
   follow: (callId: string) => Observable<CallEvent>;
   clock: Clock;
@@ -37,6 +37,12 @@ export interface RepeatedCallDeps {
  * end would not be told.
  */
 export class RepeatedCalls {
+  /** The calls whose callers wait here for their first answer. */
+  readonly #waiting = new Map<string, number>();
+  /** This process stops: the callers still waiting hear that their calls go on (see `handOver`). */
+  readonly #handingOver = new Subject<void>();
+  #handedOver = false;
+
   constructor(private readonly deps: RepeatedCallDeps) {}
 
   async reply(record: CallRecord): Promise<CallReply> {
@@ -44,6 +50,7 @@ export class RepeatedCalls {
     const toolSettings = settings.forTool(tools.get(record.toolName));
     if (isTerminalStatus(record.status) || record.detached) return replyOf(record, toolSettings);
     const { callId } = record;
+    if (this.#handedOver) return backgroundedReply(record, toolSettings, 'handover');
     let fallback: unknown;
     if (record.mode === 'auto') {
       const left = record.createdAt + toolSettings.inlineBudgetMs - clock.now();
@@ -51,15 +58,42 @@ export class RepeatedCalls {
         detachUnclaimed(callId).catch(failures.on('detach an unclaimed call', callId));
       }, Math.max(0, left) + REPEATED_DETACH_GRACE_MS);
     }
+    this.#waiting.set(callId, (this.#waiting.get(callId) ?? 0) + 1);
     try {
       await firstValueFrom(
-        follow(callId).pipe(filter((event) => endOf(event) !== undefined || event.type === 'backgrounded')),
+        follow(callId).pipe(
+          filter((event) => endOf(event) !== undefined || event.type === 'backgrounded'),
+          takeUntil(this.#handingOver),
+        ),
         { defaultValue: undefined },
       );
     } finally {
       clock.clearTimeout(fallback);
+      const left = (this.#waiting.get(callId) ?? 1) - 1;
+      if (left === 0) this.#waiting.delete(callId);
+      else this.#waiting.set(callId, left);
     }
+    if (this.#handedOver) return backgroundedReply(record, toolSettings, 'handover');
     return replyOf((await store.getCall(callId)) ?? record, toolSettings);
+  }
+
+  /**
+   * This process stops, its store still open: each call a caller waits for here is detached, here
+   * if no process has claimed it, else by a request through the store to whoever runs it, so that
+   * its end becomes a notification; then its callers hear that it goes on. Nothing waits past
+   * this, and no timer of theirs outlives the store. Returns how many calls were handed over.
+   */
+  async handOver(): Promise<number> {
+    const { store, failures, detachUnclaimed } = this.deps;
+    this.#handedOver = true;
+    const callIds = [...this.#waiting.keys()];
+    const detach = async (callId: string) => {
+      if (await detachUnclaimed(callId)) return;
+      await store.send?.({ type: 'control', callId, action: 'detach' });
+    };
+    await Promise.all(callIds.map((callId) => detach(callId).catch(failures.on('hand over a call', callId))));
+    this.#handingOver.next();
+    return callIds.length;
   }
 
   /**
