@@ -53,6 +53,8 @@ const FileConfig = z.strictObject({
   drainMs: z.number().int().min(0),
   /** How long a store that cannot be reached is ridden out before a call fails for it. Default 15 s. */
   storeRetryMs: z.number().int().min(0),
+  /** How long a start waits for a store that cannot be reached yet (0: not at all). Default 60 s. */
+  storeWaitMs: z.number().int().min(0),
   /** How long a request may take to arrive, headers and body, before it is answered 408. Default 30 s. */
   requestTimeoutMs: z.number().int().positive(),
   /** How deep a JSON body may nest, and how many keys and nested values it may hold (413 past them). */
@@ -113,6 +115,7 @@ const EnvConfig = z.object({
   BATON_RETENTION_DAYS: z.coerce.number().min(0).optional(),
   BATON_DRAIN_MS: z.coerce.number().int().min(0).optional(),
   BATON_STORE_RETRY_MS: z.coerce.number().int().min(0).optional(),
+  BATON_STORE_WAIT_MS: z.coerce.number().int().min(0).optional(),
   BATON_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
   BATON_MAX_BODY_DEPTH: z.coerce.number().int().positive().optional(),
   BATON_MAX_BODY_KEYS: z.coerce.number().int().positive().optional(),
@@ -161,6 +164,8 @@ export interface ServerConfig {
   drainMs: number;
   /** How long a store that cannot be reached is ridden out; the runtime's default when unset. */
   storeRetryMs?: number;
+  /** How long a start waits for a store that cannot be reached yet; 60 s when unset. */
+  storeWaitMs?: number;
   /** How long a request may take to arrive; the server's default (30 s) when unset. */
   requestTimeoutMs?: number;
   /** How deep a JSON body may nest and how many keys it may hold, when configured. */
@@ -276,6 +281,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
   };
   const storeRetryMs = fromEnv.BATON_STORE_RETRY_MS ?? file.storeRetryMs;
   if (storeRetryMs !== undefined) config.storeRetryMs = storeRetryMs;
+  const storeWaitMs = fromEnv.BATON_STORE_WAIT_MS ?? file.storeWaitMs;
+  if (storeWaitMs !== undefined) config.storeWaitMs = storeWaitMs;
   const requestTimeoutMs = fromEnv.BATON_REQUEST_TIMEOUT_MS ?? file.requestTimeoutMs;
   if (requestTimeoutMs !== undefined) config.requestTimeoutMs = requestTimeoutMs;
   const maxDepth = fromEnv.BATON_MAX_BODY_DEPTH ?? file.bodies?.maxDepth;

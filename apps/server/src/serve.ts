@@ -2,8 +2,9 @@ import { toMcpTool } from '@baton/contracts';
 import { redactedLocation, type ServerConfig } from './config.js';
 import { demoTools } from './demo-tools.js';
 import { createLogger, type LogLevel } from './logger.js';
-import { listenOn, retentionOf, runtimeFor, stopOnSignals, storeReady } from './served-runtime.js';
+import { listenOn, retentionOf, stopOnSignals } from './served-runtime.js';
 import { createServer } from './server.js';
+import { readyRuntime } from './store-wait.js';
 import { loadServedModule, type ServedModule } from './tools-module.js';
 import { LOOPBACK_HOSTS } from './web-safety.js';
 import { webhookDestinations } from './webhooks.js';
@@ -41,8 +42,7 @@ export async function serve(
 ) {
   const log = createLogger(level);
   const served: ServedModule = module === undefined ? { tools: demoTools } : await loadServedModule(module);
-  const runtime = runtimeFor(served, config, { init, log, role: config.role });
-  await storeReady(runtime, config);
+  const runtime = await readyRuntime(served, config, { init, log, role: config.role });
   const authenticated = Object.keys(config.tokens).length > 0;
   const app = createServer({
     runtime,

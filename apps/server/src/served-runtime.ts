@@ -25,7 +25,7 @@ export function isPostgres(location: string): boolean {
 }
 
 /** `postgres://…` is a PostgreSQL server (the server then takes clients' calls too); anything else, a SQLite file. */
-function openStore(location: string, init: boolean): Store {
+export function openStore(location: string, init: boolean): Store {
   if (isPostgres(location)) return postgresStore({ connectionString: location, init });
   try {
     mkdirSync(dirname(location), { recursive: true });
@@ -107,7 +107,7 @@ export function retentionOf(served: ServedModule, config: ServerConfig): { reten
 export function runtimeFor(
   served: ServedModule,
   config: ServerConfig,
-  { init, log, role }: { init: boolean; log: Logger; role: ProcessRole },
+  { init, log, role, store }: { init: boolean; log: Logger; role: ProcessRole; store?: Store },
 ): Runtime {
   if ('runtime' in served) {
     if (role !== 'both') {
@@ -124,7 +124,7 @@ export function runtimeFor(
     // One tenant that floods the server with slow calls leaves slots to the others.
     ...(tenants.length > 0 ? { tenantOf: tenantOfId } : {}),
     tools: served.tools,
-    store: openStore(config.storePath, init),
+    store: store ?? openStore(config.storePath, init),
     role,
     inlineBudgetMs: config.inlineBudgetMs,
     ...(config.storeRetryMs !== undefined ? { storeRetryMs: config.storeRetryMs } : {}),

@@ -4,7 +4,9 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { freshDatabase, type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
 import { CLI, startServer, startWorker } from '@baton/test-support';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -169,5 +171,64 @@ describe('a PostgreSQL store at start', () => {
     const afresh = await startServer({ dir, args: ['--init'], env: { BATON_STORE: store } });
     expect((await fetch(`${afresh.address}/healthz`)).status).toBe(200);
     await afresh.stop();
+  });
+
+  it('a worker started while PostgreSQL refuses connections waits for it, one warn line a try, and starts once it accepts', async () => {
+    const store = new URL(await freshDatabaseUrl());
+    const target = { host: store.hostname, port: Number(store.port) };
+    // A port nothing listens on yet: PostgreSQL "starts" there once the worker has tried once.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createNetServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    store.hostname = '127.0.0.1';
+    store.port = String(port);
+    const forwarder = createNetServer((socket) => {
+      const upstream = connect(target, () => socket.pipe(upstream).pipe(socket));
+      const end = () => {
+        socket.destroy();
+        upstream.destroy();
+      };
+      socket.on('error', end);
+      upstream.on('error', end);
+    });
+    const child = spawn(process.execPath, [CLI, 'worker', './tools.mjs'], {
+      cwd: dir,
+      env: { ...process.env, BATON_STORE: store.href, BATON_DRAIN_MS: '500' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const waits: Array<{ level: number; msg: string; attempt: number }> = [];
+    try {
+      for await (const line of createInterface({ input: child.stdout })) {
+        if (line.startsWith('Baton worker')) break;
+        const entry = JSON.parse(line);
+        if (!String(entry.msg).includes('cannot be reached yet')) continue;
+        waits.push(entry);
+        if (waits.length === 2)
+          await new Promise<void>((resolve) => forwarder.listen(port, '127.0.0.1', resolve));
+      }
+      child.stdout.resume();
+      expect(stderr).toBe('');
+      expect(waits.length).toBeGreaterThanOrEqual(2);
+      // A warn line, naming the store without its password, why, and when it tries again.
+      expect(waits[0]?.level).toBe(40);
+      expect(waits[0]?.msg).toMatch(
+        new RegExp(
+          `^the store postgres://\\*\\*\\*@127\\.0\\.0\\.1:${port}/\\S+ cannot be reached yet \\(.*ECONNREFUSED.*\\): trying again in 250 ms, for up to 60000 ms in all \\(BATON_STORE_WAIT_MS\\)$`,
+        ),
+      );
+      expect(waits.map((wait) => wait.attempt).slice(0, 2)).toEqual([1, 2]);
+    } finally {
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      forwarder.close();
+    }
   });
 });
