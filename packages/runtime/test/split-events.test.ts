@@ -107,3 +107,27 @@ describe("a client's call on a shared store: its events", () => {
     ]);
   });
 });
+
+describe("a client's call that ends just after its worker's budget passed", () => {
+  it('is answered backgrounded, never its end: its end is the notification, so the model sees it once', async () => {
+    const { store, tell } = sharedStore({ answers: true });
+    const { tool, runs } = gatedTool('work', { mode: 'auto' });
+    const client = testRuntime([tool], { store, role: 'client', inlineBudgetMs: 500 });
+    await client.runtime.ready;
+    const reply = client.runtime.call({ name: 'work', args: {}, sessionId: 's', callId: 'c1' });
+    await settle();
+    const worker = testRuntime([tool], { store, role: 'worker', inlineBudgetMs: 500 });
+    await worker.runtime.ready;
+    tell({ type: 'queued' });
+    await settle();
+    // The worker's budget passes, and the call ends, before the client reads the record.
+    worker.clock.increment(600);
+    await settle();
+    runs[0]?.resolve('done');
+    await settle();
+    expect(await store.getCall('c1')).toMatchObject({ status: 'succeeded', detached: true });
+    tell({ type: 'events', callIds: ['c1'], sessionIds: ['s'], writer: worker.runtime.instanceId });
+    expect(await reply).toMatchObject({ callId: 'c1', status: 'backgrounded' });
+    expect(await store.listNotifications({ sessionId: 's' })).toHaveLength(1);
+  });
+});

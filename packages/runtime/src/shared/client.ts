@@ -118,7 +118,9 @@ export class SharedClient {
     const reason = this.#handingOver ? 'handover' : 'budget';
     if (!answer)
       return this.#handingOver ? backgroundedReply(record, settings, reason) : replyOf(record, settings);
-    return isTerminalStatus(answer.status)
+    // Detached, the call's end is a notification (its worker's budget passed before it ended):
+    // its caller hears that it went on, even when it has ended by the time it is read.
+    return isTerminalStatus(answer.status) && !answer.detached
       ? replyOf(answer, settings)
       : backgroundedReply(record, settings, reason);
   }
