@@ -1,0 +1,202 @@
+/**
+ * Every fault at once, as the outside probes made them: two API servers (`baton serve --role
+ * client`) and two workers (`baton worker`) reach PostgreSQL through a TCP proxy; under load, the
+ * database is blackholed, a worker is SIGKILLed inside the blackhole and a client is SIGTERMed
+ * inside it too; then the database refuses connections while the killed worker and the stopped
+ * client start again. One call in seven is sent to both clients at once (a load balancer's retry),
+ * and every caller is careful: a request that gets no answer, or a 503, is sent again with the
+ * same call id to the other client. The invariants are checked from the store and the callers'
+ * ledger (see fault-ledger.ts). `BATON_FAULT_ROUNDS` (default 1) runs the faults that many times:
+ * the long form, by hand.
+ */
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freshDatabase, type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
+import { type ServerProcess, startServer, startWorker, type WorkerProcess } from '@baton/test-support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CallerRecord, violations } from './fault-ledger.js';
+import { type TcpProxy, tcpProxy } from './tcp-proxy.js';
+
+const TOOLS = join(import.meta.dirname, '..', 'distributed', 'deployment-tools.mjs');
+const ROUNDS = Number(process.env.BATON_FAULT_ROUNDS ?? 1);
+const dir = mkdtempSync(join(tmpdir(), 'baton-combined-faults-'));
+const RUNS_LOG = join(dir, 'runs.log');
+writeFileSync(RUNS_LOG, '');
+const ENV = { RUNS_LOG, BATON_INLINE_BUDGET_MS: '1000', BATON_STORE_RETRY_MS: '20000' };
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'timed_out']);
+const TOOL_NAMES = ['work', 'charge', 'refuse'] as const;
+
+let postgres: ThrowawayPostgres;
+let direct: string;
+let proxied: string;
+let proxy: TcpProxy;
+const everyProcess: Array<ServerProcess | WorkerProcess> = [];
+beforeAll(async () => {
+  postgres = await throwawayPostgres();
+  direct = await freshDatabase(postgres.url, 'faults');
+  const url = new URL(direct);
+  proxy = await tcpProxy({ host: url.hostname, port: Number(url.port) });
+  url.host = `127.0.0.1:${proxy.port}`;
+  proxied = url.toString();
+}, 60_000);
+afterAll(async () => {
+  for (const { child } of everyProcess) if (child.exitCode === null) child.kill('SIGKILL');
+  await proxy?.close();
+  await postgres?.stop();
+  if (!process.env.KEEP_FAULT_LOGS) rmSync(dir, { recursive: true, force: true });
+  else process.stdout.write(`logs kept in ${dir}\n`);
+});
+
+let logs = 0;
+const logged = <T extends ServerProcess | WorkerProcess>(name: string, started: T): T => {
+  const file = join(dir, `${name}-${logs++}.log`);
+  started.child.stdout.on('data', (chunk: Buffer) => appendFileSync(file, chunk));
+  everyProcess.push(started);
+  return started;
+};
+const worker = () =>
+  startWorker({ store: proxied, module: TOOLS, args: ['--concurrency', '8'], env: ENV }).then((w) =>
+    logged('worker', w),
+  );
+const client = () =>
+  startServer({ args: [TOOLS, '--role', 'client'], env: { ...ENV, BATON_STORE: proxied } }).then((c) =>
+    logged('client', c),
+  );
+
+/** The API servers callers may reach now: a stopped one is taken out once it has exited. */
+const clients: ServerProcess[] = [];
+
+/** One POST, or undefined when no answer came (a connection reset, a server gone). */
+async function post(to: ServerProcess, body: object) {
+  try {
+    const response = await fetch(`${to.address}/v1/calls`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(60_000),
+    });
+    return { http: response.status, reply: (await response.json()) as NonNullable<CallerRecord['end']> };
+  } catch {
+    // No answer: a careful caller sends the same id again, elsewhere (counted in `requests`).
+    return undefined;
+  }
+}
+
+/** Reads the call from the API servers in turn until it has ended. */
+async function endOf(callId: string, turn: number): Promise<CallerRecord['end']> {
+  const until = Date.now() + 120_000;
+  for (let next = turn; Date.now() < until; next++) {
+    const from = clients[next % clients.length] as ServerProcess;
+    const response = await fetch(`${from.address}/v1/calls/${callId}`).catch(() => undefined);
+    if (response?.status === 200) {
+      const record = (await response.json()) as NonNullable<CallerRecord['end']>;
+      if (TERMINAL.has(record.status)) return record;
+    } else await response?.body?.cancel();
+    await sleep(200);
+  }
+  return undefined;
+}
+
+/** A careful caller: it sends its call until one request is answered 200, then learns its end. */
+async function caller(n: number, callId: string, shared: boolean, first: number): Promise<CallerRecord> {
+  const tool = TOOL_NAMES[n % 3] as CallerRecord['tool'];
+  const ms = n % 5 === 0 ? 1_500 : 40 + (n % 4) * 70;
+  const body = { name: tool, args: { n, ms }, sessionId: `agent-${n % 4}`, callId };
+  const entry: CallerRecord = { callId, tool, n, shared, requests: 0, answered: undefined, end: undefined };
+  const until = Date.now() + 90_000;
+  for (let turn = first; Date.now() < until; turn++) {
+    entry.requests++;
+    const answer = await post(clients[turn % clients.length] as ServerProcess, body);
+    if (answer?.http === 200) {
+      entry.answered = answer.reply.status;
+      entry.end = TERMINAL.has(answer.reply.status) ? answer.reply : await endOf(callId, turn);
+      return entry;
+    }
+    await sleep(300);
+  }
+  return entry;
+}
+
+async function load(stop: { done: boolean }, callers: number): Promise<CallerRecord[]> {
+  const ledger: CallerRecord[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      while (!stop.done) {
+        const n = next++;
+        const callId = `call-${n}`;
+        const both = n % 7 === 0;
+        const sent = both
+          ? [caller(n, callId, true, n), caller(n, callId, true, n + 1)]
+          : [caller(n, callId, false, n)];
+        ledger.push(...(await Promise.all(sent)));
+      }
+    }),
+  );
+  return ledger;
+}
+
+describe('every fault at once, on two clients and two workers through a TCP proxy', () => {
+  it(`a blackhole with a worker SIGKILLed and a client SIGTERMed inside it, then a refusal while they start again (${ROUNDS} round${ROUNDS > 1 ? 's' : ''}): every invariant holds`, {
+    timeout: 120_000 + ROUNDS * 90_000,
+  }, async () => {
+    const workers = [await worker(), await worker()];
+    clients.push(await client(), await client());
+    const killed = new Set<string>();
+    const stop = { done: false };
+    const loading = load(stop, 8);
+    try {
+      for (let round = 0; round < ROUNDS; round++) {
+        await sleep(5_000);
+        const blackhole = proxy.hang(10_000);
+        await sleep(2_000);
+        const victim = workers.shift() as WorkerProcess;
+        killed.add(String(victim.child.pid));
+        victim.child.kill('SIGKILL');
+        await sleep(2_000);
+        // Callers reach it while it stops, as a load balancer's would: they hear 503, or nothing.
+        const stopping = clients[0] as ServerProcess;
+        const stopped = stopping.stop();
+        await blackhole;
+        expect(await stopped).toBe(0);
+        clients.splice(clients.indexOf(stopping), 1);
+        // Refused while the killed worker and the stopped client start again: they wait for it.
+        const refusal = proxy.cut(3_000);
+        const restarted = Promise.all([worker(), client()]);
+        await refusal;
+        const [again, back] = await restarted;
+        workers.push(again);
+        clients.push(back);
+      }
+      await sleep(5_000);
+    } finally {
+      stop.done = true;
+    }
+    const ledger = await loading;
+    const found = await violations(direct, RUNS_LOG, ledger, killed);
+    const calls = new Set(ledger.map((entry) => entry.callId)).size;
+    const retried = ledger.filter((entry) => entry.requests > 1).length;
+    const backgrounded = ledger.filter((entry) => entry.answered === 'backgrounded').length;
+    process.stdout.write(
+      `combined faults: ${calls} calls, ${ledger.length} callers (${retried} sent again), ` +
+        `${backgrounded} told backgrounded, ${ROUNDS} round(s); violations: ` +
+        `${Object.entries(found)
+          .map(([name, list]) => `${name} ${list.length}`)
+          .join(', ')}\n`,
+    );
+    expect(calls).toBeGreaterThan(100);
+    expect(found).toEqual({
+      endedWrong: [],
+      holes: [],
+      notifications: [],
+      untold: [],
+      seenTwice: [],
+      ranTwice: [],
+      interruptedWithoutCause: [],
+      callers: [],
+    });
+    for (const process of [...clients.splice(0), ...workers]) expect(await process.stop()).toBe(0);
+  });
+});
