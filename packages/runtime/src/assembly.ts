@@ -161,6 +161,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   ending = new CallEnding({
     writes,
     writer,
+    store,
     registry,
     notifications,
     send,

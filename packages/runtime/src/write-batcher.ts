@@ -12,10 +12,12 @@ import {
   type Part,
   type PendingBatch,
   partsOf,
+  putBack,
   type RefusedWrite,
   type Rows,
   rowsOf,
   SCHEDULE_PART,
+  withoutCall,
 } from './write-parts.js';
 
 export type { ListedWrite, RefusedWrite, Rows };
@@ -187,6 +189,16 @@ export class WriteBatcher {
       }
     }
     return first === undefined ? Promise.resolve() : this.#outcome(first.batch, first.key);
+  }
+
+  /** Puts the rows of a refused part back ahead of what their calls queued since (see `putBack`). */
+  putBack(rows: Rows): void {
+    putBack(rows, (key) => this.#batch(key));
+  }
+
+  /** Drops the rows a call queued that are not sent yet, all but its record (see `withoutCall`). */
+  discard(callId: string): void {
+    for (const batch of this.#unsent) withoutCall(batch, callId);
   }
 
   /** Resolves when everything queued so far is written (or refused). */

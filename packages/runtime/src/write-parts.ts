@@ -1,4 +1,4 @@
-import type { CallRecord } from '@baton/contracts';
+import type { CallEvent, CallRecord } from '@baton/contracts';
 import type { StoreWrite } from '@baton/store';
 
 /** The rows of a write batch, cut into the parts (one call's, or one schedule's) that are written or refused together. */
@@ -113,4 +113,60 @@ export function joined(parts: readonly Part[]): Rows {
     }
   }
   return write;
+}
+
+/**
+ * Puts a refused part's rows back into the batches that take their calls' next rows (`batchOf`),
+ * each event ahead of its call's later events: written again as they were, where a store that was
+ * away may have kept them already (it takes such a write again as written). A call's record is not
+ * put back: the live one goes with the call's next change, as it is then.
+ */
+export function putBack(rows: Rows, batchOf: (key: string) => PendingBatch): void {
+  for (const kind of Object.keys(rows) as (keyof Rows)[]) {
+    if (kind === 'calls') continue;
+    for (const item of rows[kind]) {
+      const batch = batchOf(keyOf(kind, item));
+      batch.size++;
+      if (kind !== 'events') {
+        (batch[kind] as unknown[]).push(item);
+        continue;
+      }
+      const event = item as CallEvent;
+      const later = batch.events.findIndex(
+        (queued) => queued.callId === event.callId && queued.seq > event.seq,
+      );
+      if (later === -1) batch.events.push(event);
+      else batch.events.splice(later, 0, event);
+    }
+  }
+}
+
+/** The kinds of rows a batch lists besides the calls. */
+const LISTED: readonly ListedWrite[] = [
+  'events',
+  'notifications',
+  'deliveries',
+  'artifacts',
+  'steps',
+  'resolutions',
+  'schedules',
+];
+
+/** Takes a call's rows out of a batch not yet sent, all but its record (the live one, written as it will be). */
+export function withoutCall(batch: PendingBatch, callId: string): void {
+  const listed = batch as Listed;
+  for (const kind of LISTED) {
+    const rows = listed[kind] as Listed[ListedWrite][number][];
+    const kept = rows.filter((item) => keyOf(kind, item) !== callId);
+    if (kept.length !== rows.length) (listed as Record<ListedWrite, unknown[]>)[kind] = kept;
+  }
+}
+
+/** The number of the first of a call's events among some rows, if they hold any. */
+export function firstEventOf(rows: Rows, callId: string): number | undefined {
+  let first: number | undefined;
+  for (const event of rows.events) {
+    if (event.callId === callId && (first === undefined || event.seq < first)) first = event.seq;
+  }
+  return first;
 }

@@ -1,5 +1,6 @@
 import { BatonError, type CallReply, type RecordedError, type TerminalStatus } from '@baton/contracts';
 import type { CallState } from '@baton/machine';
+import type { Store } from '@baton/store';
 import type { Clock } from '../clock.js';
 import { END_REWRITE_INITIAL_MS, END_REWRITE_MAX_MS } from '../defaults.js';
 import type { Failures } from '../log.js';
@@ -10,6 +11,7 @@ import {
   timedOutMessage,
 } from '../messages.js';
 import type { RefusedWrite, Rows, WriteBatcher } from '../write-batcher.js';
+import { firstEventOf } from '../write-parts.js';
 import { failBatch } from './batches.js';
 import type { DriverEvent, Send } from './driver.js';
 import type { LiveCall } from './live-call.js';
@@ -20,7 +22,9 @@ import type { CallWrites } from './writes.js';
 
 export interface EndingDeps {
   writes: CallWrites;
-  writer: Pick<WriteBatcher, 'recordConfirmed' | 'rewrite'>;
+  writer: Pick<WriteBatcher, 'recordConfirmed' | 'rewrite' | 'putBack' | 'discard'>;
+  /** Whether a refusal was the store's being away, and what it kept of an end it was away for. */
+  store: Pick<Store, 'getCall' | 'isUnavailable'>;
   registry: Pick<CallRegistry, 'holdEnded' | 'releaseEnded' | 'get' | 'heldEnded'>;
   notifications: Pick<CallNotifications, 'notify' | 'keepArtifacts'>;
   send: Send;
@@ -132,6 +136,7 @@ export class CallEnding {
         continue;
       }
       if (call) {
+        this.#keepHistoryWhole(call, rows, error);
         const message = persistenceFailedMessage(error);
         const failure = { code: 'persistence_failed' as const, message };
         send(call, { type: 'FAIL', outcome: { ok: false, error: failure, output: { error: message } } });
@@ -143,25 +148,81 @@ export class CallEnding {
   }
 
   /**
-   * The store refused the end of a call. The first time, the end becomes a `persistence_failed`
-   * failure that keeps nothing the run produced (its output may be what the store refuses), with
-   * its event and, for a detached call, its notification. Each later refusal (the store is down,
-   * the disk full) writes it again after a backoff, until it lands; a runtime that closes first
-   * leaves the call unfinished in the store, and the next one recovers it as `interrupted`. So a
-   * call is never left `backgrounded` with no end.
+   * A call's history keeps no hole where the store refused its rows. Refused by a store that was
+   * away past the ride-out, they are written again, ahead of the call's later rows (a write that
+   * had been kept, its answer lost, is taken again as written). Refused for what they hold, they
+   * are dropped with every row of the call that came after, and its next event (its end) is
+   * numbered right after what the store kept.
    */
-  #storeEndAgain(call: LiveCall, error: unknown, refusedRows: Rows): void {
-    const { writer, registry, writes, notifications, later } = this.deps;
-    const refusals = (this.#refusedEnds.get(call) ?? 0) + 1;
-    this.#refusedEnds.set(call, refusals);
-    const forget = () => registry.releaseEnded(call);
-    if (refusals > 1) {
-      // The reduced end was refused too: the same rows, again, later.
-      const delayMs = Math.min(END_REWRITE_INITIAL_MS * 2 ** (refusals - 2), END_REWRITE_MAX_MS);
-      later(delayMs, () => writer.rewrite(refusedRows).then(forget, refusalHandledElsewhere));
+  #keepHistoryWhole(call: LiveCall, rows: Rows, error: unknown): void {
+    const { writer, store } = this.deps;
+    if (store.isUnavailable?.(error)) {
+      writer.putBack(rows);
       return;
     }
+    const first = firstEventOf(rows, call.record.callId);
+    if (first === undefined) return;
+    writer.discard(call.record.callId);
+    call.rewind(first - 1);
+  }
+
+  /**
+   * The store refused the end of a call. Refused for what it holds, the end becomes a
+   * `persistence_failed` failure (see `#reducedEnd`). Refused by a store away past the ride-out,
+   * the end may have been kept (see `#endAfterOutage`). Each later refusal (the store is down, the
+   * disk full) writes the same rows again after a backoff, until they land; a runtime that closes
+   * first leaves the call unfinished in the store, and the next one recovers it as `interrupted`.
+   * So a call is never left `backgrounded` with no end, and never ends twice.
+   */
+  #storeEndAgain(call: LiveCall, error: unknown, refusedRows: Rows): void {
+    const { writer, registry, later, store } = this.deps;
+    const refusals = (this.#refusedEnds.get(call) ?? 0) + 1;
+    this.#refusedEnds.set(call, refusals);
+    if (refusals > 1) {
+      // The end was refused again: the same rows, again, later.
+      const forget = () => registry.releaseEnded(call);
+      later(backoffMs(refusals - 1), () => writer.rewrite(refusedRows).then(forget, refusalHandledElsewhere));
+      return;
+    }
+    if (store.isUnavailable?.(error)) void this.#endAfterOutage(call, error, refusedRows, 1);
+    else this.#reducedEnd(call, error, refusedRows);
+  }
+
+  /**
+   * An end refused by a store that was away past the ride-out: the store may have kept it, its
+   * answer lost on the way, and what it holds says so once it is back. A kept end stands. A call in
+   * the background has its end written again as it was, result and notification with it. A call
+   * whose caller was answered `persistence_failed` (its end's write was refused) ends so.
+   */
+  async #endAfterOutage(call: LiveCall, error: unknown, refusedRows: Rows, reads: number): Promise<void> {
+    const { writer, registry, store, failures, later } = this.deps;
+    const forget = () => registry.releaseEnded(call);
+    let kept: boolean;
+    try {
+      kept = (await store.getCall(call.record.callId))?.endedAt !== undefined;
+    } catch (readError) {
+      failures.report('read the call whose end the store was away for', readError, call.record.callId);
+      later(backoffMs(reads), () => void this.#endAfterOutage(call, error, refusedRows, reads + 1));
+      return;
+    }
+    if (kept) forget();
+    else if (call.record.detached) writer.rewrite(refusedRows).then(forget, refusalHandledElsewhere);
+    else this.#reducedEnd(call, error, refusedRows);
+  }
+
+  /**
+   * The end as a `persistence_failed` failure that keeps nothing the run produced (its output may
+   * be what the store refuses), with its event, numbered right after what the store kept, and, for
+   * a detached call, its notification.
+   */
+  #reducedEnd(call: LiveCall, error: unknown, refusedRows: Rows): void {
+    const { writer, registry, writes, notifications } = this.deps;
     const record = call.record;
+    const first = firstEventOf(refusedRows, record.callId);
+    if (first !== undefined) {
+      writer.discard(record.callId);
+      call.rewind(first - 1);
+    }
     const message = persistenceFailedMessage(error);
     // Where the call was before its refused end (that end's own event was refused with it).
     const from = record.startedAt === undefined ? 'queued' : record.detached ? 'backgrounded' : 'inline';
@@ -177,8 +238,13 @@ export class CallEnding {
       notifications.notify(call, 'failed');
       notifications.keepArtifacts(call, 'failed');
     }
-    writer.recordConfirmed(record).then(forget, refusalHandledElsewhere);
+    writer.recordConfirmed(record).then(() => registry.releaseEnded(call), refusalHandledElsewhere);
   }
+}
+
+/** The wait before the `tries`-th write (or read) again of a refused end. */
+function backoffMs(tries: number): number {
+  return Math.min(END_REWRITE_INITIAL_MS * 2 ** (tries - 1), END_REWRITE_MAX_MS);
 }
 
 /**

@@ -187,6 +187,11 @@ export class LiveCall {
     return ++this.#seq;
   }
 
+  /** Numbers the next event after `lastSeq`: the ones after it were refused, and are not written. */
+  rewind(lastSeq: number): void {
+    this.#seq = lastSeq;
+  }
+
   /** Gives the caller its reply; only the first answer counts. */
   answer(reply: CallReply | Promise<CallReply>): void {
     const answer = this.#answer;
