@@ -197,6 +197,12 @@ export interface RuntimeInstance {
    * declares its lease and, on a store that can be away, its ride-out of the store on top.
    */
   leaseMs: number;
+  /**
+   * The version of what processes sharing a store say to each other through it (which of them
+   * stores what, and when). A process serves an older peer in its words while it is live, and says
+   * so (see the server's upgrade notes). 0 for a row written before versions were kept.
+   */
+  protocol: number;
 }
 
 /** A file a background run leaves (the background runs): `output.log`, `result.json`. */

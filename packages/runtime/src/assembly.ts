@@ -29,6 +29,7 @@ import { Recovery } from './recovery/recover.js';
 import { ridingOut, StoreOutage } from './ride-out.js';
 import { resolveSettings, type Settings } from './settings.js';
 import { SharedClient } from './shared/client.js';
+import { Peers } from './shared/peers.js';
 import { SharedWorker } from './shared/worker.js';
 import { CallTracing } from './tracing.js';
 import { WebhookDeliveries } from './webhooks/deliveries.js';
@@ -53,6 +54,8 @@ export interface RuntimeParts {
   client: SharedClient;
   /** The callers who repeat the id of a call another process runs, waiting here for its answer. */
   repeated: RepeatedCalls;
+  /** What the other processes on the store speak. */
+  peers: Peers;
   recovery: Recovery;
   schedules: ScheduleRunner;
   housekeeping: Housekeeping;
@@ -201,8 +204,11 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     failures,
     detachUnclaimed: (callId): Promise<boolean> => client.detachUnclaimed(callId),
   });
+  const logger = options.logger ?? quietLogger;
+  const peers = new Peers({ store, instanceId: settings.instanceId, clock, logger, failures });
   const client = new SharedClient({
     settings,
+    peers,
     writes,
     writer,
     store,
@@ -232,6 +238,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   const recovery: Recovery = new Recovery({
     ...common,
     catchUp: (callIds) => worker?.catchUp(callIds) ?? Promise.resolve(),
+    peers,
     outage,
     retake: () => (settings.role === 'client' ? client.giveBackHeld() : recovery.retakeHeld()),
     exclusive: (work) => (worker ? worker.exclusive(work) : work()),
@@ -273,6 +280,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     worker,
     client,
     repeated,
+    peers,
     recovery,
     schedules,
     housekeeping,

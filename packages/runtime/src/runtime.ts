@@ -136,13 +136,15 @@ class BatonRuntime implements Runtime {
    * that keeps it so.
    */
   #start(): Promise<void> {
-    const { store, settings, recovery, worker, schedules, housekeeping, failures, clock } = this.#parts;
+    const { store, settings, recovery, worker, schedules, housekeeping, failures, clock, peers } =
+      this.#parts;
     const { leaseMs, pollMs, role, retentionTtlMs } = settings;
     const works = role !== 'client';
     // Heard before anything is taken up: a request for a call (a cancel) reaches it only as a notice.
     const ready = this.#parts.registered
       .then(() => this.#parts.listening)
-      .then(() => (works ? recovery.recoverOrphans() : undefined))
+      // A worker learns what its peers speak as it looks for gone ones; a client looks for itself.
+      .then(() => (works ? recovery.recoverOrphans() : peers.look()))
       .then(() => schedules.open())
       .then(() => (works && store.listen ? worker.claim() : undefined))
       // What was due while no process ran (a restart): delivered now, not at the first poll.
@@ -150,6 +152,7 @@ class BatonRuntime implements Runtime {
     // Awaited by whoever awaits `ready`; reported here for those who do not.
     ready.catch(failures.on('start'));
     housekeeping.every(leaseMs / 3, 'heartbeat', () => recovery.beat());
+    if (!works) housekeeping.every(leaseMs / 3, 'peers', () => peers.look());
     if (retentionTtlMs) {
       const cutoff = () => clock.now() - retentionTtlMs;
       housekeeping.every(Math.min(retentionTtlMs, 60_000), 'retention', () =>

@@ -570,7 +570,8 @@ CREATE TABLE baton.instances (
     started_at bigint NOT NULL,
     heartbeat_at bigint NOT NULL,
     lease_ms bigint NOT NULL,
-    boot text DEFAULT ''::text NOT NULL
+    boot text DEFAULT ''::text NOT NULL,
+    protocol integer DEFAULT 0 NOT NULL
 );
 
 CREATE TABLE baton.notifications (

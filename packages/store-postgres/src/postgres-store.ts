@@ -549,8 +549,8 @@ export class PostgresStore implements Store {
 
   async registerInstance(instance: RuntimeInstance): Promise<void> {
     await this.#query(
-      `INSERT INTO instances (id, host, pid, boot, started_at, heartbeat_at, lease_ms)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
+      `INSERT INTO instances (id, host, pid, boot, started_at, heartbeat_at, lease_ms, protocol)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, lease_ms = excluded.lease_ms`,
       [
         instance.id,
@@ -560,6 +560,7 @@ export class PostgresStore implements Store {
         instance.startedAt,
         instance.heartbeatAt,
         instance.leaseMs,
+        instance.protocol,
       ],
     );
   }

@@ -85,6 +85,7 @@ describe('PostgreSQL under concurrency', () => {
       startedAt: 0,
       heartbeatAt: 0,
       leaseMs: 1,
+      protocol: 2,
     });
     await store.claimCalls(['w1'], 'w2');
     // Its last write made again (its answer lost) is not taken as written: the call is another's now.

@@ -173,4 +173,9 @@ export const MIGRATIONS: readonly string[] = [
   -- takes it while that instance is registered.
   ALTER TABLE notifications ADD COLUMN held_by TEXT;
   `,
+  `
+  -- The version of what the processes sharing the store say to each other (RuntimeInstance's
+  -- protocol): 0 for an instance a process of an earlier version registers.
+  ALTER TABLE instances ADD COLUMN protocol INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

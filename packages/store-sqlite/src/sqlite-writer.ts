@@ -139,8 +139,8 @@ export class SqliteWriter {
   registerInstance(instance: RuntimeInstance): void {
     this.#db
       .prepare(`
-        INSERT INTO instances (id, host, pid, boot, started_at, heartbeat_at, lease_ms)
-        VALUES (@id, @host, @pid, @boot, @startedAt, @heartbeatAt, @leaseMs)
+        INSERT INTO instances (id, host, pid, boot, started_at, heartbeat_at, lease_ms, protocol)
+        VALUES (@id, @host, @pid, @boot, @startedAt, @heartbeatAt, @leaseMs, @protocol)
         ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, lease_ms = excluded.lease_ms`)
       .run(instance);
   }

@@ -68,6 +68,7 @@ describe('the writer thread of a SQLite store', () => {
         startedAt: 1,
         heartbeatAt: 1,
         leaseMs: 1_000,
+        protocol: 2,
       }),
       store.heartbeat('i1', 42),
     ];

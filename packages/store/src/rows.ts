@@ -9,6 +9,8 @@ export interface InstanceRow {
   started_at: number;
   heartbeat_at: number;
   lease_ms: number;
+  /** Absent from a store before the column was made. */
+  protocol?: number;
 }
 
 export function instanceOfRow(row: InstanceRow): RuntimeInstance {
@@ -20,6 +22,7 @@ export function instanceOfRow(row: InstanceRow): RuntimeInstance {
     startedAt: row.started_at,
     heartbeatAt: row.heartbeat_at,
     leaseMs: row.lease_ms,
+    protocol: row.protocol ?? 0,
   };
 }
 

@@ -535,12 +535,12 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
 
     it('keeps runtime instances and their heartbeats', async () => {
       await store.registerInstance(makeInstance({ id: 'i1' }));
-      await store.registerInstance(makeInstance({ id: 'i2', pid: 99 }));
+      await store.registerInstance(makeInstance({ id: 'i2', pid: 99, protocol: 1 }));
       expect(await store.heartbeat('i1', 4_000)).toBe(true);
       expect(await store.heartbeat('unknown', 4_000)).toBe(false);
       expect((await store.listInstances()).sort((a, b) => a.id.localeCompare(b.id))).toEqual([
         makeInstance({ id: 'i1', heartbeatAt: 4_000 }),
-        makeInstance({ id: 'i2', pid: 99 }),
+        makeInstance({ id: 'i2', pid: 99, protocol: 1 }),
       ]);
       await store.removeInstance('i2');
       expect((await store.listInstances()).map((instance) => instance.id)).toEqual(['i1']);

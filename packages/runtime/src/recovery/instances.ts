@@ -47,6 +47,15 @@ export function goneInstances(instances: readonly RuntimeInstance[], selfId: str
     .map((instance) => instance.id);
 }
 
+/**
+ * The version of what this process says to the others on its store (`RuntimeInstance.protocol`),
+ * one more at each change of it:
+ * - 1: a client stores the `queued` event of every call it stores.
+ * - 2: a call its caller waits for is stored with no event; the worker that claims it (or the
+ *   client that detaches it unclaimed) stores its `queued` event (see queuedEventOf).
+ */
+export const PROCESS_PROTOCOL = 2;
+
 export function thisInstance(id: string, now: number, leaseMs: number): RuntimeInstance {
   return {
     id,
@@ -56,6 +65,7 @@ export function thisInstance(id: string, now: number, leaseMs: number): RuntimeI
     startedAt: now,
     heartbeatAt: now,
     leaseMs,
+    protocol: PROCESS_PROTOCOL,
   };
 }
 

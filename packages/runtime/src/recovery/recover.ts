@@ -12,6 +12,7 @@ import type { Failures } from '../log.js';
 import { INTERRUPTED_MESSAGE, LOST_CLAIM_MESSAGE } from '../messages.js';
 import type { StoreOutage } from '../ride-out.js';
 import type { Settings } from '../settings.js';
+import type { Peers } from '../shared/peers.js';
 import { afterQueuedEvent } from '../shared/queued-event.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import { goneInstances, thisInstance, unregisteredTool } from './instances.js';
@@ -24,6 +25,8 @@ export interface RecoveryDeps {
     'heartbeat' | 'registerInstance' | 'getCall' | 'listInstances' | 'claimCalls' | 'listEvents' | 'heldBy'
   >;
   registry: CallRegistry;
+  /** Told of the instances each look for gone ones lists. */
+  peers: Pick<Peers, 'seen'>;
   writer: Pick<WriteBatcher, 'add'>;
   slots: Pick<Slots, 'release'>;
   timers: Pick<Timers, 'clearAll'>;
@@ -143,7 +146,9 @@ export class Recovery {
     // Calls claimed before whose taking up failed go first: nobody else will recover them.
     const retried = [...this.#notTakenUp.keys()];
     for (const [callId, takeUp] of [...this.#notTakenUp]) await this.takeUp(callId, takeUp);
-    const gone = goneInstances(await store.listInstances(), settings.instanceId, clock.now());
+    const instances = await store.listInstances();
+    this.deps.peers.seen(instances);
+    const gone = goneInstances(instances, settings.instanceId, clock.now());
     const orphans = await store.claimCalls(gone, settings.instanceId);
     await Promise.all(orphans.map((record) => this.takeUp(record.callId, () => this.recover(record))));
     // A cancel sent to the instance that died reached no one, nor one sent to a call that waited

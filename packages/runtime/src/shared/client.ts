@@ -12,11 +12,14 @@ import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
 import type { Settings, ToolSettings } from '../settings.js';
 import type { WriteBatcher } from '../write-batcher.js';
+import type { Peers } from './peers.js';
 import { afterQueuedEvent, queuedEventOf } from './queued-event.js';
 import { RemoteReplies } from './remote-replies.js';
 
 export interface ClientDeps {
   settings: Pick<Settings, 'forTool' | 'instanceId'>;
+  /** Whether a worker of an older version may claim what this client stores. */
+  peers: Pick<Peers, 'older'>;
   writes: Pick<CallWrites, 'stamp'>;
   writer: Pick<WriteBatcher, 'add' | 'recordConfirmed' | 'recordNew'>;
   /** The same id sent to another process at the same time: that process made the call (see RepeatedCalls). */
@@ -73,9 +76,10 @@ export class SharedClient {
     );
     const reason = approval ? ('approval' as const) : ('mode' as const);
     // A call its caller waits for is stored without events: the worker that claims it stores its
-    // `queued` event (see queuedEventOf). One answered at once has it, and `backgrounded`, now.
+    // `queued` event (see queuedEventOf), unless a worker of an older version may claim it, which
+    // expects it stored (see Peers). One answered at once has it, and `backgrounded`, now.
+    if (record.detached || this.deps.peers.older) writer.add('events', queuedEventOf(record));
     if (record.detached) {
-      writer.add('events', queuedEventOf(record));
       const backgrounded = {
         type: 'backgrounded' as const,
         reason,

@@ -64,6 +64,7 @@ export function makeInstance(
     startedAt: 1_000,
     heartbeatAt: 1_000,
     leaseMs: 5_000,
+    protocol: 2,
     ...overrides,
   };
 }
