@@ -36,6 +36,8 @@ export interface ServerStart {
    * directory): a small tmpfs there, say, that vanishes with the process. Needs root.
    */
   shell?: string;
+  /** The built server to run, when not this tree's (another version's, in the upgrade test). */
+  main?: string;
 }
 
 /** Starts the built server as a process, and resolves once it says where it listens. */
@@ -45,6 +47,7 @@ export async function startServer({
   args = [],
   nodeFlags = [],
   shell,
+  main = MAIN,
 }: ServerStart = {}): Promise<ServerProcess> {
   if (shell && process.getuid?.() !== 0) {
     throw new Error(
@@ -52,7 +55,7 @@ export async function startServer({
     );
   }
   const dir = given ?? mkdtempSync(join(tmpdir(), 'baton-server-'));
-  const node = [...nodeFlags, MAIN, ...args];
+  const node = [...nodeFlags, main, ...args];
   const [command, argv] = shell
     ? [
         'unshare',

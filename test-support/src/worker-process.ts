@@ -27,6 +27,7 @@ export async function startWorker({
   env = {},
   port = false,
   cwd,
+  cli = CLI,
 }: {
   store: string;
   module?: string;
@@ -34,8 +35,10 @@ export async function startWorker({
   env?: Record<string, string>;
   port?: boolean;
   cwd?: string;
+  /** The built command to run, when not this tree's (another version's, in the upgrade test). */
+  cli?: string;
 }): Promise<WorkerProcess> {
-  const argv = [CLI, 'worker', ...(module ? [module] : []), ...(port ? ['--port', '0'] : []), ...args];
+  const argv = [cli, 'worker', ...(module ? [module] : []), ...(port ? ['--port', '0'] : []), ...args];
   const child = spawn(process.execPath, argv, {
     // A test's worker stops promptly: what still runs after half a second is handed over.
     env: { ...process.env, BATON_DRAIN_MS: '500', BATON_STORE: store, ...env },

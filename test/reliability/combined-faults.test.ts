@@ -16,7 +16,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { freshDatabase, type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
 import { type ServerProcess, startServer, startWorker, type WorkerProcess } from '@baton/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CallerRecord, violations } from './fault-ledger.js';
+import { load } from './careful-callers.js';
+import { violations } from './fault-ledger.js';
 import { type TcpProxy, tcpProxy } from './tcp-proxy.js';
 
 const TOOLS = join(import.meta.dirname, '..', 'distributed', 'deployment-tools.mjs');
@@ -25,8 +26,6 @@ const dir = mkdtempSync(join(tmpdir(), 'baton-combined-faults-'));
 const RUNS_LOG = join(dir, 'runs.log');
 writeFileSync(RUNS_LOG, '');
 const ENV = { RUNS_LOG, BATON_INLINE_BUDGET_MS: '1000', BATON_STORE_RETRY_MS: '20000' };
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'timed_out']);
-const TOOL_NAMES = ['work', 'charge', 'refuse'] as const;
 
 let postgres: ThrowawayPostgres;
 let direct: string;
@@ -68,76 +67,6 @@ const client = () =>
 /** The API servers callers may reach now: a stopped one is taken out once it has exited. */
 const clients: ServerProcess[] = [];
 
-/** One POST, or undefined when no answer came (a connection reset, a server gone). */
-async function post(to: ServerProcess, body: object) {
-  try {
-    const response = await fetch(`${to.address}/v1/calls`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(60_000),
-    });
-    return { http: response.status, reply: (await response.json()) as NonNullable<CallerRecord['end']> };
-  } catch {
-    // No answer: a careful caller sends the same id again, elsewhere (counted in `requests`).
-    return undefined;
-  }
-}
-
-/** Reads the call from the API servers in turn until it has ended. */
-async function endOf(callId: string, turn: number): Promise<CallerRecord['end']> {
-  const until = Date.now() + 120_000;
-  for (let next = turn; Date.now() < until; next++) {
-    const from = clients[next % clients.length] as ServerProcess;
-    const response = await fetch(`${from.address}/v1/calls/${callId}`).catch(() => undefined);
-    if (response?.status === 200) {
-      const record = (await response.json()) as NonNullable<CallerRecord['end']>;
-      if (TERMINAL.has(record.status)) return record;
-    } else await response?.body?.cancel();
-    await sleep(200);
-  }
-  return undefined;
-}
-
-/** A careful caller: it sends its call until one request is answered 200, then learns its end. */
-async function caller(n: number, callId: string, shared: boolean, first: number): Promise<CallerRecord> {
-  const tool = TOOL_NAMES[n % 3] as CallerRecord['tool'];
-  const ms = n % 5 === 0 ? 1_500 : 40 + (n % 4) * 70;
-  const body = { name: tool, args: { n, ms }, sessionId: `agent-${n % 4}`, callId };
-  const entry: CallerRecord = { callId, tool, n, shared, requests: 0, answered: undefined, end: undefined };
-  const until = Date.now() + 90_000;
-  for (let turn = first; Date.now() < until; turn++) {
-    entry.requests++;
-    const answer = await post(clients[turn % clients.length] as ServerProcess, body);
-    if (answer?.http === 200) {
-      entry.answered = answer.reply.status;
-      entry.end = TERMINAL.has(answer.reply.status) ? answer.reply : await endOf(callId, turn);
-      return entry;
-    }
-    await sleep(300);
-  }
-  return entry;
-}
-
-async function load(stop: { done: boolean }, callers: number): Promise<CallerRecord[]> {
-  const ledger: CallerRecord[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: callers }, async () => {
-      while (!stop.done) {
-        const n = next++;
-        const callId = `call-${n}`;
-        const both = n % 7 === 0;
-        const sent = both
-          ? [caller(n, callId, true, n), caller(n, callId, true, n + 1)]
-          : [caller(n, callId, false, n)];
-        ledger.push(...(await Promise.all(sent)));
-      }
-    }),
-  );
-  return ledger;
-}
-
 describe('every fault at once, on two clients and two workers through a TCP proxy', () => {
   it(`a blackhole with a worker SIGKILLed and a client SIGTERMed inside it, then a refusal while they start again (${ROUNDS} round${ROUNDS > 1 ? 's' : ''}): every invariant holds`, {
     timeout: 120_000 + ROUNDS * 90_000,
@@ -146,7 +75,7 @@ describe('every fault at once, on two clients and two workers through a TCP prox
     clients.push(await client(), await client());
     const killed = new Set<string>();
     const stop = { done: false };
-    const loading = load(stop, 8);
+    const loading = load(clients, stop, 8);
     try {
       for (let round = 0; round < ROUNDS; round++) {
         await sleep(5_000);

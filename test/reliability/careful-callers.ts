@@ -1,0 +1,99 @@
+/**
+ * The callers of the suites with real processes: each is careful, sending its call again with the
+ * same id, to another API server, until one request is answered 200, then learning its end.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ServerProcess } from '@baton/test-support';
+import type { CallerRecord } from './fault-ledger.js';
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'timed_out']);
+const TOOL_NAMES = ['work', 'charge', 'refuse'] as const;
+
+/** One POST, or undefined when no answer came (a connection reset, a server gone). */
+export async function post(to: ServerProcess, body: object) {
+  try {
+    const response = await fetch(`${to.address}/v1/calls`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(60_000),
+    });
+    return { http: response.status, reply: (await response.json()) as NonNullable<CallerRecord['end']> };
+  } catch {
+    // No answer: a careful caller sends the same id again, elsewhere (counted in `requests`).
+    return undefined;
+  }
+}
+
+/** Reads the call from the API servers in turn until it has ended. */
+async function endOf(
+  clients: readonly ServerProcess[],
+  callId: string,
+  turn: number,
+): Promise<CallerRecord['end']> {
+  const until = Date.now() + 120_000;
+  for (let next = turn; Date.now() < until; next++) {
+    const from = clients[next % clients.length] as ServerProcess;
+    const response = await fetch(`${from.address}/v1/calls/${callId}`).catch(() => undefined);
+    if (response?.status === 200) {
+      const record = (await response.json()) as NonNullable<CallerRecord['end']>;
+      if (TERMINAL.has(record.status)) return record;
+    } else await response?.body?.cancel();
+    await sleep(200);
+  }
+  return undefined;
+}
+
+/** A careful caller: it sends its call until one request is answered 200, then learns its end. */
+async function caller(
+  clients: readonly ServerProcess[],
+  n: number,
+  callId: string,
+  shared: boolean,
+  first: number,
+): Promise<CallerRecord> {
+  const tool = TOOL_NAMES[n % 3] as CallerRecord['tool'];
+  const ms = n % 5 === 0 ? 1_500 : 40 + (n % 4) * 70;
+  const body = { name: tool, args: { n, ms }, sessionId: `agent-${n % 4}`, callId };
+  const entry: CallerRecord = { callId, tool, n, shared, requests: 0, answered: undefined, end: undefined };
+  const until = Date.now() + 90_000;
+  for (let turn = first; Date.now() < until; turn++) {
+    entry.requests++;
+    const answer = await post(clients[turn % clients.length] as ServerProcess, body);
+    if (answer?.http === 200) {
+      entry.answered = answer.reply.status;
+      entry.end = TERMINAL.has(answer.reply.status) ? answer.reply : await endOf(clients, callId, turn);
+      return entry;
+    }
+    await sleep(300);
+  }
+  return entry;
+}
+
+/**
+ * `callers` careful callers, each making calls one after another until `stop.done`, on the API
+ * servers in `clients` (the list as it is at each request: servers come and go). One call in seven
+ * is sent by two callers at once, to two servers.
+ */
+export async function load(
+  clients: readonly ServerProcess[],
+  stop: { done: boolean },
+  callers: number,
+): Promise<CallerRecord[]> {
+  const ledger: CallerRecord[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      while (!stop.done) {
+        const n = next++;
+        const callId = `call-${n}`;
+        const both = n % 7 === 0;
+        const sent = both
+          ? [caller(clients, n, callId, true, n), caller(clients, n, callId, true, n + 1)]
+          : [caller(clients, n, callId, false, n)];
+        ledger.push(...(await Promise.all(sent)));
+      }
+    }),
+  );
+  return ledger;
+}
