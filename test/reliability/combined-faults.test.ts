@@ -17,7 +17,7 @@ import { freshDatabase, type ThrowawayPostgres, throwawayPostgres } from '@baton
 import { type ServerProcess, startServer, startWorker, type WorkerProcess } from '@baton/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { load } from './careful-callers.js';
-import { violations } from './fault-ledger.js';
+import { counted, noViolations, violations } from './fault-ledger.js';
 import { type TcpProxy, tcpProxy } from './tcp-proxy.js';
 
 const TOOLS = join(import.meta.dirname, '..', 'distributed', 'deployment-tools.mjs');
@@ -111,21 +111,10 @@ describe('every fault at once, on two clients and two workers through a TCP prox
     process.stdout.write(
       `combined faults: ${calls} calls, ${ledger.length} callers (${retried} sent again), ` +
         `${backgrounded} told backgrounded, ${ROUNDS} round(s); violations: ` +
-        `${Object.entries(found)
-          .map(([name, list]) => `${name} ${list.length}`)
-          .join(', ')}\n`,
+        `${counted(found)}\n`,
     );
     expect(calls).toBeGreaterThan(100);
-    expect(found).toEqual({
-      endedWrong: [],
-      holes: [],
-      notifications: [],
-      untold: [],
-      seenTwice: [],
-      ranTwice: [],
-      interruptedWithoutCause: [],
-      callers: [],
-    });
+    expect(found).toEqual(noViolations());
     for (const process of [...clients.splice(0), ...workers]) expect(await process.stop()).toBe(0);
   });
 });

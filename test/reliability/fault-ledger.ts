@@ -39,6 +39,27 @@ export interface Violations {
   callers: string[];
 }
 
+/** What a run that keeps every invariant finds: no violation of any kind. */
+export function noViolations(): Violations {
+  return {
+    endedWrong: [],
+    holes: [],
+    notifications: [],
+    untold: [],
+    seenTwice: [],
+    ranTwice: [],
+    interruptedWithoutCause: [],
+    callers: [],
+  };
+}
+
+/** How many of each kind were found, for the run's one line of figures. */
+export function counted(found: Violations): string {
+  return Object.entries(found)
+    .map(([name, list]) => `${name} ${list.length}`)
+    .join(', ');
+}
+
 /** The end a call of the suite's tools should have. */
 function rightEnd({ tool, n, end }: CallerRecord): boolean {
   if (end?.status === 'failed' && end.error?.code === 'interrupted') return tool !== 'work';
@@ -85,16 +106,7 @@ export async function violations(
       runs.set(callId as string, [...(runs.get(callId as string) ?? []), pid as string]);
     }
 
-    const found: Violations = {
-      endedWrong: [],
-      holes: [],
-      notifications: [],
-      untold: [],
-      seenTwice: [],
-      ranTwice: [],
-      interruptedWithoutCause: [],
-      callers: [],
-    };
+    const found = noViolations();
     const accepted = new Set(callers.filter((caller) => caller.answered).map((caller) => caller.callId));
     for (const callId of accepted) {
       const call = record.get(callId);

@@ -18,7 +18,7 @@ import { freshDatabase, type ThrowawayPostgres, throwawayPostgres } from '@baton
 import { type ServerProcess, startServer, startWorker, type WorkerProcess } from '@baton/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { load } from '../reliability/careful-callers.js';
-import { violations } from '../reliability/fault-ledger.js';
+import { counted, noViolations, violations } from '../reliability/fault-ledger.js';
 import { type EarlierVersion, earlierVersion } from './earlier-version.js';
 
 /** The parent of the commit that moved the `queued` event of a waited call from client to worker. */
@@ -111,21 +111,10 @@ describe('a rolling upgrade from the last version of protocol 1 to this one, und
     const retried = ledger.filter((entry) => entry.requests > 1).length;
     process.stdout.write(
       `rolling upgrade: ${calls} calls, ${ledger.length} callers (${retried} sent again); violations: ` +
-        `${Object.entries(found)
-          .map(([name, list]) => `${name} ${list.length}`)
-          .join(', ')}\n`,
+        `${counted(found)}\n`,
     );
     expect(calls).toBeGreaterThan(100);
-    expect(found).toEqual({
-      endedWrong: [],
-      holes: [],
-      notifications: [],
-      untold: [],
-      seenTwice: [],
-      ranTwice: [],
-      interruptedWithoutCause: [],
-      callers: [],
-    });
+    expect(found).toEqual(noViolations());
 
     // Rolled back: a process of the earlier version started now meets the schema this one made.
     const rolledBack = spawnSync(process.execPath, [earlier.cli, 'worker', earlier.tools], {

@@ -13,7 +13,6 @@ import { newId } from '../ids.js';
 import {
   backgroundPerSessionMessage,
   backgroundPerWorkerMessage,
-  CLOSED_MESSAGE,
   invalidRequestMessage,
   notJsonMessage,
   persistenceFailedMessage,
@@ -26,11 +25,11 @@ import type { Settings } from '../settings.js';
 import { storableValue } from '../storable.js';
 import type { CallTracing } from '../tracing.js';
 import type { WriteBatcher } from '../write-batcher.js';
-import { isPromiseLike } from './attempts.js';
 import { failBatch } from './batches.js';
 import type { Send } from './driver.js';
 import type { CallBatch, LiveCall } from './live-call.js';
 import { failedReply, PrepareInputs } from './prepare-inputs.js';
+import { closedReply, refusedRecord, runHook } from './refusals.js';
 import type { CallRegistry } from './registry.js';
 import type { RepeatedCalls } from './repeated.js';
 import { modelVisible, notSavedReply, replyOf } from './replies.js';
@@ -143,8 +142,7 @@ export class Intake {
    */
   #checkRequest(request: CallRequest): Promise<CallReply> | undefined {
     const callId = typeof request?.callId === 'string' ? request.callId : '';
-    if (this.deps.closed())
-      return Promise.resolve(failedReply(callId, { code: 'closed', message: CLOSED_MESSAGE }));
+    if (this.deps.closed()) return Promise.resolve(closedReply(callId));
     const issues = requestIdIssues(request, this.deps.settings.maxIdChars);
     if (issues.length === 0) return undefined;
     return Promise.resolve(
@@ -303,8 +301,7 @@ export class Intake {
     const { settings, registry, writes } = this.deps;
     // The runtime began to close while the request was on its way in (its id looked up, its hooks
     // run): its drain decided what to wait for without this call, so nothing of it is kept.
-    if (this.deps.closed())
-      return Promise.resolve(failedReply(callId, { code: 'closed', message: CLOSED_MESSAGE }));
+    if (this.deps.closed()) return Promise.resolve(closedReply(callId));
     const mode = settings.modeOf(tool, run !== undefined);
     const record: CallRecord = {
       callId,
@@ -382,23 +379,7 @@ export class Intake {
     batch: CallBatch | undefined,
   ): Promise<CallReply> {
     const { writes, writer } = this.deps;
-    const record: CallRecord = {
-      callId,
-      sessionId: request.sessionId,
-      toolName: request.name,
-      args,
-      status: 'failed',
-      mode: 'inline',
-      detached: false,
-      attempt: 0,
-      createdAt,
-      endedAt: createdAt,
-      durationMs: 0,
-      outputTail: '',
-      output: { error: error.message },
-      error,
-      ...(request.messageId !== undefined ? { messageId: request.messageId } : {}),
-    };
+    const record = refusedRecord(request, callId, createdAt, args, error);
     writer.add(
       'events',
       writes.stamp({ type: 'failed', error: modelVisible(error), to: 'failed' }, record, 1),
@@ -408,19 +389,5 @@ export class Intake {
       () => replyOf(record, this.deps.settings.forTool(undefined)),
       (error: unknown) => this.deps.repeated.afterRefusal(callId, error),
     );
-  }
-}
-
-/** Runs a hook that may answer now or later, or throw: `then` gets its value, `failed` what it threw. */
-function runHook<T>(
-  hook: () => T | PromiseLike<T>,
-  then: (value: T) => Promise<CallReply>,
-  failed: (thrown: unknown) => Promise<CallReply>,
-): Promise<CallReply> {
-  try {
-    const given = hook();
-    return isPromiseLike(given) ? Promise.resolve(given).then(then, failed) : then(given);
-  } catch (thrown) {
-    return failed(thrown);
   }
 }
