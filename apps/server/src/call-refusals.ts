@@ -11,7 +11,9 @@ export interface CallRefusal {
 
 /**
  * Why a POST's call is answered 503, if it is.
- * - `closed`: the runtime began to stop while the request was on its way in; nothing was kept.
+ * - `closed`: the runtime began to stop while the request was on its way in (nothing was kept), or
+ *   it stopped before it could hand the call over (kept, it goes on): either way the same request
+ *   again, to another server, answers it.
  * - `persistence_failed`, of a call the store did not keep. The runtime gives that reply for a call
  *   it could not keep and for a stored call that ended so (its end, or what its `prepare` gave,
  *   refused by the store). Only the first is "not kept", and its id works again; the second is the

@@ -51,6 +51,9 @@ export const CANCELLED_BY_CALLER = 'cancelled by the caller';
 export const CANCELLED_BY_SIGNAL = "the caller's signal aborted";
 export const CLOSED_REASON = 'the runtime was closed';
 export const CLOSED_MESSAGE = 'the runtime is closed';
+/** A caller whose call this process could not hand over as it stopped (see `askAgainReply`). */
+export const ASK_AGAIN_MESSAGE =
+  'this process stopped before it could hand the call over; the call is kept and goes on: send the same request again, with the same call id, to hear of it';
 export const SESSION_CANCELLED_REASON = 'the session was cancelled';
 export const APPROVAL_REJECTED_REASON = 'rejected';
 

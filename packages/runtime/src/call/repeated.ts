@@ -12,7 +12,7 @@ import type { Clock } from '../clock.js';
 import { REPEATED_DETACH_GRACE_MS } from '../defaults.js';
 import type { Failures } from '../log.js';
 import type { Settings } from '../settings.js';
-import { backgroundedReply, notSavedReply, replyOf } from './replies.js';
+import { handedOverReply, notSavedReply, replyOf } from './replies.js';
 
 export interface RepeatedCallDeps {
   settings: Pick<Settings, 'forTool'>;
@@ -42,6 +42,10 @@ export class RepeatedCalls {
   /** This process stops: the callers still waiting hear that their calls go on (see `handOver`). */
   readonly #handingOver = new Subject<void>();
   #handedOver = false;
+  /** The calls handed over, as the store had them once their detachment was asked for. */
+  readonly #handedOverAs = new Map<string, CallRecord>();
+  /** Settles once the handover has read every call it handed over. */
+  #handedOverRead: Promise<unknown> | undefined;
 
   constructor(private readonly deps: RepeatedCallDeps) {}
 
@@ -50,7 +54,7 @@ export class RepeatedCalls {
     const toolSettings = settings.forTool(tools.get(record.toolName));
     if (isTerminalStatus(record.status) || record.detached) return replyOf(record, toolSettings);
     const { callId } = record;
-    if (this.#handedOver) return backgroundedReply(record, toolSettings, 'handover');
+    if (this.#handedOver) return handedOverReply(record, toolSettings);
     let fallback: unknown;
     if (record.mode === 'auto') {
       const left = record.createdAt + toolSettings.inlineBudgetMs - clock.now();
@@ -73,25 +77,34 @@ export class RepeatedCalls {
       if (left === 0) this.#waiting.delete(callId);
       else this.#waiting.set(callId, left);
     }
-    if (this.#handedOver) return backgroundedReply(record, toolSettings, 'handover');
+    if (this.#handedOver) {
+      // Woken by the handover, or by the detachment it asked for: what the store had then answers.
+      await this.#handedOverRead;
+      return handedOverReply(this.#handedOverAs.get(callId) ?? record, toolSettings);
+    }
     return replyOf((await store.getCall(callId)) ?? record, toolSettings);
   }
 
   /**
    * This process stops, its store still open: each call a caller waits for here is detached, here
    * if no process has claimed it, else by a request through the store to whoever runs it, so that
-   * its end becomes a notification; then its callers hear that it goes on. Nothing waits past
-   * this, and no timer of theirs outlives the store. Returns how many calls were handed over.
+   * its end becomes a notification. Its callers hear what the store has of it then: its end, that
+   * it goes on (detached), or, not detached yet, to ask again. Nothing waits past this, and no
+   * timer of theirs outlives the store. Returns how many calls were handed over.
    */
   async handOver(): Promise<number> {
     const { store, failures, detachUnclaimed } = this.deps;
-    this.#handedOver = true;
     const callIds = [...this.#waiting.keys()];
     const detach = async (callId: string) => {
-      if (await detachUnclaimed(callId)) return;
-      await store.send?.({ type: 'control', callId, action: 'detach' });
+      if (!(await detachUnclaimed(callId))) await store.send?.({ type: 'control', callId, action: 'detach' });
+      const stored = await store.getCall(callId);
+      if (stored) this.#handedOverAs.set(callId, stored);
     };
-    await Promise.all(callIds.map((callId) => detach(callId).catch(failures.on('hand over a call', callId))));
+    this.#handedOver = true;
+    this.#handedOverRead = Promise.all(
+      callIds.map((callId) => detach(callId).catch(failures.on('hand over a call', callId))),
+    );
+    await this.#handedOverRead;
     this.#handingOver.next();
     return callIds.length;
   }

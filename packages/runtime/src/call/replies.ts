@@ -8,6 +8,7 @@ import {
 } from '@baton/contracts';
 import {
   APPROVAL_PENDING_MESSAGE,
+  ASK_AGAIN_MESSAGE,
   HANDOVER_MESSAGE,
   NOT_SAVED_OUTPUT,
   persistenceFailedMessage,
@@ -59,6 +60,27 @@ export function replyOf(record: CallRecord, settings: ToolSettings): CallReply {
   if (record.error) reply.error = modelVisible(record.error);
   if (record.images) reply.images = record.images;
   return reply;
+}
+
+/**
+ * The reply to a caller whose call goes on while this process stops, not yet detached: its end
+ * would be its reply, which this process will not be there to give, and `backgrounded` would
+ * promise a notification that may never come. The same request again, elsewhere, hears of it.
+ */
+export function askAgainReply(callId: string): CallReply {
+  return {
+    callId,
+    status: 'failed',
+    output: { error: ASK_AGAIN_MESSAGE },
+    error: { code: 'closed', message: ASK_AGAIN_MESSAGE },
+  };
+}
+
+/** What a stopping process tells the caller of a call it holds no more: its end, that it goes on in the background, or to ask again. */
+export function handedOverReply(record: CallRecord, settings: ToolSettings): CallReply {
+  return isTerminalStatus(record.status) || record.detached
+    ? replyOf(record, settings)
+    : askAgainReply(record.callId);
 }
 
 /** The reply of a call whose record could not be written (or read): the call is not run. */

@@ -2,7 +2,7 @@ import { type AnyTool, type CallRecord, type CallReply, isTerminalStatus } from 
 import type { Store } from '@baton/store';
 import { refusalHandledElsewhere } from '../call/ending.js';
 import type { RepeatedCalls } from '../call/repeated.js';
-import { type BackgroundReason, backgroundedReply, replyOf } from '../call/replies.js';
+import { askAgainReply, type BackgroundReason, backgroundedReply, replyOf } from '../call/replies.js';
 import type { Timers } from '../call/timers.js';
 import type { CallWrites } from '../call/writes.js';
 import { changeableCopy } from '../changeable-copy.js';
@@ -120,8 +120,8 @@ export class SharedClient {
     }
     const answer = await (record.mode === 'auto' ? this.#withinBudget(record, settings, answered) : answered);
     const reason = this.#handingOver ? 'handover' : 'budget';
-    if (!answer)
-      return this.#handingOver ? backgroundedReply(record, settings, reason) : replyOf(record, settings);
+    // Not detached by the time this client stopped (its worker cut off, say): its end would go untold.
+    if (!answer) return this.#handingOver ? askAgainReply(record.callId) : replyOf(record, settings);
     // Detached, the call's end is a notification (its worker's budget passed before it ended):
     // its caller hears that it went on, even when it has ended by the time it is read.
     return isTerminalStatus(answer.status) && !answer.detached
