@@ -1,4 +1,4 @@
-import { configDefaults, defineConfig } from 'vitest/config';
+import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
@@ -10,8 +10,6 @@ export default defineConfig({
       'upgrade/**/*.test.ts',
       'src/**/*.test.ts',
     ],
-    // Run by hand (npm run test:faults): it still finds violations in about one run of four.
-    exclude: [...configDefaults.exclude, 'reliability/combined-faults.test.ts'],
     // Real processes: starting Node and opening SQLite take real time on a loaded 2-core machine.
     testTimeout: 60_000,
     // One file at a time: the load and fault tests take both cores on purpose, and workers
