@@ -3,14 +3,17 @@ import type { Runtime } from '@baton/runtime';
 
 export const SHUTTING_DOWN = 'the server is shutting down and takes no new requests: try again shortly';
 
-/** A POST's call that the server answers 503: the API's code for it, and its words. */
+/** A POST's call that the server refuses: its HTTP status, the API's code for it, and its words. */
 export interface CallRefusal {
-  code: 'store_unavailable' | 'shutting_down';
+  status: 429 | 503;
+  code: 'store_unavailable' | 'shutting_down' | 'overloaded';
   message: string;
 }
 
 /**
- * Why a POST's call is answered 503, if it is.
+ * Why a POST's call is refused, if it is (each with `Retry-After`).
+ * - `overloaded` (429): a client holds as many calls waiting for workers as it may, in all or for
+ *   the tenant; nothing was kept, and the same request later is taken.
  * - `closed`: the runtime began to stop while the request was on its way in (nothing was kept), or
  *   it stopped before it could hand the call over (kept, it goes on): either way the same request
  *   again, to another server, answers it.
@@ -26,14 +29,17 @@ export async function refusalOf(
   reply: CallReply,
 ): Promise<CallRefusal | undefined> {
   if (reply.status !== 'failed') return undefined;
-  if (reply.error?.code === 'closed') return { code: 'shutting_down', message: SHUTTING_DOWN };
+  if (reply.error?.code === 'overloaded')
+    return { status: 429, code: 'overloaded', message: reply.error.message };
+  if (reply.error?.code === 'closed') return { status: 503, code: 'shutting_down', message: SHUTTING_DOWN };
   if (reply.error?.code !== 'persistence_failed') return undefined;
   const { message } = reply.error;
   try {
     if (await runtime.get(reply.callId)) return undefined;
-    return { code: 'store_unavailable', message: `the call was not kept: ${message}` };
+    return { status: 503, code: 'store_unavailable', message: `the call was not kept: ${message}` };
   } catch (error) {
     return {
+      status: 503,
       code: 'store_unavailable',
       message: `the call may not have been kept (${message}), and the store could not say: ${(error as Error).message}`,
     };

@@ -19,6 +19,8 @@ const Limits = z.strictObject({
   backgroundPerWorker: z.number().int().positive(),
   runningPerSession: z.number().int().positive(),
   runningPerTenant: z.number().int().positive(),
+  waitingForWorkers: z.number().int().positive(),
+  waitingForWorkersPerTenant: z.number().int().positive(),
 });
 
 /** Where a webhook goes, and its Standard Webhooks secret. */
@@ -34,6 +36,8 @@ const FileConfig = z.strictObject({
   /** A SQLite file, or a `postgres://` URL. */
   store: z.string().min(1),
   inlineBudgetMs: z.number().int().positive(),
+  /** A client: how long a call waits for a worker to claim it before it goes to the background. */
+  claimWaitMs: z.number().int().positive(),
   limits: Limits.partial(),
   /** Bearer token -> tenant. */
   tokens: z.record(z.string().min(16, 'a token needs at least 16 characters'), z.string().regex(TENANT_NAME)),
@@ -111,6 +115,8 @@ const EnvConfig = z.object({
   BATON_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
   BATON_STORE: z.string().min(1).optional(),
   BATON_INLINE_BUDGET_MS: z.coerce.number().int().positive().optional(),
+  BATON_CLAIM_WAIT_MS: z.coerce.number().int().positive().optional(),
+  BATON_WAITING_FOR_WORKERS: z.coerce.number().int().positive().optional(),
   BATON_ALLOWED_HOSTS: commaList.optional(),
   BATON_RETENTION_DAYS: z.coerce.number().min(0).optional(),
   BATON_DRAIN_MS: z.coerce.number().int().min(0).optional(),
@@ -160,6 +166,8 @@ export interface ServerConfig {
   port: number;
   storePath: string;
   inlineBudgetMs: number;
+  /** A client: how long a call waits to be claimed before it goes to the background; the runtime's default when unset. */
+  claimWaitMs?: number;
   /** On SIGTERM or SIGINT: how long the live calls may run on before they are handed over. */
   drainMs: number;
   /** How long a store that cannot be reached is ridden out; the runtime's default when unset. */
@@ -275,12 +283,17 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
     limits: {
       ...file.limits,
       ...(fromEnv.BATON_CONCURRENCY !== undefined ? { concurrency: fromEnv.BATON_CONCURRENCY } : {}),
+      ...(fromEnv.BATON_WAITING_FOR_WORKERS !== undefined
+        ? { waitingForWorkers: fromEnv.BATON_WAITING_FOR_WORKERS }
+        : {}),
     },
     tokens: fromEnv.BATON_TOKENS ?? file.tokens ?? {},
     operatorTokens: fromEnv.BATON_OPERATOR_TOKENS ?? file.operatorTokens ?? [],
   };
   const storeRetryMs = fromEnv.BATON_STORE_RETRY_MS ?? file.storeRetryMs;
   if (storeRetryMs !== undefined) config.storeRetryMs = storeRetryMs;
+  const claimWaitMs = fromEnv.BATON_CLAIM_WAIT_MS ?? file.claimWaitMs;
+  if (claimWaitMs !== undefined) config.claimWaitMs = claimWaitMs;
   const storeWaitMs = fromEnv.BATON_STORE_WAIT_MS ?? file.storeWaitMs;
   if (storeWaitMs !== undefined) config.storeWaitMs = storeWaitMs;
   const requestTimeoutMs = fromEnv.BATON_REQUEST_TIMEOUT_MS ?? file.requestTimeoutMs;

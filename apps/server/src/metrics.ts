@@ -94,6 +94,14 @@ export function runtimeMetrics(runtime: Runtime): Registry {
       this.set(runtime.stats().queued);
     },
   });
+  new Gauge({
+    name: 'baton_calls_waiting_for_workers',
+    help: 'A client: calls it waits for workers to answer (past limits.waitingForWorkers, new ones get 429).',
+    registers: [registry],
+    collect() {
+      this.set(runtime.stats().waitingForWorkers);
+    },
+  });
 
   const storeWrites = new Histogram({
     name: 'baton_store_write_duration_seconds',

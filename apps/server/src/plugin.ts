@@ -311,7 +311,9 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     const refusal = await refusalOf(runtime, reply);
     if (refusal !== undefined) {
       response.header('retry-after', String(RETRY_AFTER_SECONDS));
-      return fail(response, 503, refusal.code, refusal.message, { callId: scope.outside(reply.callId) });
+      return fail(response, refusal.status, refusal.code, refusal.message, {
+        callId: scope.outside(reply.callId),
+      });
     }
     return scope.show(reply);
   });

@@ -128,6 +128,7 @@ export function runtimeFor(
     role,
     inlineBudgetMs: config.inlineBudgetMs,
     ...(config.storeRetryMs !== undefined ? { storeRetryMs: config.storeRetryMs } : {}),
+    ...(config.claimWaitMs !== undefined ? { claimWaitMs: config.claimWaitMs } : {}),
     limits: config.limits,
     ...(config.builtins ? { builtins: config.builtins } : {}),
     ...(webhooks ? { webhooks } : {}),

@@ -110,3 +110,39 @@ describe('a POST whose call the store could not keep, or kept as ended persisten
     expect(await server.store.getCall('late-1')).toBeUndefined();
   });
 });
+
+describe('a call the client refuses as it holds all it may', () => {
+  it("is answered 429 overloaded with Retry-After and the runtime's words", async () => {
+    const runtime = createRuntime({ tools, clock: new SimulatedClock() });
+    await runtime.ready;
+    const message = 'Too many calls are waiting for a worker here (the limit is 2): nothing was kept.';
+    // The runtime of a client past its limit: every call is refused so.
+    const overloaded = new Proxy(runtime, {
+      get(target, key) {
+        if (key === 'call') {
+          return async ({ callId }: { callId: string }) => ({
+            callId,
+            status: 'failed',
+            output: { error: message },
+            error: { code: 'overloaded', message },
+          });
+        }
+        const value = Reflect.get(target, key, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const app = createServer({ runtime: overloaded });
+    cleanups.push(
+      () => runtime.close(),
+      () => app.close(),
+    );
+    const response = await app.inject({
+      method: 'POST',
+      url: '/v1/calls',
+      payload: { name: 'echo', args: { text: 'hi' }, sessionId: 's', callId: 'c1' },
+    });
+    expect(response.statusCode).toBe(429);
+    expect(response.headers['retry-after']).toBe('5');
+    expect(response.json()).toEqual({ error: { code: 'overloaded', message, callId: 'c1' } });
+  });
+});

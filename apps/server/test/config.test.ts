@@ -128,6 +128,26 @@ describe('retention', () => {
   });
 });
 
+describe("a client's pushback", () => {
+  it('takes the wait for a claim and the bounds on calls waiting for workers from the file and the environment, which wins', () => {
+    const file = withFile({
+      claimWaitMs: 4_000,
+      limits: { waitingForWorkers: 50, waitingForWorkersPerTenant: 20 },
+    });
+    expect(loadConfig({ BATON_CONFIG: file })).toMatchObject({
+      claimWaitMs: 4_000,
+      limits: { waitingForWorkers: 50, waitingForWorkersPerTenant: 20 },
+    });
+    expect(
+      loadConfig({ BATON_CONFIG: file, BATON_CLAIM_WAIT_MS: '2000', BATON_WAITING_FOR_WORKERS: '80' }),
+    ).toMatchObject({
+      claimWaitMs: 2_000,
+      limits: { waitingForWorkers: 80, waitingForWorkersPerTenant: 20 },
+    });
+    expect(() => loadConfig({ BATON_WAITING_FOR_WORKERS: '0' }, dir)).toThrow(/BATON_WAITING_FOR_WORKERS/);
+  });
+});
+
 describe('MCP background control', () => {
   it('is on unless the file or BATON_MCP_BACKGROUND_CONTROL turns it off; the environment wins', () => {
     expect(loadConfig({}, dir).mcp).toBeUndefined();

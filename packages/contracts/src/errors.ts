@@ -17,6 +17,11 @@ export const ERROR_CODES = {
   invalid_definition: 'invalid_definition',
   /** The runtime was closed and takes no more calls. */
   closed: 'closed',
+  /**
+   * A client holds as many calls waiting for workers as it may (`limits.waitingForWorkers`, or a
+   * tenant's share): nothing was kept; the same request later is taken (the server answers 429).
+   */
+  overloaded: 'overloaded',
   /** The call needed approval and was rejected; the reason is shown to the model. */
   approval_rejected: 'approval_rejected',
   /**

@@ -76,6 +76,12 @@ export function schedulesPerSessionMessage(limit: number): string {
   return `Maximum ${limit} active schedules per session. Cancel an existing schedule first.`;
 }
 
+/** A client past `limits.waitingForWorkers`, in all or for the call's tenant (`tenant` set). */
+export function overloadedMessage(limit: number, tenant: string | undefined): string {
+  const whose = tenant === undefined ? '' : ` of tenant ${tenant}`;
+  return `Too many calls${whose} are waiting for a worker here (the limit is ${limit}): nothing was kept. Try again in a few seconds.`;
+}
+
 export function queueFullMessage(limit: number): string {
   return `Too many tool calls are waiting (the limit is ${limit}). Try again after some of them finish.`;
 }

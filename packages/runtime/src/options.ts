@@ -36,6 +36,12 @@ export interface RuntimeOptions {
   store?: Store;
   /** The background continuation: how long an `auto` call may keep its caller waiting. Default 300 ms. */
   inlineBudgetMs?: number;
+  /**
+   * A client: how long a call it waits for may wait for a worker to claim it. Past it, unclaimed,
+   * the call goes to the background and its caller is answered as at the budget, so that under
+   * more calls than the workers end no caller waits on and on. Default 10 s.
+   */
+  claimWaitMs?: number;
   /** The mode of tools that declare none. Default `inline`. */
   defaultMode?: ExecutionMode;
   /** A hard limit on each run of tools that set none. Default: none. */
@@ -191,6 +197,14 @@ export interface RuntimeLimits {
   runningPerSession?: number;
   /** Calls of one tenant (see `tenantOf`) running at once, of every mode. Default as `runningPerSession`. */
   runningPerTenant?: number;
+  /**
+   * A client: calls it waits for workers to answer, at once (an answer at once, `background` mode
+   * or an approval, holds nothing). Past it a new call is refused `overloaded`, and nothing is
+   * kept: a client under more calls than its workers end answers promptly, or refuses. Default 1,000.
+   */
+  waitingForWorkers?: number;
+  /** A client: calls of one tenant it waits for workers to answer. Default three quarters of `waitingForWorkers`. */
+  waitingForWorkersPerTenant?: number;
 }
 
 export type BatchRequest = Omit<CallRequest, 'sessionId'>;
@@ -234,6 +248,8 @@ export interface RuntimeStats {
   timers: number;
   /** Per-call and per-session bus routes with a live subscriber. */
   routes: number;
+  /** A client: calls it waits for workers to answer (see `limits.waitingForWorkers`); 0 elsewhere. */
+  waitingForWorkers: number;
 }
 
 export interface CloseOptions {

@@ -259,13 +259,14 @@ class BatonRuntime implements Runtime {
   }
 
   stats(): RuntimeStats {
-    const { registry, slots, timers } = this.#parts;
+    const { registry, slots, timers, client } = this.#parts;
     return {
       active: registry.size,
       running: slots.running,
       queued: slots.waiting,
       timers: timers.armed,
       routes: this.#bus.routeCount(),
+      waitingForWorkers: client.waitingForWorkers,
     };
   }
 

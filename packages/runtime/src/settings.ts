@@ -49,6 +49,8 @@ export interface Settings {
    */
   readonly holdMs: number;
   readonly limits: Required<RuntimeLimits>;
+  /** A client: how long a call it waits for may wait to be claimed before it goes to the background. */
+  readonly claimWaitMs: number;
   readonly tenantOf: ((sessionId: string) => string) | undefined;
   /** On a shared store: how often to look for work, lapsed leases and ends. */
   readonly pollMs: number;
@@ -78,6 +80,7 @@ function resolveLimits(limits: RuntimeLimits = {}): Required<RuntimeLimits> {
   const fairShare = defaults.fairShareOf(concurrency);
   const limit = (key: keyof RuntimeLimits, fallback: number) =>
     positive(`limits.${key}`, limits[key]) ?? fallback;
+  const waitingForWorkers = limit('waitingForWorkers', defaults.DEFAULT_WAITING_FOR_WORKERS);
   return {
     concurrency,
     maxQueued: limit('maxQueued', defaults.DEFAULT_MAX_QUEUED),
@@ -86,6 +89,8 @@ function resolveLimits(limits: RuntimeLimits = {}): Required<RuntimeLimits> {
     schedulesPerSession: limit('schedulesPerSession', defaults.DEFAULT_SCHEDULES_PER_SESSION),
     runningPerSession: limit('runningPerSession', fairShare),
     runningPerTenant: limit('runningPerTenant', fairShare),
+    waitingForWorkers,
+    waitingForWorkersPerTenant: limit('waitingForWorkersPerTenant', defaults.fairShareOf(waitingForWorkers)),
   };
 }
 
@@ -156,6 +161,7 @@ export function resolveSettings(options: RuntimeOptions, store: Store): Settings
     storeRetryMs,
     holdMs: leaseMs + (store.isUnavailable ? storeRetryMs : 0),
     limits: resolveLimits(options.limits),
+    claimWaitMs: positive('claimWaitMs', options.claimWaitMs) ?? defaults.DEFAULT_CLAIM_WAIT_MS,
     tenantOf: options.tenantOf,
     pollMs: positive('pollMs', options.pollMs) ?? defaults.DEFAULT_POLL_MS,
     progressIntervalMs: store.listen

@@ -60,7 +60,14 @@ describe('10,000 calls leave nothing behind', () => {
     await round(10_000);
     const after = heapAfterCollection();
 
-    expect(runtime.stats()).toEqual({ active: 0, running: 0, queued: 0, timers: 0, routes: 0 });
+    expect(runtime.stats()).toEqual({
+      active: 0,
+      running: 0,
+      queued: 0,
+      timers: 0,
+      routes: 0,
+      waitingForWorkers: 0,
+    });
     expect((await runtime.list()).calls).toEqual([]);
 
     const bytesPerCall = (after - baseline) / 10_000;

@@ -1,6 +1,7 @@
 import { type AnyTool, type CallRecord, type CallReply, isTerminalStatus } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import { refusalHandledElsewhere } from '../call/ending.js';
+import { failedReply } from '../call/prepare-inputs.js';
 import type { RepeatedCalls } from '../call/repeated.js';
 import { askAgainReply, type BackgroundReason, backgroundedReply, replyOf } from '../call/replies.js';
 import type { Timers } from '../call/timers.js';
@@ -10,6 +11,7 @@ import type { Clock } from '../clock.js';
 import { HANDOVER_REPLY_WAIT_MS } from '../defaults.js';
 import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
+import { overloadedMessage } from '../messages.js';
 import type { Settings, ToolSettings } from '../settings.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import type { Peers } from './peers.js';
@@ -17,7 +19,7 @@ import { afterQueuedEvent, queuedEventOf } from './queued-event.js';
 import { RemoteReplies } from './remote-replies.js';
 
 export interface ClientDeps {
-  settings: Pick<Settings, 'forTool' | 'instanceId'>;
+  settings: Pick<Settings, 'forTool' | 'instanceId' | 'limits' | 'claimWaitMs' | 'tenantOf'>;
   /** Whether a worker of an older version may claim what this client stores. */
   peers: Pick<Peers, 'older'>;
   writes: Pick<CallWrites, 'stamp'>;
@@ -47,6 +49,9 @@ export class SharedClient {
    * meanwhile (a retry, or a load balancer's second try) is the same call, and hears its reply.
    */
   readonly #submitted = new Map<string, Promise<CallReply>>();
+  /** The calls waited for here and not yet answered, in all and by tenant (see `#overloaded`). */
+  #waitedFor = 0;
+  readonly #waitedForBy = new Map<string, number>();
 
   constructor(private readonly deps: ClientDeps) {
     this.#replies = new RemoteReplies({ ...deps, instanceId: deps.settings.instanceId });
@@ -69,6 +74,10 @@ export class SharedClient {
     const approval = unowned.approval === 'pending';
     // What the call machine decides at admission, for a call that this process does not run.
     const detached = approval || unowned.mode === 'background';
+    if (!detached) {
+      const refusal = this.#overloaded(given.callId, given.sessionId);
+      if (refusal) return Promise.resolve(refusal);
+    }
     // A call answered at once is not waited for: no process need tell this one of it.
     const record: CallRecord = changeableCopy(
       unowned,
@@ -98,7 +107,39 @@ export class SharedClient {
         (error: unknown) => this.deps.repeated.afterRefusal(record.callId, error),
       );
     }
-    return this.#remoteReply(record, tool, written);
+    const tenant = settings.tenantOf?.(record.sessionId);
+    this.#waited(tenant, 1);
+    const waited = this.#remoteReply(record, tool, written);
+    const answered = () => this.#waited(tenant, -1);
+    waited.then(answered, answered);
+    return waited;
+  }
+
+  /** How many calls waited for here a worker has yet to answer: at the limit, a new one is refused. */
+  get waitingForWorkers(): number {
+    return this.#waitedFor;
+  }
+
+  /** Past `limits.waitingForWorkers`, in all or for the call's tenant: refused, before anything is kept. */
+  #overloaded(callId: string, sessionId: string): CallReply | undefined {
+    const { limits, tenantOf } = this.deps.settings;
+    if (this.#waitedFor >= limits.waitingForWorkers) {
+      return overloadedReply(callId, overloadedMessage(limits.waitingForWorkers, undefined));
+    }
+    const tenant = tenantOf?.(sessionId);
+    if (tenant === undefined) return undefined;
+    const perTenant = limits.waitingForWorkersPerTenant;
+    return (this.#waitedForBy.get(tenant) ?? 0) >= perTenant
+      ? overloadedReply(callId, overloadedMessage(perTenant, tenant))
+      : undefined;
+  }
+
+  #waited(tenant: string | undefined, change: 1 | -1): void {
+    this.#waitedFor += change;
+    if (tenant === undefined) return;
+    const count = (this.#waitedForBy.get(tenant) ?? 0) + change;
+    if (count === 0) this.#waitedForBy.delete(tenant);
+    else this.#waitedForBy.set(tenant, count);
   }
 
   /**
@@ -106,8 +147,8 @@ export class SharedClient {
    * (`backgrounded`), or its end. It waits before the call is stored, so nothing a worker stores
    * can come before it; its record is read, with those of the other calls told of in the same
    * turn, only when the store tells of the call's events (see RemoteReplies).
-   * An auto call that no worker has claimed when its budget passes is detached here, as a runtime
-   * detaches a call that waits in its queue.
+   * A call that no worker has claimed by its deadline (see `#withinDeadline`) is detached here, as
+   * a runtime detaches a call that waits in its queue.
    */
   async #remoteReply(record: CallRecord, tool: AnyTool, written: Promise<void>): Promise<CallReply> {
     const settings = this.deps.settings.forTool(tool);
@@ -118,7 +159,7 @@ export class SharedClient {
       this.#replies.forget(record.callId);
       return this.deps.repeated.afterRefusal(record.callId, error);
     }
-    const answer = await (record.mode === 'auto' ? this.#withinBudget(record, settings, answered) : answered);
+    const answer = await this.#withinDeadline(record, settings, answered);
     const reason = this.#handingOver ? 'handover' : 'budget';
     // Not detached by the time this client stopped (its worker cut off, say): its end would go untold.
     if (!answer) return this.#handingOver ? askAgainReply(record.callId) : replyOf(record, settings);
@@ -129,10 +170,16 @@ export class SharedClient {
       : backgroundedReply(record, settings, reason);
   }
 
-  /** An auto call's answer, its budget armed meanwhile (an inline call's waits with no timer). */
-  #withinBudget<T>(record: CallRecord, settings: ToolSettings, answered: Promise<T>): Promise<T> {
+  /**
+   * A call's answer, a deadline armed meanwhile: an auto call's budget, and for every call its wait
+   * for a claim (`claimWaitMs`), whichever comes first. Past it a call no worker has claimed goes to
+   * the background; one a worker holds is that worker's to detach, at its own budget.
+   */
+  #withinDeadline<T>(record: CallRecord, settings: ToolSettings, answered: Promise<T>): Promise<T> {
     const { timers, clock, failures } = this.deps;
     const { callId } = record;
+    const { claimWaitMs } = this.deps.settings;
+    const deadlineMs = record.mode === 'auto' ? Math.min(settings.inlineBudgetMs, claimWaitMs) : claimWaitMs;
     let budget: unknown = timers.arm(
       () => {
         budget = undefined;
@@ -141,7 +188,7 @@ export class SharedClient {
           failures.on('detach an unclaimed call', callId),
         );
       },
-      settings.inlineBudgetMs - (clock.now() - record.createdAt),
+      deadlineMs - (clock.now() - record.createdAt),
     );
     return answered.finally(() => {
       budget = timers.clear(budget);
@@ -258,4 +305,9 @@ export class SharedClient {
   close(): void {
     this.#replies.close();
   }
+}
+
+/** The reply to a call a client refuses as it holds all it may: nothing of it is kept. */
+function overloadedReply(callId: string, message: string): CallReply {
+  return failedReply(callId, { code: 'overloaded', message });
 }
