@@ -21,6 +21,16 @@ function nextState(state: LiveState | undefined, event: CallEvent): LiveState | 
   }
 }
 
+/** Counts the calls a server refuses on POST, by the API's code (`baton_calls_refused_total`). */
+export function refusalCounter(registry: Registry): Counter<'code'> {
+  return new Counter({
+    name: 'baton_calls_refused_total',
+    help: 'Calls the server refused before taking them, by code: overloaded (429), shutting_down and store_unavailable (503).',
+    labelNames: ['code'],
+    registers: [registry],
+  });
+}
+
 /**
  * Prometheus metrics of a runtime, for `GET /metrics`: the live calls of this process by state,
  * the ended calls by status and tool, how long calls took, the queue depth, promotions, retries,

@@ -24,7 +24,7 @@ import type { z } from 'zod';
 import { API, type Endpoint } from './api.js';
 import { refusalOf, SHUTTING_DOWN } from './call-refusals.js';
 import { type McpSessionOptions, mountMcp } from './mcp.js';
-import { runtimeMetrics } from './metrics.js';
+import { refusalCounter, runtimeMetrics } from './metrics.js';
 import { routeSchemaOf, swaggerOptions } from './openapi.js';
 import { healthOf, metricsRefusal } from './operations.js';
 import { resumeAfter, StreamLimits, streamEvents } from './sse.js';
@@ -289,6 +289,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   }
 
   const metrics = runtimeMetrics(runtime);
+  const refusals = refusalCounter(metrics);
 
   // Up means the store takes a write and a read; a store that fails (or hangs) makes it a 503.
   route(API.health, async ({ request, reply }) => {
@@ -310,6 +311,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     // A call that was not taken: its record could not be kept, or the server began to stop.
     const refusal = await refusalOf(runtime, reply);
     if (refusal !== undefined) {
+      refusals.inc({ code: refusal.code });
       response.header('retry-after', String(RETRY_AFTER_SECONDS));
       return fail(response, refusal.status, refusal.code, refusal.message, {
         callId: scope.outside(reply.callId),

@@ -112,7 +112,7 @@ describe('a POST whose call the store could not keep, or kept as ended persisten
 });
 
 describe('a call the client refuses as it holds all it may', () => {
-  it("is answered 429 overloaded with Retry-After and the runtime's words", async () => {
+  it("is answered 429 overloaded with Retry-After and the runtime's words, and counted", async () => {
     const runtime = createRuntime({ tools, clock: new SimulatedClock() });
     await runtime.ready;
     const message = 'Too many calls are waiting for a worker here (the limit is 2): nothing was kept.';
@@ -144,5 +144,8 @@ describe('a call the client refuses as it holds all it may', () => {
     expect(response.statusCode).toBe(429);
     expect(response.headers['retry-after']).toBe('5');
     expect(response.json()).toEqual({ error: { code: 'overloaded', message, callId: 'c1' } });
+    // Counted by its code, for an operator.
+    const metrics = await app.inject('/metrics');
+    expect(metrics.body).toMatch(/^baton_calls_refused_total\{code="overloaded"\} 1$/m);
   });
 });
