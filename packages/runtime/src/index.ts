@@ -37,5 +37,6 @@ export { type Logger, quietLogger } from './log.js';
 export type * from './options.js';
 export { createRuntime } from './runtime.js';
 export type * from './runtime-api.js';
-export { CALL_ENDED, webhookEndpointProblem } from './webhooks/deliveries.js';
+export { CALL_ENDED } from './webhooks/delivery-of.js';
+export { webhookEndpointProblem } from './webhooks/endpoints.js';
 export { redactedUrl } from './webhooks/redacted-url.js';

@@ -8,7 +8,6 @@ import {
 import type { Store } from '@baton/store';
 import { filter, type Observable, Subject, type Subscription } from 'rxjs';
 import { Webhook } from 'standardwebhooks';
-import { modelVisible } from '../call/replies.js';
 import type { Clock } from '../clock.js';
 import {
   DEFAULT_WEBHOOK_CONCURRENCY,
@@ -21,74 +20,12 @@ import {
 import type { Failures, Logger } from '../log.js';
 import { WEBHOOK_MESSAGES } from '../messages.js';
 import type { WebhookEndpoint, WebhookOptions } from '../options.js';
-import { type DestinationRules, refusedLiteral } from './destinations.js';
+import { deliveryOf } from './delivery-of.js';
+import type { DestinationRules } from './destinations.js';
+import { checkEndpoint, rulesOf } from './endpoints.js';
 import { type PostOutcome, postWebhook } from './post.js';
 import { redactedUrl } from './redacted-url.js';
-
-/**
- * A receiver that answers 410 Gone says that it takes no more deliveries: Standard Webhooks
- * (Svix) stop there, and so does this, rather than trying again for the whole schedule.
- */
-const GONE = 410;
-
-/** The event type of a delivery's body: a call whose caller was answered `backgrounded` ended. */
-export const CALL_ENDED = 'call.ended';
-
-const SECRET = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
-
-function checkSecret(secret: string): void {
-  const base64 = SECRET.exec(secret)?.[1];
-  const bytes = base64 === undefined ? 0 : Buffer.from(base64, 'base64').length;
-  if (bytes < 24 || bytes > 64) throw new BatonError('invalid_definition', WEBHOOK_MESSAGES.badSecret);
-}
-
-function checkUrl(url: string): URL {
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(url);
-  } catch {
-    parsed = undefined;
-  }
-  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-    throw new BatonError('invalid_definition', WEBHOOK_MESSAGES.badUrl(url));
-  }
-  return parsed;
-}
-
-/**
- * Why an endpoint cannot be used (a URL that is not http(s), a secret not of Standard Webhooks'
- * form, a destination written as an address the rules refuse), or undefined when it can, as far
- * as can be told before its name is looked up. A host checks its configuration with it at start.
- */
-export function webhookEndpointProblem(
-  endpoint: WebhookEndpoint,
-  allow: WebhookOptions['allow'] = {},
-  allowedBy?: WebhookOptions['allowedBy'],
-): string | undefined {
-  try {
-    checkEndpoint(endpoint, rulesOf({ allow, ...(allowedBy ? { allowedBy } : {}) }));
-    return undefined;
-  } catch (error) {
-    return (error as Error).message.replace(/^createRuntime: webhooks: /, '');
-  }
-}
-
-function rulesOf(options: Pick<WebhookOptions, 'allow' | 'allowedBy'>): DestinationRules {
-  return {
-    loopback: options.allow?.loopback ?? false,
-    private: options.allow?.private ?? false,
-    ...(options.allowedBy ? { allowedBy: options.allowedBy } : {}),
-  };
-}
-
-/** An endpoint that can be used: a URL, a secret of the right form, and a destination the rules allow. */
-function checkEndpoint(endpoint: WebhookEndpoint, rules: DestinationRules): URL {
-  const url = checkUrl(endpoint.url);
-  checkSecret(endpoint.secret);
-  const refused = refusedLiteral(url, rules);
-  if (refused) throw new BatonError('invalid_definition', `createRuntime: webhooks: ${refused}`);
-  return url;
-}
+import { settledAfter } from './settled.js';
 
 export interface WebhookDeliveriesDeps {
   options: WebhookOptions;
@@ -185,36 +122,7 @@ export class WebhookDeliveries {
   /** The delivery of a notification, when its session has a webhook: written in the notification's batch. */
   deliveryOf(notification: Notification, record: CallRecord): WebhookDelivery | undefined {
     const endpoint = this.#endpointOf(notification.sessionId);
-    if (!endpoint) return undefined;
-    const show = endpoint.showId ?? ((id: string) => id);
-    const error = notification.outcome === 'succeeded' || !record.error ? null : modelVisible(record.error);
-    const body = JSON.stringify({
-      type: CALL_ENDED,
-      timestamp: new Date(notification.createdAt).toISOString(),
-      data: {
-        notificationId: notification.id,
-        callId: show(notification.callId),
-        sessionId: show(notification.sessionId),
-        tool: notification.toolName,
-        status: notification.outcome,
-        output: notification.outcome === 'succeeded' ? (record.output ?? null) : null,
-        error,
-        title: notification.title,
-        body: notification.body,
-        scheduling: notification.scheduling,
-      },
-    });
-    return {
-      id: `msg_${notification.id}`,
-      notificationId: notification.id,
-      callId: notification.callId,
-      sessionId: notification.sessionId,
-      status: 'pending',
-      body,
-      attempts: 0,
-      nextAt: notification.createdAt,
-      createdAt: notification.createdAt,
-    };
+    return endpoint && deliveryOf(notification, record, endpoint);
   }
 
   /** A delivery was stored, or room was made: claim what is due now, or right after the claims under way. */
@@ -426,44 +334,25 @@ export class WebhookDeliveries {
       await this.#putBack(delivery, clock.now());
       return;
     }
-    const attempts = delivery.attempts + 1;
-    const delivered = 'status' in outcome && outcome.status >= 200 && outcome.status < 300;
     const shownUrl = url === '' ? url : redactedUrl(url);
-    const lastAttempt = {
-      at,
-      url: shownUrl,
-      ...('status' in outcome ? { status: outcome.status } : { error: outcome.error }),
-    };
-    const settled: WebhookDelivery = { ...delivery, attempts, lastAttempt };
-    const wait = this.#schedule[attempts - 1];
-    const failure = 'status' in outcome ? `HTTP ${outcome.status}` : outcome.error;
-    if (delivered) {
-      settled.status = 'delivered';
-      settled.deliveredAt = at;
-    } else if (
-      wait === undefined ||
-      ('refused' in outcome && outcome.refused) ||
-      ('status' in outcome && outcome.status === GONE)
-    ) {
-      settled.status = 'failed';
+    const { settled, failure } = settledAfter(delivery, outcome, at, shownUrl, this.#schedule);
+    if (settled.status === 'failed') {
       failures.report(
         'webhook delivery',
-        new Error(WEBHOOK_MESSAGES.givenUp(delivery.id, attempts, failure)),
+        new Error(WEBHOOK_MESSAGES.givenUp(delivery.id, settled.attempts, failure)),
         delivery.callId,
       );
-    } else {
-      // The schedule counts from the attempt's start, not from when its answer came.
-      settled.nextAt = at + wait;
+    } else if (settled.status === 'pending') {
       logger.warn(
         {
           delivery: delivery.id,
           callId: delivery.callId,
           destination: shownUrl,
-          attempt: attempts,
+          attempt: settled.attempts,
           ...('status' in outcome ? { status: outcome.status } : { error: outcome.error }),
           nextAt: new Date(settled.nextAt).toISOString(),
         },
-        WEBHOOK_MESSAGES.attemptFailed(shownUrl, failure, wait),
+        WEBHOOK_MESSAGES.attemptFailed(shownUrl, failure, settled.nextAt - at),
       );
     }
     if (!(await store.settleDelivery(settled, instanceId))) return;
