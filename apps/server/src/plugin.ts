@@ -1,12 +1,6 @@
-import { isUtf8 } from 'node:buffer';
 import {
-  type CallEvent,
-  type CallRecord,
-  type CallStatus,
-  isBatonError,
   isTerminalStatus,
   type JsonTextLimits,
-  jsonTextRefusal,
   toAnthropicTool,
   toGeminiFunctionDeclaration,
   toMcpTool,
@@ -22,12 +16,13 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { filter, firstValueFrom, map, take, takeWhile } from 'rxjs';
 import type { z } from 'zod';
 import { API, type Endpoint } from './api.js';
+import { answerErrors, fail, notFound, takeJsonBodies } from './api-errors.js';
 import { refusalOf, SHUTTING_DOWN } from './call-refusals.js';
 import { type McpSessionOptions, mountMcp } from './mcp.js';
 import { refusalCounter, runtimeMetrics } from './metrics.js';
 import { routeSchemaOf, swaggerOptions } from './openapi.js';
 import { healthOf, metricsRefusal } from './operations.js';
-import { resumeAfter, StreamLimits, streamEvents } from './sse.js';
+import { resumeAfter, StreamLimits, streamEvents, untilLastEvent } from './sse.js';
 import { bearerOf, Tenancy, type TenantScope } from './tenancy.js';
 import { type WebSafetyOptions, webSafetyHook } from './web-safety.js';
 
@@ -54,17 +49,6 @@ export interface BatonPluginOptions {
   bodyShape?: JsonTextLimits;
 }
 
-/** A body refused before it is parsed: its status, and the API's code and words for it. */
-class BodyRefusal extends Error {
-  constructor(
-    readonly statusCode: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /** A request that comes while the server shuts down is told to come back after this long. */
 export const RETRY_AFTER_SECONDS = 5;
 export const DEFAULT_STREAMS_PER_TENANT = 64;
@@ -80,28 +64,6 @@ interface RouteInput<E extends Endpoint> {
   scope: TenantScope;
   request: FastifyRequest;
   reply: FastifyReply;
-}
-
-export function fail(reply: FastifyReply, status: number, code: string, message: string, extra: object = {}) {
-  return reply.code(status).send({ error: { code, message, ...extra } });
-}
-
-function notFound(reply: FastifyReply, what = 'call') {
-  return fail(reply, 404, 'not_found', `${what} not found`);
-}
-
-/**
- * Until a call's stream has sent its last event: the terminal one, or, when the call's end goes to
- * its session (it was answered `backgrounded`, and signals its end), the notification's after it.
- */
-function untilLastEvent(record: CallRecord): (event: CallEvent) => boolean {
-  let detached = record.detached;
-  const signals = !(record.run && !record.run.signalOnCompletion);
-  return (event) => {
-    if (event.type === 'backgrounded') detached = true;
-    if (event.type === 'notification') return false;
-    return !isTerminalStatus(event.type as CallStatus) || (detached && signals);
-  };
 }
 
 /**
@@ -129,21 +91,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   const METRICS = `${app.prefix}${API.metrics.url}`;
   const scopes = new WeakMap<FastifyRequest, TenantScope>();
 
-  // A POST that carries nothing (cancel, approve, ack) may still say it is JSON.
-  // Fastify's own parser otherwise: it drops __proto__ and constructor.prototype keys, as the
-  // runtime does with the arguments, rather than calling such a body "not valid JSON".
-  // Read as bytes: bytes that are not UTF-8 are refused, not turned into U+FFFD in ids and
-  // arguments; and a body's shape is read before it is parsed (see jsonTextRefusal).
-  const parseJson = app.getDefaultJsonParser('remove', 'remove');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    const bytes = body as Buffer;
-    if (bytes.length === 0) return done(null, undefined);
-    if (!isUtf8(bytes)) return done(new BodyRefusal(400, 'invalid_utf8', 'the body is not valid UTF-8'));
-    const text = bytes.toString('utf8');
-    const refusal = jsonTextRefusal(text, bodyShape);
-    if (refusal) return done(new BodyRefusal(413, 'payload_too_large', `the body is refused: ${refusal}`));
-    parseJson(request, text, done);
-  });
+  takeJsonBodies(app, bodyShape);
   app.addHook(
     'onRequest',
     webSafetyHook({ ...webSafety, authenticated: tenancy.authenticated, jsonRpc: [SELF_AUTHENTICATED] }),
@@ -181,26 +129,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     }
     scopes.set(request, scope);
   });
-  app.setNotFoundHandler((request, reply) =>
-    fail(reply, 404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`),
-  );
-  app.setErrorHandler((error: { statusCode?: number; message: string }, _request, reply) => {
-    if (error instanceof BodyRefusal) return fail(reply, error.statusCode, error.code, error.message);
-    // The runtime and the stores refuse bad input with a BatonError: the caller's mistake, a 400.
-    if (isBatonError(error) && error.code === 'invalid_arguments') {
-      return fail(reply, 400, 'invalid_request', error.message);
-    }
-    // The store could not be reached for as long as the runtime rides it out: come back later.
-    if (isBatonError(error) && error.code === 'persistence_failed') {
-      reply.header('retry-after', String(RETRY_AFTER_SECONDS));
-      return fail(reply, 503, 'store_unavailable', `the store failed: ${error.message}`);
-    }
-    const status = error.statusCode ?? 500;
-    if (status === 413) return fail(reply, 413, 'payload_too_large', 'the body is larger than 1 MiB');
-    if (status < 500) return fail(reply, status, 'invalid_request', error.message);
-    app.log.error(error);
-    return fail(reply, 500, 'internal_error', 'the server failed to answer');
-  });
+  answerErrors(app, RETRY_AFTER_SECONDS);
 
   // The routes' schemas describe them in the OpenAPI document. The zod schemas in the API table
   // validate (all of a request's problems at once, in the API's format), and answers are sent as

@@ -6,7 +6,8 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import { type BatonPluginOptions, batonPlugin, fail } from './plugin.js';
+import { fail } from './api-errors.js';
+import { type BatonPluginOptions, batonPlugin } from './plugin.js';
 
 export interface ServerOptions extends BatonPluginOptions {
   /**

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { type CallEvent, type CallRecord, type CallStatus, isTerminalStatus } from '@baton/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Observable, Subscription } from 'rxjs';
 
@@ -133,4 +134,18 @@ export class StreamLimits {
   get open(): number {
     return this.#total;
   }
+}
+
+/**
+ * Until a call's stream has sent its last event: the terminal one, or, when the call's end goes to
+ * its session (it was answered `backgrounded`, and signals its end), the notification's after it.
+ */
+export function untilLastEvent(record: CallRecord): (event: CallEvent) => boolean {
+  let detached = record.detached;
+  const signals = !(record.run && !record.run.signalOnCompletion);
+  return (event) => {
+    if (event.type === 'backgrounded') detached = true;
+    if (event.type === 'notification') return false;
+    return !isTerminalStatus(event.type as CallStatus) || (detached && signals);
+  };
 }
