@@ -113,6 +113,32 @@ export function runtimeMetrics(runtime: Runtime): Registry {
     },
   });
 
+  new Gauge({
+    name: 'baton_store_queue_depth',
+    help: 'Calls in the store waiting for a worker to claim them (every process).',
+    registers: [registry],
+    async collect() {
+      try {
+        this.set((await runtime.queueDepth()).calls);
+      } catch {
+        failures.inc({ op: 'read_queue_depth' });
+      }
+    },
+  });
+  new Gauge({
+    name: 'baton_store_oldest_queued_seconds',
+    help: 'How long the oldest call waiting for a worker has waited (0 when none waits).',
+    registers: [registry],
+    async collect() {
+      try {
+        const { oldestCreatedAt } = await runtime.queueDepth();
+        this.set(oldestCreatedAt === undefined ? 0 : Math.max(0, Date.now() - oldestCreatedAt) / 1_000);
+      } catch {
+        failures.inc({ op: 'read_queue_depth' });
+      }
+    },
+  });
+
   const storeWrites = new Histogram({
     name: 'baton_store_write_duration_seconds',
     help: 'How long the store took to write one batch of changes (group commit), by whether it took them.',

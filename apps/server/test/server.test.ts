@@ -154,6 +154,9 @@ describe('the real server, driven over HTTP', () => {
     expect(metrics).toMatch(/^baton_calls_ended_total\{status="succeeded",tool="echo"\} 1$/m);
     expect(metrics).toMatch(/^baton_calls\{state="queued"\} 0$/m);
     expect(metrics).toMatch(/^baton_queue_depth 0$/m);
+    // Nothing waits for a worker in the store: a runtime of role both owns every call it takes.
+    expect(metrics).toMatch(/^baton_store_queue_depth 0$/m);
+    expect(metrics).toMatch(/^baton_store_oldest_queued_seconds 0$/m);
     expect(metrics).toMatch(
       /^baton_call_duration_seconds_count\{status="succeeded",tool="slow_report"\} 1$/m,
     );

@@ -20,6 +20,7 @@ import type {
   DeliveryFilter,
   NotificationCountFilter,
   NotificationFilter,
+  QueueDepth,
   SessionEvent,
 } from '@baton/store';
 import type { Observable } from 'rxjs';
@@ -150,6 +151,11 @@ export interface Runtime {
   /** A file of a background run: `output.log` or `result.json`. */
   artifact(callId: string, name: string): Promise<string | undefined>;
   stats(): RuntimeStats;
+  /**
+   * The calls in the store waiting for a worker to claim them (every process's), and when the
+   * oldest was made: how far behind the workers are. Rejects if the store cannot be read.
+   */
+  queueDepth(): Promise<QueueDepth>;
   /**
    * A write and a read on the store (this runtime's heartbeat, then a lookup): resolves when both
    * worked, rejects with the store's error otherwise. For health checks.

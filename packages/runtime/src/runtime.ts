@@ -9,7 +9,7 @@ import {
   type RuntimeFailure,
   ToolRegistry,
 } from '@baton/contracts';
-import type { CallFilter, CallPage, SessionEvent } from '@baton/store';
+import type { CallFilter, CallPage, QueueDepth, SessionEvent } from '@baton/store';
 import { EMPTY, firstValueFrom, merge, type Observable, Subject, toArray } from 'rxjs';
 import { assembleRuntime, type RuntimeParts } from './assembly.js';
 import { registerBackgroundControl } from './builtins/background-control.js';
@@ -268,6 +268,10 @@ class BatonRuntime implements Runtime {
       routes: this.#bus.routeCount(),
       waitingForWorkers: client.waitingForWorkers,
     };
+  }
+
+  queueDepth(): Promise<QueueDepth> {
+    return this.#parts.store.queueDepth();
   }
 
   get closing(): boolean {

@@ -361,6 +361,7 @@ class FaultyStore implements Store {
   removeInstance: Store['removeInstance'] = (...args) => this.#inner.removeInstance(...args);
   claimCalls: Store['claimCalls'] = (...args) => this.#inner.claimCalls(...args);
   claimQueued: Store['claimQueued'] = (...args) => this.#inner.claimQueued(...args);
+  queueDepth: Store['queueDepth'] = () => this.#inner.queueDepth();
   claimDeliveries: Store['claimDeliveries'] = (...args) => this.#inner.claimDeliveries(...args);
   settleDelivery: Store['settleDelivery'] = (...args) => this.#inner.settleDelivery(...args);
   listDeliveries: Store['listDeliveries'] = (...args) => this.#inner.listDeliveries(...args);

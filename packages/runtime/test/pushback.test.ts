@@ -98,6 +98,8 @@ describe('a client with more calls than its workers end', () => {
       output: { status: 'running', call_id: 'c1' },
     });
     expect(await store.getCall('c1')).toMatchObject({ status: 'queued', detached: true });
+    // How far behind the workers are, as an operator reads it.
+    expect(await client.runtime.queueDepth()).toEqual({ calls: 1, oldestCreatedAt: 0 });
 
     const worker = testRuntime([tool], { store, role: 'worker' });
     await worker.runtime.ready;
@@ -106,6 +108,7 @@ describe('a client with more calls than its workers end', () => {
     runs[0]?.resolve('done');
     await settle();
     expect(await store.getCall('c1')).toMatchObject({ status: 'succeeded', detached: true });
+    expect(await client.runtime.queueDepth()).toEqual({ calls: 0, oldestCreatedAt: undefined });
     expect((await store.listNotifications({ sessionId: 's' })).map((notice) => notice.callId)).toEqual([
       'c1',
     ]);

@@ -24,6 +24,7 @@ import {
   type NotificationCountFilter,
   type NotificationFilter,
   type NotificationHold,
+  type QueueDepth,
   ROW_EVENTS_MAX,
   type SessionEvent,
   type Store,
@@ -39,6 +40,7 @@ import { Channels, controlPayload } from './notices.js';
 import { schemaFound } from './schema-found.js';
 import { holdNotifications, releaseNotifications } from './sql/hold-notifications.js';
 import { type NotificationRow, notificationOf, type Query } from './sql/notification-rows.js';
+import { queueDepth } from './sql/queue-depth.js';
 import { isUnavailable } from './unavailable.js';
 import { parametersOf, secondTry, WRITE } from './write-parameters.js';
 
@@ -571,6 +573,10 @@ export class PostgresStore implements Store {
       instanceId,
     ]);
     return rows.length === 1;
+  }
+
+  queueDepth(): Promise<QueueDepth> {
+    return queueDepth(this.#statement);
   }
 
   async listInstances(): Promise<RuntimeInstance[]> {

@@ -22,6 +22,7 @@ import {
   type NotificationCountFilter,
   type NotificationFilter,
   type NotificationHold,
+  type QueueDepth,
   ROW_EVENTS_MAX,
   type SessionEvent,
   type Store,
@@ -30,6 +31,7 @@ import {
 } from '@baton/store';
 import type Database from 'better-sqlite3';
 import { integrityProblems, openDatabase } from './opening.js';
+import { QUEUE_DEPTH, queueDepthOf } from './queue-depth.js';
 import { type CallRow, type NotificationRow, notificationOf, recordOf } from './records.js';
 import { SqliteWriter, type WriterMethod } from './sqlite-writer.js';
 import { rowsIn, writeRowsOf } from './write-rows.js';
@@ -396,6 +398,10 @@ export class SqliteStore implements Store {
 
   async heartbeat(instanceId: string, at: number): Promise<boolean> {
     return this.#change('heartbeat', true, instanceId, at);
+  }
+
+  async queueDepth(): Promise<QueueDepth> {
+    return queueDepthOf(this.#statement(QUEUE_DEPTH).get() as Parameters<typeof queueDepthOf>[0]);
   }
 
   async listInstances(): Promise<RuntimeInstance[]> {

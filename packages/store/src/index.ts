@@ -21,6 +21,7 @@ export {
   type NotificationCountFilter,
   type NotificationFilter,
   type NotificationHold,
+  type QueueDepth,
   type SessionEvent,
   type Store,
   type StoreNotice,

@@ -11,6 +11,7 @@ import {
   type WebhookDelivery,
 } from '@baton/contracts';
 import { NotificationHolds } from './notification-holds.js';
+import { queueDepthOf } from './queue-depth.js';
 import { cursorPosition, scheduleAfterFiring } from './rows.js';
 import {
   type CallFilter,
@@ -22,6 +23,7 @@ import {
   type NotificationCountFilter,
   type NotificationFilter,
   type NotificationHold,
+  type QueueDepth,
   type SessionEvent,
   type Store,
   type StoreWrite,
@@ -380,6 +382,10 @@ export class MemoryStore implements Store {
     }
     for (const id of gone) this.#instances.delete(id);
     return claimed;
+  }
+
+  async queueDepth(): Promise<QueueDepth> {
+    return queueDepthOf(Array.from(this.#calls.values(), ({ record }) => record));
   }
 
   async claimQueued(ownerId: string, limit: number, callId?: string): Promise<ClaimedCall[]> {

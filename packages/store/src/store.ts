@@ -54,6 +54,12 @@ export interface StoreWrite {
   writer?: string;
 }
 
+/** The calls waiting for a worker to claim them, and when the oldest was made (none waits: undefined). */
+export interface QueueDepth {
+  calls: number;
+  oldestCreatedAt: number | undefined;
+}
+
 /** A call a worker claimed, with the `seq` of its last stored event (its next event follows it). */
 export interface ClaimedCall {
   record: CallRecord;
@@ -289,6 +295,11 @@ export interface Store {
    * for approval). Each is given to one claimer.
    */
   claimQueued(ownerId: string, limit: number, callId?: string): Promise<ClaimedCall[]>;
+  /**
+   * The calls waiting for a worker (those `claimQueued` would give, in any number), and when the
+   * oldest of them was made: how far behind the workers are, for an operator.
+   */
+  queueDepth(): Promise<QueueDepth>;
   /**
    * The unfinished calls that `ownerId` holds, with the `seq` of each one's last event. A claim
    * whose answer was lost on the way (the connection dropped after the commit) leaves calls held

@@ -5,6 +5,7 @@
 import { type CallEvent, type CallRecord, isBatonError, type WebhookDelivery } from '@baton/contracts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describeNotificationHolds } from './conformance/notification-holds.js';
+import { describeQueueDepth } from './conformance/queue-depth.js';
 import {
   makeCallRecord,
   makeDelivery,
@@ -29,6 +30,7 @@ export function describeStoreConformance(name: string, open: () => Promise<Store
     });
 
     describeNotificationHolds(() => store);
+    describeQueueDepth(() => store);
 
     it('keeps a call and replaces it by callId', async () => {
       await store.write({ calls: [makeCallRecord({ callId: 'c1', args: { q: 'x' } })] });
