@@ -39,8 +39,12 @@ export function fairShareOf(concurrency: number): number {
   return concurrency - Math.floor(concurrency / 4);
 }
 
-/** Calls a client waits for workers to answer; past it a call is refused with `overloaded`. */
-export const DEFAULT_WAITING_FOR_WORKERS = 1_000;
+/**
+ * Calls a client waits for workers to answer; past it a call is refused with `overloaded`. As many
+ * as a runtime holds in its queue (`DEFAULT_MAX_QUEUED`): a burst of thousands at once is taken,
+ * and the wait for a claim (`DEFAULT_CLAIM_WAIT_MS`) bounds how long each is held.
+ */
+export const DEFAULT_WAITING_FOR_WORKERS = 10_000;
 
 /** How long a client's call waits for a worker to claim it before it goes to the background. */
 export const DEFAULT_CLAIM_WAIT_MS = 10_000;

@@ -200,7 +200,7 @@ export interface RuntimeLimits {
   /**
    * A client: calls it waits for workers to answer, at once (an answer at once, `background` mode
    * or an approval, holds nothing). Past it a new call is refused `overloaded`, and nothing is
-   * kept: a client under more calls than its workers end answers promptly, or refuses. Default 1,000.
+   * kept: a client under more calls than its workers end answers promptly, or refuses. Default 10,000.
    */
   waitingForWorkers?: number;
   /** A client: calls of one tenant it waits for workers to answer. Default three quarters of `waitingForWorkers`. */
