@@ -13,12 +13,11 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freshDatabase, type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
 import { type ServerProcess, startServer, startWorker, type WorkerProcess } from '@baton/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { load } from './careful-callers.js';
 import { counted, noViolations, violations } from './fault-ledger.js';
-import { type TcpProxy, tcpProxy } from './tcp-proxy.js';
+import { type ProxiedDatabase, proxiedDatabase, type TcpProxy } from './tcp-proxy.js';
 
 const TOOLS = join(import.meta.dirname, '..', 'distributed', 'deployment-tools.mjs');
 const ROUNDS = Number(process.env.BATON_FAULT_ROUNDS ?? 1);
@@ -27,23 +26,18 @@ const RUNS_LOG = join(dir, 'runs.log');
 writeFileSync(RUNS_LOG, '');
 const ENV = { RUNS_LOG, BATON_INLINE_BUDGET_MS: '1000', BATON_STORE_RETRY_MS: '20000' };
 
-let postgres: ThrowawayPostgres;
+let database: ProxiedDatabase;
 let direct: string;
 let proxied: string;
 let proxy: TcpProxy;
 const everyProcess: Array<ServerProcess | WorkerProcess> = [];
 beforeAll(async () => {
-  postgres = await throwawayPostgres();
-  direct = await freshDatabase(postgres.url, 'faults');
-  const url = new URL(direct);
-  proxy = await tcpProxy({ host: url.hostname, port: Number(url.port) });
-  url.host = `127.0.0.1:${proxy.port}`;
-  proxied = url.toString();
+  database = await proxiedDatabase('faults');
+  ({ direct, proxied, proxy } = database);
 }, 60_000);
 afterAll(async () => {
   for (const { child } of everyProcess) if (child.exitCode === null) child.kill('SIGKILL');
-  await proxy?.close();
-  await postgres?.stop();
+  await database?.stop();
   if (!process.env.KEEP_FAULT_LOGS) rmSync(dir, { recursive: true, force: true });
   else process.stdout.write(`logs kept in ${dir}\n`);
 });

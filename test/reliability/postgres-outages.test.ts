@@ -11,18 +11,17 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freshDatabase, type ThrowawayPostgres, throwawayPostgres } from '@baton/store-postgres/testing';
 import { type ServerProcess, startServer, startWorker, type WorkerProcess } from '@baton/test-support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TcpProxy, tcpProxy } from './tcp-proxy.js';
+import { type ProxiedDatabase, proxiedDatabase, type TcpProxy } from './tcp-proxy.js';
 
 const TOOLS = join(import.meta.dirname, '..', 'distributed', 'deployment-tools.mjs');
 const dir = mkdtempSync(join(tmpdir(), 'baton-outages-'));
 const RUNS_LOG = join(dir, 'runs.log');
 writeFileSync(RUNS_LOG, '');
 
-let postgres: ThrowawayPostgres;
+let database: ProxiedDatabase;
 /** The database itself, for the checks. */
 let direct: string;
 /** The same database through the proxy, for Baton's processes. */
@@ -31,17 +30,12 @@ let proxy: TcpProxy;
 const started: Array<{ child: { kill(signal: NodeJS.Signals): boolean; exitCode: number | null } }> = [];
 
 beforeAll(async () => {
-  postgres = await throwawayPostgres();
-  direct = await freshDatabase(postgres.url, 'outages');
-  const url = new URL(direct);
-  proxy = await tcpProxy({ host: url.hostname, port: Number(url.port) });
-  url.host = `127.0.0.1:${proxy.port}`;
-  proxied = url.toString();
+  database = await proxiedDatabase('outages');
+  ({ direct, proxied, proxy } = database);
 }, 60_000);
 afterAll(async () => {
   for (const { child } of started) if (child.exitCode === null) child.kill('SIGKILL');
-  await proxy?.close();
-  await postgres?.stop();
+  await database?.stop();
   if (!process.env.KEEP_OUTAGE_LOGS) rmSync(dir, { recursive: true, force: true });
   else process.stdout.write(`logs kept in ${dir}\n`);
 });

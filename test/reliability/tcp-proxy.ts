@@ -1,4 +1,5 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { freshDatabase, throwawayPostgres } from '@baton/store-postgres/testing';
 
 /**
  * A TCP proxy in front of a database, to make the faults a network or a failover makes: every
@@ -94,6 +95,32 @@ export async function tcpProxy(target: { host: string; port: number }): Promise<
         server?.destroy();
       }
       await new Promise((resolve) => proxy.close(resolve));
+    },
+  };
+}
+
+/** A throw-away PostgreSQL with a fresh database: reached straight, for the checks, and through a proxy, for Baton's processes. */
+export interface ProxiedDatabase {
+  direct: string;
+  proxied: string;
+  proxy: TcpProxy;
+  /** Closes the proxy and stops the server. */
+  stop(): Promise<void>;
+}
+
+export async function proxiedDatabase(name: string): Promise<ProxiedDatabase> {
+  const postgres = await throwawayPostgres();
+  const direct = await freshDatabase(postgres.url, name);
+  const url = new URL(direct);
+  const proxy = await tcpProxy({ host: url.hostname, port: Number(url.port) });
+  url.host = `127.0.0.1:${proxy.port}`;
+  return {
+    direct,
+    proxied: url.toString(),
+    proxy,
+    async stop() {
+      await proxy.close();
+      await postgres.stop();
     },
   };
 }
