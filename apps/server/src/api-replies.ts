@@ -110,6 +110,8 @@ export const MachineGraph = z.looseObject({
 export const ToolDeclarations = z.array(z.looseObject({}).describe("A tool, in the provider's format"));
 
 /** `{ [done]: boolean }`: whether the request changed anything. */
+export const SteerReceipt = z.object({ callId: z.string(), messageSeq: z.number().int().min(1) });
+
 export const Done = (done: 'cancelled' | 'approved' | 'rejected' | 'acknowledged') =>
   z.object({ [done]: z.boolean() });
 

@@ -9,6 +9,7 @@ import {
   Health,
   MachineGraph,
   Notification,
+  SteerReceipt,
   ToolDeclarations,
   WebhookDelivery,
 } from './api-replies.js';
@@ -164,6 +165,17 @@ export const API = {
     summary: 'Cancels a queued or running call',
     params: IdParams,
     response: { description: '{ cancelled: boolean }', schema: Done('cancelled') },
+  }),
+  steerCall: endpoint({
+    method: 'POST',
+    url: '/v1/calls/:id/messages',
+    summary:
+      "Sends a running call a message (steering), checked by its tool's `messages` schema and stored before the answer; its tool reads each once, in order",
+    params: IdParams,
+    body: z
+      .object({ message: z.unknown().describe('What the tool takes (its `messages` schema)') })
+      .refine((body) => body.message !== undefined, { message: 'message is required', path: ['message'] }),
+    response: { description: '{ callId, messageSeq }: its number in the call, from 1', schema: SteerReceipt },
   }),
   approveCall: endpoint({
     method: 'POST',

@@ -17,6 +17,7 @@ import { filter, firstValueFrom, map, take, takeWhile } from 'rxjs';
 import type { z } from 'zod';
 import { API, type Endpoint } from './api.js';
 import { answerErrors, fail, notFound, takeJsonBodies } from './api-errors.js';
+import { sendMessage } from './call-messages.js';
 import { refusalOf, SHUTTING_DOWN } from './call-refusals.js';
 import { type McpSessionOptions, mountMcp } from './mcp.js';
 import { refusalCounter, runtimeMetrics } from './metrics.js';
@@ -306,6 +307,11 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   route(API.cancelCall, async ({ params, scope, reply }) => {
     if (!(await callOf(scope, params.id, reply))) return reply;
     return { cancelled: await runtime.cancel(scope.inside(params.id)) };
+  });
+
+  route(API.steerCall, async ({ params, body, scope, reply }) => {
+    if (!(await callOf(scope, params.id, reply))) return reply;
+    return sendMessage(runtime, scope, params.id, body.message, reply);
   });
 
   route(API.approveCall, async ({ params, scope, reply }) => {

@@ -96,6 +96,7 @@ describe('tenants', () => {
       { method: 'POST', url: '/v1/calls/d1/cancel' },
       { method: 'POST', url: '/v1/calls/d1/approve' },
       { method: 'POST', url: '/v1/calls/d1/reject', payload: { reason: 'no' } },
+      { method: 'POST', url: '/v1/calls/d1/messages', payload: { message: 'go' } },
     ];
     for (const route of routes) {
       const reply = await as(B, route);

@@ -5,6 +5,7 @@ import type {
   CallStatus,
   Notification,
   NotificationStatus,
+  SteerReceipt,
   ToolCallReply,
 } from '@baton/contracts';
 import { isBatonClientError } from './errors.js';
@@ -60,6 +61,12 @@ export interface BatonClient<T extends AnyTool = AnyTool> {
   list(filter?: ListCallsFilter): Promise<CallPage>;
   /** Cancels a queued or running call; false when it had ended. */
   cancel(callId: string): Promise<boolean>;
+  /**
+   * Steering: sends a running call a message, which its tool reads while it runs. Resolves once it
+   * is stored, with its number in the call; a refusal throws a `BatonClientError` with the server's
+   * code (`not_found`, `call_ended`, `not_steerable`, `invalid_arguments`).
+   */
+  steer(callId: string, message: unknown): Promise<SteerReceipt>;
   /** Lets a call that waits for approval run. */
   approve(callId: string): Promise<boolean>;
   /** Ends a call that waits for approval, with the reason shown to the model. */
@@ -111,6 +118,9 @@ export function createClient<const S extends ToolSource = readonly AnyTool[]>(
       return jsonOf(await send(connection, 'GET', '/v1/calls', { query: { ...filter } }));
     },
     cancel: (callId) => done(path(callId, '/cancel'), 'cancelled'),
+    async steer(callId, message) {
+      return jsonOf(await send(connection, 'POST', path(callId, '/messages'), { body: { message } }));
+    },
     approve: (callId) => done(path(callId, '/approve'), 'approved'),
     reject: (callId, reason) => done(path(callId, '/reject'), 'rejected', { reason }),
     follow: (callId, followOptions = {}) => followCall(connection, callId, followOptions, () => get(callId)),

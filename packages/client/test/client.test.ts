@@ -114,6 +114,18 @@ describe('the REST client', () => {
     expect(await client.cancel(callId)).toBe(false);
   });
 
+  it('steers a running call: each message is numbered once stored, and a refusal keeps its code', async () => {
+    const client = createClient<typeof tools>({ baseUrl, token: 'token-a' });
+    const { callId } = await client.call({ name: 'notes', args: {}, sessionId: 's9' });
+    expect(await client.steer(callId, 'tides')).toEqual({ callId, messageSeq: 1 });
+    expect(await client.steer(callId, 'done')).toEqual({ callId, messageSeq: 2 });
+    const events = await collect(client.follow(callId));
+    expect(events.find((event) => event.type === 'succeeded')).toMatchObject({ output: ['tides'] });
+    await expect(client.steer(callId, 'more')).rejects.toMatchObject({ code: 'call_ended', status: 409 });
+    const other = createClient<typeof tools>({ baseUrl, token: 'token-b' });
+    await expect(other.steer(callId, 'more')).rejects.toMatchObject({ code: 'not_found', status: 404 });
+  });
+
   it("keeps a tenant's calls from another: not found for one, the call for its own", async () => {
     const a = createClient<typeof tools>({ baseUrl, token: 'token-a' });
     const b = createClient<typeof tools>({ baseUrl, token: 'token-b' });
@@ -152,9 +164,9 @@ describe('the REST client', () => {
 
   it('lists the tools in a provider format', async () => {
     const client = createClient({ baseUrl, token: 'token-a' });
-    expect((await client.tools()).map((tool) => tool.name)).toEqual(['add', 'slow_report']);
+    expect((await client.tools()).map((tool) => tool.name)).toEqual(['add', 'slow_report', 'notes']);
     const openai = (await client.tools('openai')) as { function?: { name?: string } }[];
-    expect(openai.map((tool) => tool.function?.name)).toEqual(['add', 'slow_report']);
+    expect(openai.map((tool) => tool.function?.name)).toEqual(['add', 'slow_report', 'notes']);
   });
 });
 
@@ -175,7 +187,7 @@ describe('the types of a client made with the tools', () => {
     compileOnly(false);
     const fromModule = createClient<typeof toolsModule>({ baseUrl: 'http://localhost:8787' });
     type ModuleCall = Parameters<typeof fromModule.call>[0];
-    expectTypeOf<ModuleCall['name']>().toEqualTypeOf<'add' | 'slow_report'>();
+    expectTypeOf<ModuleCall['name']>().toEqualTypeOf<'add' | 'slow_report' | 'notes'>();
     const untyped = createClient({ baseUrl: 'http://localhost:8787' });
     expectTypeOf<Parameters<typeof untyped.call>[0]['name']>().toEqualTypeOf<string>();
   });

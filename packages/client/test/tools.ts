@@ -37,4 +37,19 @@ export const slowReport = defineTool({
   },
 });
 
-export const tools = [add, slowReport] as const;
+/** Collects the text it is sent until it is told `done`. */
+export const notes = defineTool({
+  name: 'notes',
+  description: 'Takes notes sent to it until it is told "done"',
+  input: z.object({}),
+  messages: z.string().min(1),
+  execution: { mode: 'background' },
+  async execute(_args, ctx) {
+    const taken: string[] = [];
+    for (let note = await ctx.nextMessage(); note !== 'done'; note = await ctx.nextMessage())
+      taken.push(note);
+    return taken;
+  },
+});
+
+export const tools = [add, slowReport, notes] as const;

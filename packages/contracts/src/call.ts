@@ -97,6 +97,8 @@ export interface CallRecord {
   approval?: 'pending' | 'approved' | 'rejected';
   /** The external event key the call waits for now (`ctx.waitFor`), if any. */
   waitingFor?: string;
+  /** Steering: how many of the messages sent to the call its tool has read (none: absent). */
+  messagesRead?: number;
   /** A run started by `spawn_background` (the background runs): its label, and whether its session hears of its end. */
   run?: { title: string; signalOnCompletion: boolean };
   /** The runtime instance that runs it (the background continuation's runtime owner); recovery moves it when that instance is gone. */

@@ -16,8 +16,16 @@ export interface PrepareContext {
   input<R extends InputRequest>(request: R, options?: { name?: string }): Promise<InputResponse<R>>;
 }
 
-/** What a tool's `execute` gets besides its arguments; `Prepared` is what its `prepare` returned. */
-export interface ToolContext<Prepared = unknown> {
+/** How long `ctx.nextMessage` waits: past `timeoutMs` it throws `event_timeout`. */
+export interface MessageOptions {
+  timeoutMs?: number;
+}
+
+/**
+ * What a tool's `execute` gets besides its arguments; `Prepared` is what its `prepare` returned,
+ * `Message` what its `messages` schema makes of a message sent to it.
+ */
+export interface ToolContext<Prepared = unknown, Message = unknown> {
   readonly callId: string;
   readonly sessionId: string;
   readonly toolName: string;
@@ -56,6 +64,20 @@ export interface ToolContext<Prepared = unknown> {
    * under the same names, and gets the answers it had.
    */
   input<R extends InputRequest>(request: R, options?: InputOptions): Promise<InputResponse<R>>;
+  /**
+   * Steering, for a tool that declares `messages`: the next message sent to the call
+   * (`runtime.steer`), once it comes. Each message is given once, in the order sent: it is marked
+   * read in the store before it is returned, so a call that runs again (a retry, or after a crash)
+   * gets the ones it had not read. Throws `event_timeout` past `timeoutMs`, `event_cancelled` when
+   * the call is cancelled, `not_steerable` for a tool that declares no `messages`.
+   */
+  nextMessage(options?: MessageOptions): Promise<Message>;
+  /**
+   * Steering: every message sent and not yet read, oldest first, without waiting (none: empty):
+   * for a loop that looks between its steps, as an agent between its turns. Marked read as
+   * `nextMessage` marks one.
+   */
+  takeMessages(): Promise<Message[]>;
   /** Reports progress: a bus event, and the last one is kept on the record. */
   progress(progress: Progress): void;
   /** Sets the call's status text (what it is doing now). */

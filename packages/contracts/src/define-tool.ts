@@ -48,7 +48,15 @@ type Returned<E> = E extends (...args: never[]) => infer R ? ValueOf<Awaited<R>>
 type ValueOf<R> = R extends ConnectionRequired ? never : R extends ToolSuccess<infer T> ? T : R;
 type DefinedOutput<O, E> = O extends StandardSchemaV1 ? OutputOf<O> : Returned<E>;
 
-export interface ToolConfig<I extends ToolSchema, O extends ToolSchema | undefined, P = undefined> {
+/** What a tool's `messages` schema makes of a message sent to its call (none declared: unknown). */
+export type MessageOf<M> = M extends ToolSchema ? InferSchemaOutput<M> : unknown;
+
+export interface ToolConfig<
+  I extends ToolSchema,
+  O extends ToolSchema | undefined,
+  P = undefined,
+  M extends ToolSchema | undefined = undefined,
+> {
   name: string;
   title?: string;
   description: string;
@@ -56,6 +64,12 @@ export interface ToolConfig<I extends ToolSchema, O extends ToolSchema | undefin
   /** When given, the tool's value is checked against it; a mismatch is an `internal_error`. */
   output?: O;
   execution?: ExecutionOptions;
+  /**
+   * Steering: the call takes messages while it runs (`runtime.steer`), each checked against this
+   * schema as arguments are, and read with `ctx.nextMessage()` or `ctx.takeMessages()`. Unset: a
+   * message to its calls is refused with `not_steerable`.
+   */
+  messages?: M;
   /** Shapes this tool's background replies; unset methods fall back to the runtime's formatter. */
   formatter?: Partial<ResultFormatter>;
   /**
@@ -65,7 +79,7 @@ export interface ToolConfig<I extends ToolSchema, O extends ToolSchema | undefin
   prepare?(args: InferSchemaOutput<I>, ctx: PrepareContext): P | Promise<P>;
   execute(
     args: InferSchemaOutput<I>,
-    ctx: ToolContext<P>,
+    ctx: ToolContext<P, MessageOf<M>>,
   ): ToolReturn<OutputOf<O>> | Promise<ToolReturn<OutputOf<O>>>;
 }
 
@@ -95,6 +109,9 @@ export interface Tool<
   readonly formatter?: Partial<ResultFormatter>;
   readonly validateInput: Validate;
   readonly validateOutput?: Validate;
+  /** Steering: the schema of the messages its calls take, and its validator; absent, they take none. */
+  readonly messages?: ToolSchema;
+  readonly validateMessage?: Validate;
   prepare?(args: Args, ctx: PrepareContext): Prepared | Promise<Prepared>;
   execute(args: Args, ctx: ToolContext<Prepared>): ToolReturn<Output> | Promise<ToolReturn<Output>>;
 }
@@ -178,8 +195,9 @@ export function defineTool<
   P = undefined,
   const N extends string = string,
   E = unknown,
+  M extends ToolSchema | undefined = undefined,
 >(
-  config: ToolConfig<I, O, P> & { name: N; execute: E },
+  config: ToolConfig<I, O, P, M> & { name: N; execute: E },
 ): Tool<InferSchemaOutput<I>, DefinedOutput<O, E>, P, N, InferSchemaInput<I>> {
   const { name, execution = {} } = config;
   if (typeof name !== 'string' || !TOOL_NAME_PATTERN.test(name)) {
@@ -236,6 +254,11 @@ export function defineTool<
     validateInput: compileValidator(config.input, `tool "${name}": input`),
     validateOutput:
       config.output === undefined ? undefined : compileValidator(config.output, `tool "${name}": output`),
+    messages: config.messages,
+    validateMessage:
+      config.messages === undefined
+        ? undefined
+        : compileValidator(config.messages, `tool "${name}": messages`),
     prepare: config.prepare,
     execute: config.execute,
   }) as Tool<InferSchemaOutput<I>, DefinedOutput<O, E>, P, N, InferSchemaInput<I>>;

@@ -29,6 +29,12 @@ export const ERROR_CODES = {
    * not begin and left no record. `error.inputs` names what to ask; call again with `inputs`.
    */
   input_required: 'input_required',
+  /** Steering: no call has this id (or the caller may not reach it). */
+  call_not_found: 'call_not_found',
+  /** Steering: the call has ended, so it reads no more messages; its result is final. */
+  call_ended: 'call_ended',
+  /** Steering: the call's tool declares no `messages`, so it takes none while it runs. */
+  not_steerable: 'not_steerable',
   /** The durable context: `ctx.waitFor()` ended with an error given from outside. */
   event_error: 'event_error',
   /** The durable context: `ctx.waitFor()` passed its `timeoutMs`. */

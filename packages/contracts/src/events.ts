@@ -41,7 +41,12 @@ export type CallEvent =
   | (CallEventBase & CallTransition & { type: 'timed_out'; timeoutMs: number })
   | (CallEventBase & { type: 'notification'; notificationId: string; title: string })
   /** The tool asks its caller for input (`ctx.input`): answered with `runtime.inputs.resolve(key, ...)`. */
-  | (CallEventBase & { type: 'input_requested'; key: string; name: string; request: InputRequest });
+  | (CallEventBase & { type: 'input_requested'; key: string; name: string; request: InputRequest })
+  /**
+   * Steering: the tool read the message sent to it as the `messageSeq`-th (`runtime.steer`); `message`
+   * is what its schema made of it.
+   */
+  | (CallEventBase & { type: 'message'; messageSeq: number; message: unknown });
 
 export type CallEventType = CallEvent['type'];
 

@@ -31,7 +31,7 @@ export {
   type TraceCarrier,
   type WebhookDelivery,
 } from './call.js';
-export type { PrepareContext, ToolContext } from './context.js';
+export type { MessageOptions, PrepareContext, ToolContext } from './context.js';
 export {
   type AnyTool,
   checkRetryPolicy,
@@ -107,6 +107,7 @@ export {
   type Validate,
   type ValidationResult,
 } from './schema.js';
+export { MAX_MESSAGES_PER_CALL, type SteerReceipt } from './steering.js';
 export { strictJsonSchema } from './strict-schema.js';
 export { isToolError, ToolError } from './tool-error.js';
 export { type ToolOutputForModel, toToolOutputForModel } from './tool-output.js';

@@ -59,12 +59,18 @@ export function servesControl(serving: ControlServing): boolean {
 /** Declarations only: the tools listed to clients (their `execute` is never called). */
 let declared: readonly AnyTool[] | undefined;
 
-/** The control tools this connection is served: a stateless one lists nothing, having no session. */
+/**
+ * The control tools this connection is served: a stateless one lists nothing, having no session;
+ * `steer_background` only beside a tool that takes messages.
+ */
 function servedControl(serving: ControlServing): readonly AnyTool[] {
   declared ??= backgroundControl(serving.runtime).tools;
-  return serving.era === 'modern'
-    ? declared.filter((tool) => !SESSION_ONLY.includes(tool.name as never))
-    : declared;
+  const steerable = [...serving.runtime.tools].some((tool) => tool.validateMessage !== undefined);
+  return declared.filter(
+    (tool) =>
+      !(serving.era === 'modern' && SESSION_ONLY.includes(tool.name as never)) &&
+      (steerable || tool.name !== 'steer_background'),
+  );
 }
 
 /** The runtime's tools as this endpoint lists them: the control tools, when served, are the endpoint's own. */
@@ -76,7 +82,10 @@ export function listedTools(serving: ControlServing): AnyTool[] {
 
 /** The control tool a `tools/call` names, when the endpoint serves it. */
 export function controlToolOf(serving: ControlServing, name: string): BackgroundControlTool | undefined {
-  return isControlTool(name) && servesControl(serving) ? name : undefined;
+  if (!isControlTool(name) || !servesControl(serving)) return undefined;
+  return servedControl(serving).some((tool) => tool.name === name) || SESSION_ONLY.includes(name)
+    ? name
+    : undefined;
 }
 
 /** The runtime seen with a tenant's ids: the model gives and sees ids as its tenant does. */
@@ -93,6 +102,10 @@ function scopedHost(runtime: Runtime, scope: McpScope): BackgroundControlHost {
     },
     cancel: (callId, reason) => runtime.cancel(scope.inside(callId), reason),
     wait: (callId, options) => runtime.wait(scope.inside(callId), options),
+    steer: async (callId, message) => ({
+      ...(await runtime.steer(scope.inside(callId), message)),
+      callId,
+    }),
   };
 }
 

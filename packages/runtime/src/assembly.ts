@@ -30,6 +30,7 @@ import { ridingOut, StoreOutage } from './ride-out.js';
 import { resolveSettings, type Settings } from './settings.js';
 import { SharedClient } from './shared/client.js';
 import { Peers } from './shared/peers.js';
+import { tellingOwner } from './shared/tell-owner.js';
 import { SharedWorker } from './shared/worker.js';
 import { CallTracing } from './tracing.js';
 import { WebhookDeliveries } from './webhooks/deliveries.js';
@@ -144,7 +145,16 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     instanceId: settings.instanceId,
   });
   const { progressIntervalMs, maxOutputChars } = settings;
-  const host = new CallContextHost({ writes, writer, store, timers, clock, failures, progressIntervalMs });
+  const host = new CallContextHost({
+    writes,
+    writer,
+    store,
+    timers,
+    clock,
+    failures,
+    progressIntervalMs,
+    ...(store.send ? { tellOwner: tellingOwner(store, registry, failures) } : {}),
+  });
   // Checked with the other options, before anything is stored.
   const webhooks =
     options.webhooks &&

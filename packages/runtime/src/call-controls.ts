@@ -3,11 +3,11 @@ import type { RuntimeParts } from './assembly.js';
 import { refusalHandledElsewhere } from './call/ending.js';
 import { APPROVAL_REJECTED_REASON, approvalRejectedMessage } from './messages.js';
 
-type ControlParts = Pick<RuntimeParts, 'registry' | 'worker' | 'driver' | 'writer'>;
+type ControlParts = Pick<RuntimeParts, 'registry' | 'worker' | 'driver' | 'writer' | 'host'>;
 
 /**
  * What a caller (or another process, through the store's notices) asks of a call: approve it,
- * reject it, cancel it, or stop waiting for it. A call that is not live here is asked of the
+ * reject it, cancel it, stop waiting for it, or read an event resolved elsewhere. A call that is not live here is asked of the
  * process that runs it.
  */
 export class CallControls {
@@ -19,8 +19,12 @@ export class CallControls {
     this.#cancel = cancel;
   }
 
-  control({ callId, action, reason }: CallControl): Promise<boolean> {
+  async control({ callId, action, reason, key }: CallControl): Promise<boolean> {
     if (action === 'cancel') return this.#cancel(callId, reason);
+    if (action === 'resolved') {
+      if (key !== undefined) await this.#parts.host.resolvedElsewhere(key);
+      return true;
+    }
     if (action === 'approve') return this.approve(callId);
     if (action === 'detach') return Promise.resolve(this.#detach(callId));
     return this.reject(callId, reason ?? APPROVAL_REJECTED_REASON);

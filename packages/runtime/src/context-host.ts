@@ -5,6 +5,7 @@ import {
   type InputRequest,
   isTerminalStatus,
   type LogStream,
+  type MessageOptions,
   type Progress,
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
@@ -22,6 +23,7 @@ import {
   EVENT_TIMEOUT_MESSAGE,
   notAnEventKeyMessage,
 } from './messages.js';
+import { MessageInbox } from './steering/inbox.js';
 import { storableText, storableValue } from './storable.js';
 import type { WriteBatcher } from './write-batcher.js';
 
@@ -36,6 +38,11 @@ export interface ContextHostDeps {
   failures: Failures;
   /** On a shared store only: progress is conflated to one event per call this often. */
   progressIntervalMs: number | undefined;
+  /**
+   * On a store that processes share: a resolution stored here for a call that nobody waits for
+   * here is told to the process that runs the call (see `resolvedElsewhere`).
+   */
+  tellOwner?: (callId: string, key: string) => Promise<void>;
 }
 
 /**
@@ -45,8 +52,23 @@ export interface ContextHostDeps {
 export class CallContextHost implements ContextHost {
   /** Calls waiting in `ctx.waitFor`, by event key: how to hand each its outcome. */
   readonly #waiters = new Map<string, (outcome: WaitOutcome) => void>();
+  readonly #inbox: MessageInbox;
 
-  constructor(private readonly deps: ContextHostDeps) {}
+  constructor(private readonly deps: ContextHostDeps) {
+    this.#inbox = new MessageInbox({
+      waitFor: (call, key, options) => this.waitFor(call, key, options),
+      store: deps.store,
+      writes: deps.writes,
+    });
+  }
+
+  nextMessage(call: LiveCall, options: MessageOptions): Promise<unknown> {
+    return this.#inbox.next(call, options);
+  }
+
+  takeMessages(call: LiveCall): Promise<unknown[]> {
+    return this.#inbox.take(call);
+  }
 
   progress(call: LiveCall, progress: Progress): void {
     if (isTerminalStatus(call.record.status)) return;
@@ -183,6 +205,16 @@ export class CallContextHost implements ContextHost {
     if (callId === undefined) throw new BatonError('invalid_arguments', notAnEventKeyMessage(key));
     const outcome = storableValue(given);
     await this.deps.writer.write('resolutions', { key, callId, outcome, at: this.deps.clock.now() });
-    this.#waiters.get(key)?.(outcome);
+    const waiter = this.#waiters.get(key);
+    if (waiter) waiter(outcome);
+    else await this.deps.tellOwner?.(callId, key);
+  }
+
+  /** Another process stored the resolution of `key`: a wait for it here reads it. */
+  async resolvedElsewhere(key: string): Promise<void> {
+    const waiter = this.#waiters.get(key);
+    if (!waiter) return;
+    const stored = await this.deps.store.getResolution(key);
+    if (stored) waiter(stored.outcome);
   }
 }

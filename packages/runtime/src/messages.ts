@@ -213,6 +213,22 @@ export const BACKGROUND_MESSAGES = {
   alreadyEnded: (callId: string, status: string) =>
     `The call ${JSON.stringify(callId)} already ended: ${status}.`,
   cancelReason: 'cancelled by the model (cancel_background)',
+  steered:
+    'The message is stored; the call reads it while it runs. Its result still comes as before (check_background shows how far it got).',
+} as const;
+
+/** What a sender of a message to a running call (`runtime.steer`, `steer_background`) is told. */
+export const STEERING_MESSAGES = {
+  notFound: (callId: string) =>
+    `No call ${JSON.stringify(callId)} is known: give the call_id its acknowledgement gave.`,
+  notSteerable: (toolName: string) =>
+    `The tool "${toolName}" takes no messages while it runs: to change what it does, cancel the call and start a new one.`,
+  ended: (callId: string, status: string) =>
+    `The call ${JSON.stringify(callId)} has already ended (${status}) and reads no more messages: its result is final. Start a new call to change it.`,
+  invalid: (toolName: string, issues: string) =>
+    `The message does not fit what "${toolName}" takes: ${issues}. Fix it and send it again.`,
+  tooMany: (callId: string, max: number) =>
+    `The call ${JSON.stringify(callId)} was sent ${max} messages, as many as one call takes: wait for its result, or cancel it and start a new one.`,
 } as const;
 
 /** The background runs' words for a `schedule` (and ours for what it leaves unchecked). */

@@ -71,7 +71,7 @@ export function thrownOutcome(thrown: unknown): Failure {
   return internalError(thrown);
 }
 
-function describeIssues(issues: readonly CallIssue[]): string {
+export function describeIssues(issues: readonly CallIssue[]): string {
   return issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join('; ');
 }
 

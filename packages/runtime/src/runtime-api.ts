@@ -8,6 +8,7 @@ import type {
   Notification,
   RuntimeFailure,
   Schedule,
+  SteerReceipt,
   ToolCallOf,
   ToolCallReply,
   ToolRegistry,
@@ -70,6 +71,13 @@ export interface Runtime {
   callBatch(requests: readonly BatchRequest[], options: BatchOptions): Promise<CallReply[]>;
   /** True when the call was running or queued and is now `cancelled`. */
   cancel(callId: string, reason?: string): Promise<boolean>;
+  /**
+   * Steering: sends a message to a running (or queued) call whose tool declares `messages`; the
+   * tool reads it with `ctx.nextMessage()`. Resolves once the message is stored, with its number in
+   * the call. Throws a `BatonError`: `call_not_found`, `call_ended`, `not_steerable` (its tool takes
+   * none), `invalid_arguments` (its schema refused the message), `limit_exceeded`.
+   */
+  steer(callId: string, message: unknown): Promise<SteerReceipt>;
   /** Cancels every live call of a session; resolves with how many. */
   cancelSession(sessionId: string, reason?: string): Promise<number>;
   get(callId: string): Promise<CallRecord | undefined>;

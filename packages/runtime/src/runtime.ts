@@ -7,6 +7,7 @@ import {
   type EventOutcome,
   type ExecutionMode,
   type RuntimeFailure,
+  type SteerReceipt,
   ToolRegistry,
 } from '@baton/contracts';
 import type { CallFilter, CallPage, QueueDepth, SessionEvent } from '@baton/store';
@@ -40,6 +41,7 @@ import type {
 import { pendingInputs } from './pending-inputs.js';
 import type { Runtime, TypedRuntime } from './runtime-api.js';
 import { drained, handOver, mustEndBeforeHandover } from './shutdown.js';
+import { steerCall } from './steering/steer.js';
 import { waitForCall } from './waiting.js';
 
 /**
@@ -223,6 +225,11 @@ class BatonRuntime implements Runtime {
     const calls = this.#parts.registry.all().filter((call) => call.record.sessionId === sessionId);
     const cancelled = await Promise.all(calls.map((call) => this.cancel(call.record.callId, reason)));
     return cancelled.filter(Boolean).length;
+  }
+
+  steer(callId: string, message: unknown): Promise<SteerReceipt> {
+    const { store, host } = this.#parts;
+    return steerCall({ runtime: this, store, tools: this.tools, host }, callId, message);
   }
 
   async get(callId: string): Promise<CallRecord | undefined> {

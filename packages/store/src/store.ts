@@ -102,10 +102,13 @@ export interface CallControl {
   callId: string;
   /**
    * `detach`: the caller stops waiting (the process it asked through stops): the call goes on,
-   * detached, and its end becomes a notification.
+   * detached, and its end becomes a notification. `resolved`: an external event of the call (`key`)
+   * was resolved in another process: a wait for it reads it (a message sent to the call, say).
    */
-  action: 'cancel' | 'approve' | 'reject' | 'detach';
+  action: 'cancel' | 'approve' | 'reject' | 'detach' | 'resolved';
   reason?: string;
+  /** `resolved`: the key of the event. */
+  key?: string;
 }
 
 export interface CallFilter {

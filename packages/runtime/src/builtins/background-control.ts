@@ -2,12 +2,14 @@ import {
   type AnyTool,
   type CallRecord,
   defineTool,
+  isBatonError,
   isTerminalStatus,
   type JsonSchema,
+  MAX_MESSAGES_PER_CALL,
   ToolError,
   type ToolRegistry,
 } from '@baton/contracts';
-import { BACKGROUND_MESSAGES } from '../messages.js';
+import { BACKGROUND_MESSAGES, STEERING_MESSAGES } from '../messages.js';
 import { invalidArgumentsMessage } from '../outcome.js';
 import type { Runtime } from '../runtime-api.js';
 import { BACKGROUND_CONTROL, type BackgroundControlTool } from './names.js';
@@ -18,7 +20,7 @@ export const MAX_WAIT_MS = 300_000;
 /** A caller told of a wait that goes on (`onStillWaiting`) is told this often. */
 export const WAIT_BEAT_MS = 10_000;
 
-export type BackgroundControlHost = Pick<Runtime, 'get' | 'list' | 'cancel' | 'wait'>;
+export type BackgroundControlHost = Pick<Runtime, 'get' | 'list' | 'cancel' | 'wait' | 'steer'>;
 
 const CALL_ID = {
   type: 'string',
@@ -146,6 +148,24 @@ function operationsOf(host: BackgroundControlHost): Record<BackgroundControlTool
       }
       return { call_id, status: 'cancelled' };
     },
+    async steer_background({ call_id, message }: { call_id: string; message: string }, caller) {
+      await reachedCall(host, call_id, caller);
+      try {
+        const { messageSeq } = await host.steer(call_id, message);
+        return { call_id, message_seq: messageSeq, status: 'sent', note: BACKGROUND_MESSAGES.steered };
+      } catch (error) {
+        // A refusal is for the model, in the call id it gave (a host may see the call under another).
+        if (!isBatonError(error) || error.code === 'internal_error') throw error;
+        if (error.code === 'call_ended') {
+          const { status } = await reachedCall(host, call_id, caller);
+          throw new ToolError(STEERING_MESSAGES.ended(call_id, status));
+        }
+        if (error.code === 'limit_exceeded') {
+          throw new ToolError(STEERING_MESSAGES.tooMany(call_id, MAX_MESSAGES_PER_CALL));
+        }
+        throw new ToolError(error.message);
+      }
+    },
     async list_background(_input: Record<string, never>, { sessionId }) {
       const page = await host.list({ sessionId, status: ['queued', 'inline', 'backgrounded'], limit: 100 });
       return { calls: page.calls.filter((record) => record.detached).map(statusOf) };
@@ -189,6 +209,20 @@ const DECLARATIONS: Record<
     description: 'Cancel a background call or run of this session that has not ended yet.',
     input: ONE_CALL,
   },
+  steer_background: {
+    title: 'Steer Background',
+    description:
+      'Send a new instruction to a background call or run of this session that is still running, instead of cancelling it and starting again. Only tools that take messages can be steered; the tool reads the message while it runs.',
+    input: {
+      type: 'object',
+      properties: {
+        call_id: CALL_ID,
+        message: { type: 'string', description: 'The instruction, in words', minLength: 1 },
+      },
+      required: ['call_id', 'message'],
+      additionalProperties: false,
+    },
+  },
   list_background: {
     title: 'List Background',
     description: 'List the background calls and runs of this session that have not ended yet.',
@@ -202,7 +236,7 @@ const DECLARATIONS: Record<
  * with `run`, so that no worker is needed to follow a call.
  */
 export interface BackgroundControl {
-  /** The four tools, in `BACKGROUND_CONTROL`'s order. */
+  /** The tools, in `BACKGROUND_CONTROL`'s order. */
   readonly tools: readonly AnyTool[];
   /**
    * Runs one for a caller: its arguments are checked by its schema first. A refusal (bad

@@ -6,6 +6,7 @@ export const BACKGROUND_CONTROL = [
   'wait_background',
   'cancel_background',
   'list_background',
+  'steer_background',
 ] as const;
 export type BackgroundControlTool = (typeof BACKGROUND_CONTROL)[number];
 

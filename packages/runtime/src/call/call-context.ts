@@ -3,6 +3,7 @@ import type {
   InputRequest,
   InputResponse,
   LogStream,
+  MessageOptions,
   Progress,
   ToolContext,
 } from '@baton/contracts';
@@ -14,6 +15,8 @@ export interface ContextHost {
   waitFor<T>(call: LiveCall, key: string, options: { timeoutMs?: number }): Promise<T>;
   input<T>(call: LiveCall, request: InputRequest, options: InputOptions): Promise<T>;
   step<T>(call: LiveCall, stepId: string, run: () => T | Promise<T>): Promise<T>;
+  nextMessage(call: LiveCall, options: MessageOptions): Promise<unknown>;
+  takeMessages(call: LiveCall): Promise<unknown[]>;
   progress(call: LiveCall, progress: Progress): void;
   status(call: LiveCall, text: string): void;
   log(call: LiveCall, stream: LogStream, chunk: string): void;
@@ -58,6 +61,14 @@ export class CallContext implements ToolContext {
 
   input<R extends InputRequest>(request: R, options: InputOptions = {}): Promise<InputResponse<R>> {
     return this.#host.input<InputResponse<R>>(this.#call, request, options);
+  }
+
+  nextMessage(options: MessageOptions = {}): Promise<unknown> {
+    return this.#host.nextMessage(this.#call, options);
+  }
+
+  takeMessages(): Promise<unknown[]> {
+    return this.#host.takeMessages(this.#call);
   }
 
   get callId(): string {

@@ -84,6 +84,8 @@ export class LiveCall {
   stepsOfAttempt: Set<string> | undefined;
   /** How many input requests (`ctx.input`) this attempt made: their keys are numbered by it. */
   inputsOfAttempt = 0;
+  /** Steering: the read of messages under way (`ctx.nextMessage`); the next waits for it. */
+  messageReads: Promise<unknown> | undefined;
   #seq: number;
   #log = '';
   /** Resolves `reply`; dropped once used, so that a call parked for hours holds no closure for it. */
