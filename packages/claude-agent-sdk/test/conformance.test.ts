@@ -74,6 +74,8 @@ function conversationOf(
               'research_interrupt',
               'research_when_idle',
               'research_silent',
+              'research_steered',
+              'steer_background',
               'look_up',
               'transfer',
             ].map((tool) => `mcp__baton__${tool}`),

@@ -36,7 +36,8 @@ export interface SuiteRuntime {
 /**
  * The suite's runtime, on a simulated clock: `look_up` (inline and fast; "nothing" is a tool
  * error), `research_interrupt`, `research_when_idle` and `research_silent` (`auto`, each run ends
- * when the suite ends its topic, or never when `hangs`), and `transfer` (inline, needs approval).
+ * when the suite ends its topic, or never when `hangs`), `research_steered` (`auto`, ends when it
+ * is told where to look), `transfer` (inline, needs approval), and the builtin `steer_background`.
  */
 export function suiteRuntime({
   store,
@@ -91,9 +92,21 @@ export function suiteRuntime({
     execution: { needsApproval: true },
     execute: (args) => `transferred ${String(args.amount)}`,
   });
+  const steered = defineTool({
+    name: 'research_steered',
+    description: 'Researches a topic where it is told to look (steer_background)',
+    input: objectOf({ topic: 'string' }),
+    messages: { type: 'string' },
+    execution: { mode: 'auto', idempotent: true },
+    async execute(args, ctx) {
+      const where = await ctx.nextMessage();
+      return found(`${String(args.topic)} at ${String(where)}`);
+    },
+  });
   const clock = new SimulatedClock();
   const runtime = createRuntime({
-    tools: [research('interrupt'), research('when_idle'), research('silent'), lookUp, transfer],
+    tools: [research('interrupt'), research('when_idle'), research('silent'), steered, lookUp, transfer],
+    builtins: ['steer_background'],
     clock,
     inlineBudgetMs: SUITE_BUDGET_MS,
     ...(store ? { store } : {}),

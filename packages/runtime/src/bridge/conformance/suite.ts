@@ -123,6 +123,22 @@ export function describeBridgeConformance(
       });
     }
 
+    it('steers a call in the background with steer_background: the tool reads the message, and its result comes once', async () => {
+      const { suite, conversation } = await setUp();
+      const callId = await backgrounded(suite, conversation, 'research_steered', 'tides');
+      const message = { call_id: callId, message: 'the harbour' };
+      const { told } = await conversation.turn({
+        call: { tool: 'steer_background', args: message, callId: 'call-steer' },
+      });
+      expect(told).toContain('The message is stored');
+      await suite.notified(callId, SESSION);
+      await putNow(suite.runtime, 0);
+      const steeredFound = found('tides at the harbour');
+      expect(timesIn((await conversation.turn({})).atStart, steeredFound)).toBe(1);
+      expect(timesIn((await conversation.turn({})).atStart, steeredFound)).toBe(1);
+      expect(await queued(suite.runtime)).toBe(0);
+    });
+
     it('when_idle: keeps a result that ends mid-run until the turn is over, then gives it once', async () => {
       const { suite, conversation } = await setUp();
       const callId = await backgrounded(suite, conversation, 'research_when_idle', 'lakes');
