@@ -78,6 +78,11 @@ export interface ToolContext<Prepared = unknown, Message = unknown> {
    * `nextMessage` marks one.
    */
   takeMessages(): Promise<Message[]>;
+  /**
+   * A sign of life with nothing to report, for a tool with `heartbeatTimeoutMs`: progress, a
+   * status and a log line are signs too. Stores nothing.
+   */
+  heartbeat(): void;
   /** Reports progress: a bus event, and the last one is kept on the record. */
   progress(progress: Progress): void;
   /** Sets the call's status text (what it is doing now). */

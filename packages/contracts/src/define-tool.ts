@@ -23,6 +23,13 @@ export interface ExecutionOptions {
   inlineBudgetMs?: number;
   /** A hard limit on one run: past it the call ends `timed_out` and its signal is aborted. */
   timeoutMs?: number;
+  /**
+   * A stall: a run that gives no sign of life (progress, status, log, `ctx.heartbeat()`) for this
+   * long, while it waits for nothing (`waitFor`, `input`, `nextMessage` do not count), is stopped:
+   * its signal is aborted, and it is tried again if its retry policy allows, or else ends
+   * `timed_out`, saying it stalled.
+   */
+  heartbeatTimeoutMs?: number;
   /** `exclusive`: runs alone in its session, never beside another call of the same session. */
   concurrency?: Concurrency;
   /** At most this many runs of this tool at once in one runtime (an API's rate, a licence); more wait. */
@@ -120,6 +127,7 @@ type OptionalExecution =
   | 'mode'
   | 'inlineBudgetMs'
   | 'timeoutMs'
+  | 'heartbeatTimeoutMs'
   | 'maxConcurrency'
   | 'retry'
   | 'needsApproval';
@@ -217,6 +225,7 @@ export function defineTool<
   checkOneOf(name, 'execution.scheduling', execution.scheduling, SCHEDULINGS);
   checkPositive(name, 'execution.inlineBudgetMs', execution.inlineBudgetMs);
   checkPositive(name, 'execution.timeoutMs', execution.timeoutMs);
+  checkPositive(name, 'execution.heartbeatTimeoutMs', execution.heartbeatTimeoutMs);
   checkRetryPolicy(`tool "${name}": execution`, execution.retry);
   checkObjectInput(name, config.input);
   if (config.prepare !== undefined && typeof config.prepare !== 'function') {
@@ -242,6 +251,7 @@ export function defineTool<
       mode: execution.mode,
       inlineBudgetMs: execution.inlineBudgetMs,
       timeoutMs: execution.timeoutMs,
+      heartbeatTimeoutMs: execution.heartbeatTimeoutMs,
       maxConcurrency: execution.maxConcurrency,
       retry: execution.retry,
       needsApproval: execution.needsApproval,

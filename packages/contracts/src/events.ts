@@ -38,7 +38,8 @@ export type CallEvent =
   | (CallEventBase & CallTransition & { type: 'succeeded'; output: unknown })
   | (CallEventBase & CallTransition & { type: 'failed'; error: CallError })
   | (CallEventBase & CallTransition & { type: 'cancelled'; reason: string })
-  | (CallEventBase & CallTransition & { type: 'timed_out'; timeoutMs: number })
+  /** `stalled`: the run gave no sign of life for `timeoutMs` (its tool's `heartbeatTimeoutMs`). */
+  | (CallEventBase & CallTransition & { type: 'timed_out'; timeoutMs: number; stalled?: true })
   | (CallEventBase & { type: 'notification'; notificationId: string; title: string })
   /** The tool asks its caller for input (`ctx.input`): answered with `runtime.inputs.resolve(key, ...)`. */
   | (CallEventBase & { type: 'input_requested'; key: string; name: string; request: InputRequest })

@@ -191,6 +191,8 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
         writes,
         send,
         host,
+        timers,
+        clock,
         closed: hooks.stopping,
         tracing,
         startWritten: store.outlivesProcess ? writer : undefined,

@@ -11,6 +11,7 @@ import {
 import type { Store } from '@baton/store';
 import type { ContextHost } from './call/call-context.js';
 import type { LiveCall } from './call/live-call.js';
+import { signOfLife } from './call/stalls.js';
 import type { Timers } from './call/timers.js';
 import type { CallWrites } from './call/writes.js';
 import type { Clock } from './clock.js';
@@ -70,8 +71,13 @@ export class CallContextHost implements ContextHost {
     return this.#inbox.take(call);
   }
 
+  heartbeat(call: LiveCall): void {
+    signOfLife(call, this.deps.clock);
+  }
+
   progress(call: LiveCall, progress: Progress): void {
     if (isTerminalStatus(call.record.status)) return;
+    signOfLife(call, this.deps.clock);
     const { writes, timers, clock, progressIntervalMs } = this.deps;
     call.record.progress = storableValue({ ...progress });
     call.record.updatedAt = clock.now();
@@ -88,6 +94,7 @@ export class CallContextHost implements ContextHost {
 
   status(call: LiveCall, given: string): void {
     if (isTerminalStatus(call.record.status)) return;
+    signOfLife(call, this.deps.clock);
     const text = storableText(given);
     call.record.statusText = text;
     call.record.updatedAt = this.deps.clock.now();
@@ -97,6 +104,7 @@ export class CallContextHost implements ContextHost {
 
   log(call: LiveCall, stream: LogStream, given: string): void {
     if (isTerminalStatus(call.record.status)) return;
+    signOfLife(call, this.deps.clock);
     const chunk = storableText(given);
     call.appendLog(stream, chunk);
     this.deps.writes.emit(call, { type: 'log', stream, chunk });
@@ -172,6 +180,8 @@ export class CallContextHost implements ContextHost {
       if ('timedOut' in outcome) throw new BatonError('event_timeout', EVENT_TIMEOUT_MESSAGE);
       throw new BatonError('event_cancelled', EVENT_CANCELLED_MESSAGE);
     } finally {
+      // Its wait was no silence: a stall counts from its end.
+      signOfLife(call, this.deps.clock);
       timers.clear(timer);
       if (onAbort) call.signal.removeEventListener('abort', onAbort);
       if (call.record.waitingFor === key && !isTerminalStatus(call.record.status)) {

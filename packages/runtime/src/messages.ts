@@ -96,6 +96,11 @@ export function timedOutMessage(timeoutMs: number): string {
   return `The tool call timed out after ${timeoutMs} ms`;
 }
 
+/** A run stopped for its silence (`heartbeatTimeoutMs`). */
+export function stalledMessage(quietMs: number): string {
+  return `The tool call stalled: it gave no sign of progress for ${quietMs} ms, so it was stopped`;
+}
+
 export function toolNotFoundMessage(name: string, available: readonly string[]): string {
   const list = available.length > 0 ? available.join(', ') : 'none';
   return `Tool "${name}" not found. Available tools: ${list}`;

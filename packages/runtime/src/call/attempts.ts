@@ -1,11 +1,13 @@
-import { isTerminalStatus, type RetryPolicy } from '@baton/contracts';
+import { BatonError, isTerminalStatus, type RetryPolicy } from '@baton/contracts';
 import type { CallState } from '@baton/machine';
+import type { Clock } from '../clock.js';
 import {
   DEFAULT_NON_RETRYABLE_CODES,
   DEFAULT_RETRY_BACKOFF_COEFFICIENT,
   DEFAULT_RETRY_INITIAL_INTERVAL_MS,
 } from '../defaults.js';
 import type { Logger } from '../log.js';
+import { stalledMessage } from '../messages.js';
 import { type Outcome, returnedOutcome, thrownOutcome } from '../outcome.js';
 import type { CallTracing } from '../tracing.js';
 import type { WriteBatcher } from '../write-batcher.js';
@@ -14,6 +16,8 @@ import type { DriverEvent, Send } from './driver.js';
 import { refusalHandledElsewhere } from './ending.js';
 import type { LiveCall } from './live-call.js';
 import { modelVisible } from './replies.js';
+import { Stalls } from './stalls.js';
+import type { Timers } from './timers.js';
 import type { CallWrites } from './writes.js';
 
 export interface AttemptsDeps {
@@ -33,6 +37,9 @@ export interface AttemptsDeps {
   tracing?: CallTracing | undefined;
   /** Where a failed attempt is told to the operator (the model sees only what it may). */
   logger?: Pick<Logger, 'error' | 'info'>;
+  /** The stall watch's timer, on the runtime's clock. */
+  timers: Pick<Timers, 'armFor'>;
+  clock: Pick<Clock, 'now'>;
 }
 
 /** How long a call waits before its next attempt: the policy's backoff after this many attempts. */
@@ -47,7 +54,15 @@ export function retryDelayMs(policy: RetryPolicy, attempt: number): number {
  * and whether it runs again. The same execution runs whether the caller waits or not.
  */
 export class Attempts {
-  constructor(private readonly deps: AttemptsDeps) {}
+  readonly #stalls: Stalls;
+
+  constructor(private readonly deps: AttemptsDeps) {
+    this.#stalls = new Stalls({
+      timers: deps.timers,
+      clock: deps.clock,
+      stalled: (call) => this.#stalled(call),
+    });
+  }
 
   /** The `runAttempt` action: the timeout, armed just before, bounds each attempt. */
   run(call: LiveCall, from: CallState, to: CallState): void {
@@ -79,6 +94,12 @@ export class Attempts {
   }
 
   #execute(call: LiveCall, args: unknown): void {
+    const attempt = call.record.attempt;
+    const settle = (outcome: Outcome) => {
+      // A run stopped as stalled, and tried again: the attempt after it has the call now.
+      if (call.stalledAttempt !== attempt) this.#settle(call, outcome);
+    };
+    this.#stalls.watch(call);
     let returned: unknown;
     try {
       const context = new CallContext(call, this.deps.host);
@@ -87,16 +108,16 @@ export class Attempts {
         ? tracing.within(call, () => call.tool.execute(args as never, context))
         : call.tool.execute(args as never, context);
     } catch (thrown) {
-      this.#settle(call, thrownOutcome(thrown));
+      settle(thrownOutcome(thrown));
       return;
     }
     if (isPromiseLike(returned)) {
       returned.then(
-        (value) => this.#settleReturned(call, value),
-        (thrown) => this.#settle(call, thrownOutcome(thrown)),
+        (value) => this.#settleReturned(call, value, settle),
+        (thrown) => settle(thrownOutcome(thrown)),
       );
     } else {
-      this.#settleReturned(call, returned);
+      this.#settleReturned(call, returned, settle);
     }
   }
 
@@ -118,10 +139,35 @@ export class Attempts {
     return retryDelayMs(call.settings.retry as RetryPolicy, call.record.attempt);
   }
 
-  #settleReturned(call: LiveCall, returned: unknown): void {
+  #settleReturned(call: LiveCall, returned: unknown, settle: (outcome: Outcome) => void): void {
     const outcome = returnedOutcome(call.tool, returned);
-    if (outcome instanceof Promise) outcome.then((checked) => this.#settle(call, checked));
-    else this.#settle(call, outcome);
+    if (outcome instanceof Promise) outcome.then(settle);
+    else settle(outcome);
+  }
+
+  /**
+   * A run that gave no sign of life for its tool's `heartbeatTimeoutMs`: its signal is aborted and
+   * it is tried again where its policy allows (what it returns later is dropped), or else the call
+   * ends `timed_out`, saying it stalled.
+   */
+  #stalled(call: LiveCall): void {
+    const ms = call.tool.execution.heartbeatTimeoutMs ?? 0;
+    const message = stalledMessage(ms);
+    const failure = {
+      ok: false as const,
+      error: { code: 'timed_out' as const, message },
+      output: { error: message },
+    };
+    this.#logFailure(call, failure);
+    if (this.#retries(call, failure)) {
+      call.stalledAttempt = call.record.attempt;
+      call.executing = false;
+      call.abortAttempt(new BatonError('timed_out', message));
+      this.deps.send(call, { type: 'RETRY', error: failure.error });
+      return;
+    }
+    call.stalledMs = ms;
+    this.deps.send(call, { type: 'TIMEOUT' });
   }
 
   /** The tool returned. A result that arrives after cancel or timeout changes nothing. */

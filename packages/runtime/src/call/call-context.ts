@@ -17,6 +17,7 @@ export interface ContextHost {
   step<T>(call: LiveCall, stepId: string, run: () => T | Promise<T>): Promise<T>;
   nextMessage(call: LiveCall, options: MessageOptions): Promise<unknown>;
   takeMessages(call: LiveCall): Promise<unknown[]>;
+  heartbeat(call: LiveCall): void;
   progress(call: LiveCall, progress: Progress): void;
   status(call: LiveCall, text: string): void;
   log(call: LiveCall, stream: LogStream, chunk: string): void;
@@ -84,7 +85,11 @@ export class CallContext implements ToolContext {
   }
 
   get signal(): AbortSignal {
-    return this.#call.signal;
+    return this.#call.signalOf(this.attempt);
+  }
+
+  heartbeat(): void {
+    this.#host.heartbeat(this.#call);
   }
 
   progress(progress: Progress): void {

@@ -8,6 +8,7 @@ import {
   CANCELLED_BY_CALLER,
   cancelledMessage,
   persistenceFailedMessage,
+  stalledMessage,
   timedOutMessage,
 } from '../messages.js';
 import type { RefusedWrite, Rows, WriteBatcher } from '../write-batcher.js';
@@ -81,10 +82,13 @@ export class CallEnding {
       return;
     }
     if (event.type === 'TIMEOUT') {
-      const timeoutMs = call.settings.timeoutMs ?? 0;
-      record.error = { code: 'timed_out', message: timedOutMessage(timeoutMs) };
-      record.output = { error: record.error.message };
-      writes.emit(call, { type: 'timed_out', timeoutMs, from: left, to: status });
+      const { stalledMs } = call;
+      const timeoutMs = stalledMs ?? call.settings.timeoutMs ?? 0;
+      const message = stalledMs === undefined ? timedOutMessage(timeoutMs) : stalledMessage(stalledMs);
+      record.error = { code: 'timed_out', message };
+      record.output = { error: message };
+      const stalled = stalledMs === undefined ? {} : { stalled: true as const };
+      writes.emit(call, { type: 'timed_out', timeoutMs, ...stalled, from: left, to: status });
       return;
     }
     const failure = (event as Extract<DriverEvent, { type: 'FAIL' | 'REJECT' }>).outcome;

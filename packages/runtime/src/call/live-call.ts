@@ -24,7 +24,7 @@ export interface CallBatch {
 }
 
 /** The timers a call may have armed, one of each kind: the machine's, and progress conflation's. */
-export type CallTimerKind = CallTimer | 'progress';
+export type CallTimerKind = CallTimer | 'progress' | 'stall';
 
 export interface LiveCallInit {
   record: CallRecord;
@@ -78,6 +78,14 @@ export class LiveCall {
   retryTimer: unknown;
   /** On a shared store: armed after a progress event; later progress waits for it (conflation). */
   progressTimer: unknown;
+  /** For a tool with `heartbeatTimeoutMs`: looks for the run's last sign of life (see stalls.ts). */
+  stallTimer: unknown;
+  /** When the running attempt last gave a sign of life (progress, status, log, heartbeat, a wait's end). */
+  lastSignAt = 0;
+  /** An attempt stopped as stalled and tried again: what it returns later is dropped. */
+  stalledAttempt: number | undefined;
+  /** Set when the call ends `timed_out` because its run stalled: the quiet time that stopped it. */
+  stalledMs: number | undefined;
   /** Finished durable steps by id: kept across attempts, loaded from the store once for a recovered call. */
   finishedSteps: Promise<Map<string, unknown>> | undefined;
   /** The step ids this attempt has used (the durable context: an id is used once per attempt); made on the first step. */
@@ -92,6 +100,8 @@ export class LiveCall {
   #answer: ((reply: CallReply | Promise<CallReply>) => void) | undefined;
   #controller: AbortController | undefined;
   #abortReason: BatonError | undefined;
+  /** Why the last attempt stopped as stalled was (see `abortAttempt`). */
+  #stoppedAttempt: BatonError | undefined;
 
   constructor(init: LiveCallInit) {
     this.record = init.record;
@@ -229,5 +239,19 @@ export class LiveCall {
     if (this.#abortReason) return;
     this.#abortReason = reason;
     this.#controller?.abort(reason);
+  }
+
+  /** Aborts the running attempt's signal only: the next attempt gets a signal of its own. */
+  abortAttempt(reason: BatonError): void {
+    if (this.#abortReason) return;
+    this.#stoppedAttempt = reason;
+    this.#controller?.abort(reason);
+    this.#controller = undefined;
+  }
+
+  /** The signal a run sees: that of a run stopped as stalled, or over, is aborted. */
+  signalOf(attempt: number): AbortSignal {
+    const over = attempt < this.record.attempt || attempt === this.stalledAttempt;
+    return over && this.#stoppedAttempt ? AbortSignal.abort(this.#stoppedAttempt) : this.signal;
   }
 }

@@ -7,6 +7,7 @@ const FIELDS = {
   timeout: 'timeoutTimer',
   retry: 'retryTimer',
   progress: 'progressTimer',
+  stall: 'stallTimer',
 } as const satisfies Record<CallTimerKind, keyof LiveCall>;
 
 const KINDS = Object.keys(FIELDS) as CallTimerKind[];
