@@ -99,6 +99,9 @@ export const API = {
     url: '/v1/calls',
     summary: 'Lists calls, newest first',
     query: z.object({
+      callId: id
+        .optional()
+        .describe('Only the call of this id: a page of one, or of none (a search that is not an id)'),
       sessionId: id.optional(),
       status: z.enum(CALL_STATUSES).optional(),
       tool: z.string().optional(),

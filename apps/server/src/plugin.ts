@@ -6,10 +6,8 @@ import {
   toMcpTool,
   toOpenAITool,
 } from '@baton/contracts';
-import { inspectorAssetsDir } from '@baton/inspector';
 import { callMachine, machineGraph } from '@baton/machine';
 import { type Runtime, redactedUrl } from '@baton/runtime';
-import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -19,6 +17,7 @@ import { API, type Endpoint } from './api.js';
 import { answerErrors, fail, notFound, takeJsonBodies } from './api-errors.js';
 import { sendMessage } from './call-messages.js';
 import { refusalOf, SHUTTING_DOWN } from './call-refusals.js';
+import { INSPECTOR_PAGES, mountInspector } from './inspector-pages.js';
 import { type McpSessionOptions, mountMcp } from './mcp.js';
 import { refusalCounter, runtimeMetrics } from './metrics.js';
 import { routeSchemaOf, swaggerOptions } from './openapi.js';
@@ -80,7 +79,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   /** Routes that answer without a token: a load balancer's probe, the API's description, and the
    * inspector's page (which holds no data: it asks for a token when the API wants one). */
   const PUBLIC = new Set(
-    [API.health.url, API.openapi.url, '/inspector', '/inspector/*'].map((url) => `${app.prefix}${url}`),
+    [API.health.url, API.openapi.url, ...INSPECTOR_PAGES].map((url) => `${app.prefix}${url}`),
   );
   /** The docs page and its assets (the API's description, drawn by Swagger UI). */
   const DOCS = `${app.prefix}/docs`;
@@ -251,7 +250,11 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   });
 
   route(API.listCalls, async ({ query, scope }) => {
-    const { tool, sessionId, ...filter } = query;
+    const { tool, sessionId, callId, ...filter } = query;
+    if (callId !== undefined) {
+      const record = await runtime.get(scope.inside(callId));
+      return { calls: record && scope.owns(record.callId) ? [scope.show(record)] : [] };
+    }
     const page = await runtime.list({
       ...filter,
       sessionPrefix: scope.prefix,
@@ -386,6 +389,5 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   });
 
   await mountMcp(app, runtime, tenancy, { ...mcp, bodyShape });
-  app.get('/inspector', (_request, reply) => reply.redirect(`${app.prefix}/inspector/`));
-  await app.register(fastifyStatic, { root: inspectorAssetsDir, prefix: '/inspector/' });
+  await mountInspector(app);
 };

@@ -304,6 +304,31 @@ describe('the inspector, in a real browser against the real server', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'inspector.png'), fullPage: true });
   });
 
+  it('sorts by a column, opens a call from the keyboard, and searches without asking for calls that are not there', async () => {
+    const asked: string[] = [];
+    const listen = (request: { url(): string }) => {
+      const { pathname, search } = new URL(request.url());
+      asked.push(pathname + search);
+    };
+    page.on('request', listen);
+    await page.getByLabel('Search calls').fill('echo-');
+    await page.waitForRequest((request) => request.url().includes('/v1/calls?callId=echo-'));
+    page.off('request', listen);
+    expect(asked.filter((path) => path.startsWith('/v1/calls/echo-'))).toEqual([]);
+    await page.getByLabel('Search calls').fill('');
+
+    await page.locator('button[data-sort="tool"]').click();
+    const tools = await page.locator('table.calls tbody tr td:nth-child(2)').allTextContents();
+    expect(tools.length).toBeGreaterThan(3);
+    expect(tools).toEqual([...tools].sort((a, b) => a.localeCompare(b)));
+    await page.locator('button[data-sort="admitted"]').click();
+
+    await page.locator('tr[data-call-id="echo-1"] a.call-link').focus();
+    await page.keyboard.press('Enter');
+    await page.locator('[data-detail-of="echo-1"]').waitFor();
+    expect(page.url()).toContain('#/calls/echo-1');
+  });
+
   it('reaches calls past the latest 500: a search finds one by its id, and older pages follow', async () => {
     // The calls earlier tests left running end first: a live event of one would bring it back
     // among those read, and the count would move on from 500 while the page is looked at.

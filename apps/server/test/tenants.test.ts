@@ -50,6 +50,28 @@ describe('tenants', () => {
     expect((await as(undefined, { url: '/healthz' })).statusCode).toBe(200);
   });
 
+  it('leads a browser at / to the inspector, and answers /favicon.ico with its icon, without a token', async () => {
+    const root = await as(undefined, { url: '/' });
+    expect([root.statusCode, root.headers.location]).toEqual([302, '/inspector/']);
+    const favicon = await as(undefined, { url: '/favicon.ico' });
+    expect([favicon.statusCode, favicon.headers.location]).toEqual([302, '/inspector/favicon.svg']);
+    const icon = await as(undefined, { url: '/inspector/favicon.svg' });
+    expect([icon.statusCode, icon.headers['content-type']]).toEqual([200, 'image/svg+xml']);
+  });
+
+  it("finds a call by its id in the list (a page of one, or of none), and not another tenant's", async () => {
+    await as(A, {
+      method: 'POST',
+      url: '/v1/calls',
+      payload: { name: 'echo', args: { text: 'x' }, sessionId: 's', callId: 'mine-1' },
+    });
+    expect((await as(A, { url: '/v1/calls?callId=mine-1' })).json().calls).toMatchObject([
+      { callId: 'mine-1' },
+    ]);
+    expect((await as(A, { url: '/v1/calls?callId=mine' })).json()).toEqual({ calls: [] });
+    expect((await as(B, { url: '/v1/calls?callId=mine-1' })).json()).toEqual({ calls: [] });
+  });
+
   it('tells anyone /healthz that it is up, and only an operator its instance and counters', async () => {
     for (const token of [undefined, A]) {
       const health = await as(token, { url: '/healthz' });

@@ -49,12 +49,25 @@ function describe(event: CallEvent): string {
     case 'cancelled':
       return `cancelled: ${event.reason}`;
     case 'timed_out':
-      return `timed out after ${event.timeoutMs} ms`;
+      return event.stalled
+        ? `stalled: no sign of progress for ${event.timeoutMs} ms`
+        : `timed out after ${event.timeoutMs} ms`;
     case 'notification':
       return `notification: ${event.title}`;
     case 'input_requested':
       return `asks for input: ${event.name} (${event.request.kind})`;
+    case 'message':
+      return `read message ${event.messageSeq}: ${typeof event.message === 'string' ? event.message : JSON.stringify(event.message)}`;
   }
+}
+
+/** Which run the call is at; one that ended before any says why it never ran. */
+function attemptOf(record: CallRecord, ended: boolean): string {
+  if (record.attempt > 0) return `attempt ${record.attempt}`;
+  if (!ended) return 'not started yet';
+  if (record.error?.code === 'invalid_arguments')
+    return 'refused: its arguments were invalid, so it never ran';
+  return `it never ran (${record.error?.code ?? record.status})`;
 }
 
 /** The notification a call's `notification` event names, read once it exists. */
@@ -167,8 +180,7 @@ export function CallDetail({ record, ended, events, now, onClose, onError }: Cal
           {formatDuration(total)} since admission
           {ran !== undefined && Math.round(ran) !== Math.round(total) ? ` (ran ${formatDuration(ran)})` : ''}
         </span>
-        , {record.attempt === 0 ? 'not started yet' : `attempt ${record.attempt}`}{' '}
-        <ProgressBar record={record} />
+        , {attemptOf(record, ended)} <ProgressBar record={record} />
       </p>
       <div class="actions">
         {!ended && (

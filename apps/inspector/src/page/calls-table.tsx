@@ -1,4 +1,5 @@
 import type { CallRecord } from '@baton/contracts';
+import { useState } from 'preact/hooks';
 import {
   describeProgress,
   elapsedMs,
@@ -8,6 +9,7 @@ import {
   hasEnded,
   stateLabel,
 } from './format.js';
+import { addressOf } from './route.js';
 
 export interface Filters {
   /** A call id, session or tool, or a part of one. */
@@ -113,8 +115,56 @@ export interface CallsTableProps {
   onSelect: (callId: string) => void;
 }
 
-/** The calls, newest first: one row each, live. */
+/** The columns a table sorts by, and how: each compares two records, ascending. */
+const SORTS = {
+  admitted: (a: CallRecord, b: CallRecord) => a.createdAt - b.createdAt,
+  tool: (a: CallRecord, b: CallRecord) => a.toolName.localeCompare(b.toolName),
+  session: (a: CallRecord, b: CallRecord) => a.sessionId.localeCompare(b.sessionId),
+  state: (a: CallRecord, b: CallRecord) => a.status.localeCompare(b.status),
+  duration: (a: CallRecord, b: CallRecord, now: number) => elapsedMs(a, now) - elapsedMs(b, now),
+} as const;
+type SortColumn = keyof typeof SORTS;
+
+interface Sort {
+  column: SortColumn;
+  descending: boolean;
+}
+
+function sorted(calls: CallRecord[], { column, descending }: Sort, now: number): CallRecord[] {
+  const compare = SORTS[column];
+  return [...calls].sort((a, b) => (descending ? -1 : 1) * compare(a, b, now));
+}
+
+/** A column's head: a button that sorts by it, and again the other way. */
+function SortHead({
+  column,
+  sort,
+  onSort,
+}: {
+  column: SortColumn;
+  sort: Sort;
+  onSort: (sort: Sort) => void;
+}) {
+  const active = sort.column === column;
+  const order = active ? (sort.descending ? 'descending' : 'ascending') : 'none';
+  return (
+    <th aria-sort={order}>
+      <button
+        type="button"
+        class="sort"
+        data-sort={column}
+        onClick={() => onSort({ column, descending: active ? !sort.descending : column === 'admitted' })}
+      >
+        {column}
+        {active ? (sort.descending ? ' ▾' : ' ▴') : ''}
+      </button>
+    </th>
+  );
+}
+
+/** The calls, newest first unless sorted otherwise: one row each, live; each row's tool is a link to it. */
 export function CallsTable({ calls, any, now, selected, onSelect }: CallsTableProps) {
+  const [sort, setSort] = useState<Sort>({ column: 'admitted', descending: true });
   if (!any) {
     return (
       <p class="empty">
@@ -137,37 +187,52 @@ export function CallsTable({ calls, any, now, selected, onSelect }: CallsTablePr
         </colgroup>
         <thead>
           <tr>
-            <th>admitted</th>
-            <th>tool</th>
-            <th>session</th>
-            <th>state</th>
-            <th>duration</th>
+            {(['admitted', 'tool', 'session', 'state', 'duration'] as const).map((column) => (
+              <SortHead key={column} column={column} sort={sort} onSort={setSort} />
+            ))}
             <th>progress</th>
             <th>status</th>
           </tr>
         </thead>
         <tbody>
-          {calls.map((record) => (
-            <tr
-              key={record.callId}
-              data-call-id={record.callId}
-              data-status={record.status}
-              class={record.callId === selected ? 'selected' : ''}
-              onClick={() => onSelect(record.callId)}
-            >
-              <td title={new Date(record.createdAt).toISOString()}>{formatClock(record.createdAt)}</td>
-              <td>{record.toolName}</td>
-              <td>{record.sessionId}</td>
-              <td>
-                <span class={`pill ${record.status}`}>{stateLabel(record)}</span>
-              </td>
-              <td>{formatDuration(elapsedMs(record, now))}</td>
-              <td>
-                <ProgressBar record={record} />
-              </td>
-              <td class="status-text">{record.statusText ?? record.error?.message ?? ''}</td>
-            </tr>
-          ))}
+          {sorted(calls, sort, now).map((record) => {
+            const statusText = record.statusText ?? record.error?.message ?? '';
+            return (
+              <tr
+                key={record.callId}
+                data-call-id={record.callId}
+                data-status={record.status}
+                class={record.callId === selected ? 'selected' : ''}
+                onClick={() => onSelect(record.callId)}
+              >
+                <td title={new Date(record.createdAt).toISOString()}>{formatClock(record.createdAt)}</td>
+                <td title={`${record.toolName} (${record.callId})`}>
+                  <a
+                    class="call-link"
+                    href={addressOf(record.callId)}
+                    onClick={(event) => {
+                      event.preventDefault();
+                      event.stopPropagation();
+                      onSelect(record.callId);
+                    }}
+                  >
+                    {record.toolName}
+                  </a>
+                </td>
+                <td title={record.sessionId}>{record.sessionId}</td>
+                <td title={stateLabel(record)}>
+                  <span class={`pill ${record.status}`}>{stateLabel(record)}</span>
+                </td>
+                <td>{formatDuration(elapsedMs(record, now))}</td>
+                <td>
+                  <ProgressBar record={record} />
+                </td>
+                <td class="status-text" title={statusText}>
+                  {statusText}
+                </td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
     </div>

@@ -1,10 +1,13 @@
-import type { Notification } from '@baton/contracts';
+import type { CallEvent, Notification } from '@baton/contracts';
 import { useEffect, useState } from 'preact/hooks';
-import { getJson, Unauthorized } from './api.js';
+import { follow, getJson, Unauthorized } from './api.js';
 import { formatTime } from './format.js';
 
-/** How often the open session's notifications are read again. */
-const REFRESH_MS = 1_000;
+/**
+ * The open session's notifications are read when one of its calls' ends becomes one (an event on
+ * the live stream), and now and then besides, for their acknowledgements, which no event tells of.
+ */
+const REREAD_MS = 30_000;
 
 export interface SessionPanelProps {
   sessionId: string;
@@ -22,10 +25,17 @@ export function SessionPanel({ sessionId, connection, onUnauthorized, onError }:
       getJson<Notification[]>(`/v1/notifications?sessionId=${encodeURIComponent(sessionId)}&limit=100`)
         .then((list) => !stopped && setNotifications(list))
         .catch((error: unknown) => (error instanceof Unauthorized ? onUnauthorized() : onError(error)));
-    void read();
-    const timer = setInterval(read, REFRESH_MS);
+    const stopFollowing = follow<CallEvent>(() => '/v1/events', {
+      onOpen: () => void read(),
+      onMessage: (event) => {
+        if (event.type === 'notification' && event.sessionId === sessionId) void read();
+      },
+      onUnauthorized,
+    });
+    const timer = setInterval(read, REREAD_MS);
     return () => {
       stopped = true;
+      stopFollowing();
       clearInterval(timer);
     };
   }, [sessionId, connection, onUnauthorized, onError]);

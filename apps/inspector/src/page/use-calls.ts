@@ -93,13 +93,14 @@ export function useCalls(
   const lookUp = useCallback(
     (text: string) => {
       const value = encodeURIComponent(text);
+      // Lists, never `/v1/calls/<text>`: a search that names no call finds none, and is no 404.
       Promise.all([
-        getJsonIfAny<CallRecord>(`/v1/calls/${value}`),
+        getJsonIfAny<CallPage>(`/v1/calls?callId=${value}`),
         getJsonIfAny<CallPage>(`/v1/calls?sessionId=${value}&limit=${PAGE_SIZE}`),
         getJsonIfAny<CallPage>(`/v1/calls?tool=${value}&limit=${PAGE_SIZE}`),
       ])
-        .then(([record, bySession, byTool]) =>
-          add([...(record ? [record] : []), ...(bySession?.calls ?? []), ...(byTool?.calls ?? [])]),
+        .then(([byId, bySession, byTool]) =>
+          add([...(byId?.calls ?? []), ...(bySession?.calls ?? []), ...(byTool?.calls ?? [])]),
         )
         .catch(handle);
     },
