@@ -327,6 +327,13 @@ describe('the inspector, in a real browser against the real server', () => {
     await page.keyboard.press('Enter');
     await page.locator('[data-detail-of="echo-1"]').waitFor();
     expect(page.url()).toContain('#/calls/echo-1');
+    // The raw request and reply, as the API takes and gives them.
+    await page.locator('[data-raw] summary').click();
+    const raw = JSON.parse((await page.locator('[data-raw] pre').textContent()) ?? '{}');
+    expect(raw).toMatchObject({
+      request: { name: 'echo', args: { text: 'hello' }, sessionId: 'demo', callId: 'echo-1' },
+      reply: { callId: 'echo-1', status: 'succeeded' },
+    });
   });
 
   it('reaches calls past the latest 500: a search finds one by its id, and older pages follow', async () => {

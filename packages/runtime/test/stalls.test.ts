@@ -74,7 +74,7 @@ describe('stalls: a run that gives no sign of life for heartbeatTimeoutMs is sto
   it('tries a stalled run again where its policy allows, and drops what the stalled one returns later', async () => {
     const { tool, runs } = playedTool({
       mode: 'background',
-      retry: { maxAttempts: 2, initialIntervalMs: 1_000, nonRetryableCodes: [] },
+      retry: { maxAttempts: 2, initialIntervalMs: 1_000 },
     });
     const { runtime, clock, events } = testRuntime([tool]);
     const { callId } = await runtime.call({ name: 'crawl', sessionId: 's' });

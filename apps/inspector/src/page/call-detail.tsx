@@ -61,6 +61,27 @@ function describe(event: CallEvent): string {
   }
 }
 
+/**
+ * The call as its caller sent it and as it was answered, in the API's words: what to paste into a
+ * bug report, or into `POST /v1/calls` to make it again.
+ */
+function rawOf(record: CallRecord): Record<string, unknown> {
+  const request = {
+    name: record.toolName,
+    args: record.args,
+    sessionId: record.sessionId,
+    callId: record.callId,
+  };
+  const reply = {
+    callId: record.callId,
+    status: record.status,
+    ...(record.acknowledgement !== undefined ? { acknowledgement: record.acknowledgement } : {}),
+    ...(record.output !== undefined ? { output: record.output } : {}),
+    ...(record.error ? { error: { code: record.error.code, message: record.error.message } } : {}),
+  };
+  return { request, reply };
+}
+
 /** Which run the call is at; one that ended before any says why it never ran. */
 function attemptOf(record: CallRecord, ended: boolean): string {
   if (record.attempt > 0) return `attempt ${record.attempt}`;
@@ -216,6 +237,10 @@ export function CallDetail({ record, ended, events, now, onClose, onError }: Cal
       </ol>
       <h3>Arguments</h3>
       <pre>{show(record.args)}</pre>
+      <details class="raw" data-raw>
+        <summary>Raw request and reply</summary>
+        <pre>{show(rawOf(record))}</pre>
+      </details>
       {record.outputTail !== '' && (
         <>
           <h3>Output tail</h3>
