@@ -68,7 +68,12 @@ export const Notification = z.looseObject({
   sessionId: z.string(),
   toolName: z.string(),
   status: z.enum(['queued', 'acknowledged']),
-  outcome: z.enum(['succeeded', 'failed', 'cancelled', 'timed_out']),
+  outcome: z
+    .enum(['succeeded', 'failed', 'cancelled', 'timed_out', 'running'])
+    .describe(
+      "The call's end, or `running` for an intermediate result (`ctx.update`) of a call that goes on",
+    ),
+  updateSeq: z.number().int().min(1).optional().describe("An update's number in its call"),
   title: z.string(),
   body: z.string().describe('The text for the model'),
   scheduling: z.enum(['interrupt', 'when_idle', 'silent']),

@@ -19,6 +19,7 @@ const research = defineTool({
       const { text } = await ctx.nextMessage();
       if (text === 'finish') return { topic, read };
       read.push(text);
+      ctx.update(`now reading ${text}`);
     }
   },
 });
@@ -56,6 +57,21 @@ describe('POST /v1/calls/:id/messages: steering a running call', () => {
       result: { topic: 'tides', read: ['the moon'] },
       messagesRead: 2,
     });
+  });
+
+  it("lists the call's update as a notification while it runs, and streams it as an event", async () => {
+    await start('research', { topic: 'tides' }, 'r2');
+    await post('/v1/calls/r2/messages', { message: { text: 'the moon' } });
+    await expect
+      .poll(async () => (await app.inject('/v1/notifications?sessionId=s')).json())
+      .toMatchObject([
+        { callId: 'r2', outcome: 'running', updateSeq: 1, output: { update: 'now reading the moon' } },
+      ]);
+    await post('/v1/calls/r2/messages', { message: { text: 'finish' } });
+    await runtime.wait('r2', { timeoutMs: 1_000 });
+    const stream = (await app.inject('/v1/calls/r2/events')).body;
+    expect(stream).toContain('event: update');
+    expect(stream).toContain('"value":"now reading the moon"');
   });
 
   it('refuses with a stable code and words to act on: no call, no messages taken, a bad message, an ended call', async () => {

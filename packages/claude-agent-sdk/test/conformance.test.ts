@@ -75,6 +75,7 @@ function conversationOf(
               'research_when_idle',
               'research_silent',
               'research_steered',
+              'research_reporting',
               'steer_background',
               'look_up',
               'transfer',

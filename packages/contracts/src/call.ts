@@ -80,6 +80,13 @@ export interface TraceCarrier {
   tracestate?: string;
 }
 
+/** An intermediate result of a running call (`ctx.update`): its number in the call, from 1. */
+export interface CallUpdate {
+  updateSeq: number;
+  value: unknown;
+  at: number;
+}
+
 /** Everything the store keeps of one call. */
 export interface CallRecord {
   callId: string;
@@ -99,6 +106,8 @@ export interface CallRecord {
   waitingFor?: string;
   /** Steering: how many of the messages sent to the call its tool has read (none: absent). */
   messagesRead?: number;
+  /** The latest intermediate result (`ctx.update`) of the call, while it runs and after. */
+  update?: CallUpdate;
   /** A run started by `spawn_background` (the background runs): its label, and whether its session hears of its end. */
   run?: { title: string; signalOnCompletion: boolean };
   /** The runtime instance that runs it (the background continuation's runtime owner); recovery moves it when that instance is gone. */
@@ -141,13 +150,18 @@ export interface CallRecord {
 export type NotificationStatus = 'queued' | 'acknowledged';
 
 /** Brings the end of a backgrounded call back to its session (the background continuation). */
+/** How a notification's call stands: its end, or `running` for an update of a call that goes on. */
+export type NotificationOutcome = TerminalStatus | 'running';
+
 export interface Notification {
   id: string;
   callId: string;
   sessionId: string;
   toolName: string;
   status: NotificationStatus;
-  outcome: TerminalStatus;
+  outcome: NotificationOutcome;
+  /** An update (`outcome: 'running'`, `ctx.update`): its number in the call, from 1. */
+  updateSeq?: number;
   title: string;
   body: string;
   /** The formatter's completed / error / cancelled reply: what the model is given. */

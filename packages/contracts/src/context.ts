@@ -1,4 +1,4 @@
-import type { LogStream, Progress } from './call.js';
+import type { LogStream, Progress, Scheduling } from './call.js';
 import type { InputOptions, InputRequest, InputResponse } from './input.js';
 
 /** What a tool's `prepare` gets besides the arguments. */
@@ -14,6 +14,11 @@ export interface PrepareContext {
    * is still there, and then run as a task. Names default to `input-1`, `input-2`... in order.
    */
   input<R extends InputRequest>(request: R, options?: { name?: string }): Promise<InputResponse<R>>;
+}
+
+/** How an update reaches the model; unset: as the tool's end would (its `scheduling`). */
+export interface UpdateOptions {
+  scheduling?: Scheduling;
 }
 
 /** How long `ctx.nextMessage` waits: past `timeoutMs` it throws `event_timeout`. */
@@ -83,6 +88,14 @@ export interface ToolContext<Prepared = unknown, Message = unknown> {
    * status and a log line are signs too. Stores nothing.
    */
   heartbeat(): void;
+  /**
+   * An intermediate result for the model, not only for a UI: the call goes on. Kept on the record
+   * (`update`, shown by `check_background`) and, for a call in the background, a notification
+   * delivered by `scheduling` as its end is. Updates coalesce: one written within
+   * `updateIntervalMs` of the last waits and is merged with those after it (the latest stands),
+   * a newer update replaces one not yet given, and the end replaces any not yet given.
+   */
+  update(value: unknown, options?: UpdateOptions): void;
   /** Reports progress: a bus event, and the last one is kept on the record. */
   progress(progress: Progress): void;
   /** Sets the call's status text (what it is doing now). */

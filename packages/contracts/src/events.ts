@@ -1,4 +1,12 @@
-import type { CallError, CallStatus, ExecutionMode, LogStream, Progress, TerminalStatus } from './call.js';
+import type {
+  CallError,
+  CallStatus,
+  ExecutionMode,
+  LogStream,
+  Progress,
+  Scheduling,
+  TerminalStatus,
+} from './call.js';
 import type { InputRequest } from './input.js';
 
 interface CallEventBase {
@@ -47,7 +55,9 @@ export type CallEvent =
    * Steering: the tool read the message sent to it as the `messageSeq`-th (`runtime.steer`); `message`
    * is what its schema made of it.
    */
-  | (CallEventBase & { type: 'message'; messageSeq: number; message: unknown });
+  | (CallEventBase & { type: 'message'; messageSeq: number; message: unknown })
+  /** An intermediate result (`ctx.update`), as written: merged with those that came too fast after one. */
+  | (CallEventBase & { type: 'update'; updateSeq: number; value: unknown; scheduling: Scheduling });
 
 export type CallEventType = CallEvent['type'];
 

@@ -10,6 +10,7 @@ export {
   type CallRecord,
   type CallReply,
   type CallStatus,
+  type CallUpdate,
   type Concurrency,
   type DeliveryStatus,
   type EventOutcome,
@@ -18,6 +19,7 @@ export {
   isTerminalStatus,
   type LogStream,
   type Notification,
+  type NotificationOutcome,
   type NotificationStatus,
   type Progress,
   type RecordedError,
@@ -31,7 +33,7 @@ export {
   type TraceCarrier,
   type WebhookDelivery,
 } from './call.js';
-export type { MessageOptions, PrepareContext, ToolContext } from './context.js';
+export type { MessageOptions, PrepareContext, ToolContext, UpdateOptions } from './context.js';
 export {
   type AnyTool,
   checkRetryPolicy,

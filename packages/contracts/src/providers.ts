@@ -99,11 +99,11 @@ export function toGeminiResponse(
     : { error: reply.error?.message ?? reply.output };
 }
 
-/** A background call's end as the `response` of its later function response: the result, or why there is none. */
+/** A background call's end (or update) as the `response` of its later function response: the result, or why there is none. */
 export function toGeminiNotificationResponse(
   notification: Pick<Notification, 'outcome' | 'output' | 'body'>,
 ): GeminiFunctionResult {
-  return notification.outcome === 'succeeded'
+  return notification.outcome === 'succeeded' || notification.outcome === 'running'
     ? { output: notification.output }
     : { error: notification.body };
 }

@@ -1,4 +1,4 @@
-import { type CallRecord, type CallStatus, isTerminalStatus } from '@baton/contracts';
+import { type CallRecord, type CallStatus, type CallUpdate, isTerminalStatus } from '@baton/contracts';
 import type { PendingInput, Runtime } from '@baton/runtime';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { McpScope } from './scope.js';
@@ -45,10 +45,16 @@ function statusOf(record: CallRecord, inputs: readonly PendingInput[]): TaskStat
   return LEGACY_STATUS[record.status];
 }
 
+function updateMessageOf({ updateSeq, value }: CallUpdate): string {
+  return `update ${updateSeq}: ${typeof value === 'string' ? value : JSON.stringify(value)}`;
+}
+
 function statusMessageOf(record: CallRecord, inputs: readonly PendingInput[] = []): string | undefined {
   if (record.approval === 'pending') return 'waiting for approval';
   if (inputs.length > 0 && !isTerminalStatus(record.status)) return 'waiting for input';
   if (record.error) return record.error.message;
+  // An intermediate result is for the model: the status message is the one place a task's reader sees it.
+  if (record.update && !isTerminalStatus(record.status)) return updateMessageOf(record.update);
   if (record.statusText !== undefined) return record.statusText;
   const progress = record.progress;
   if (!progress) return undefined;

@@ -7,6 +7,7 @@ import { createRuntime } from '@baton/runtime';
 import { memoryStore } from '@baton/runtime/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type OverHttp, serveOverHttp } from './over-http.js';
@@ -26,6 +27,7 @@ const research = defineTool({
     const directions: string[] = [];
     for (let message = await ctx.nextMessage(); message !== 'finish'; message = await ctx.nextMessage()) {
       directions.push(message);
+      ctx.update(`heading for ${message}`);
     }
     return { topic, directions };
   },
@@ -40,7 +42,7 @@ const plain = defineTool({
 });
 
 async function connected(tools = [research, plain]) {
-  const runtime = createRuntime({ tools, store: memoryStore(), inlineBudgetMs: 50 });
+  const runtime = createRuntime({ tools, store: memoryStore(), inlineBudgetMs: 50, updateIntervalMs: 1 });
   await runtime.ready;
   const http = await serveOverHttp(runtime);
   served.push(http);
@@ -62,17 +64,24 @@ describe('steer_background over MCP', () => {
     expect(names).toContain('steer_background');
     const callId = callIdOf(await client.callTool({ name: 'research', arguments: { topic: 'tides' } }));
     expect(callId).not.toBe('');
-    for (const [index, message] of ['look at the moon', 'and the wind', 'finish'].entries()) {
-      const steered = await client.callTool({
-        name: 'steer_background',
-        arguments: { call_id: callId, message },
-      });
+    const steer = (message: string) =>
+      client.callTool({ name: 'steer_background', arguments: { call_id: callId, message } });
+    for (const [index, message] of ['look at the moon', 'and the wind'].entries()) {
+      const steered = await steer(message);
       expect(steered.structuredContent).toMatchObject({
         call_id: callId,
         message_seq: index + 1,
         status: 'sent',
       });
     }
+    // The tool's update of what it was told last, through the control tools.
+    await expect
+      .poll(async () => {
+        const checked = await client.callTool({ name: 'check_background', arguments: { call_id: callId } });
+        return checked.structuredContent;
+      })
+      .toMatchObject({ status: 'backgrounded', update: 'heading for and the wind', update_seq: 2 });
+    expect((await steer('finish')).structuredContent).toMatchObject({ message_seq: 3 });
     const waited = await client.callTool({ name: 'wait_background', arguments: { call_id: callId } });
     expect(waited.structuredContent).toMatchObject({
       status: 'succeeded',
@@ -89,6 +98,22 @@ describe('steer_background over MCP', () => {
         text: `The call "${callId}" has already ended (succeeded) and reads no more messages: its result is final. Start a new call to change it.`,
       },
     ]);
+  });
+
+  it("shows a task's reader the call's latest update as its status message", async () => {
+    const { client } = await connected();
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'research', arguments: { topic: 'tides' } } },
+      CreateTaskResultSchema,
+      { task: { ttl: 60_000 } },
+    );
+    await client.callTool({
+      name: 'steer_background',
+      arguments: { call_id: task.taskId, message: 'the bay' },
+    });
+    await expect
+      .poll(async () => (await client.experimental.tasks.getTask(task.taskId)).statusMessage)
+      .toBe('update 1: heading for the bay');
   });
 
   it('tells the model a tool that takes no messages cannot be steered', async () => {

@@ -17,6 +17,7 @@ import { CallRegistry } from './call/registry.js';
 import { RepeatedCalls } from './call/repeated.js';
 import { Slots } from './call/slots.js';
 import { Timers } from './call/timers.js';
+import { CallUpdates } from './call/updates.js';
 import { CallWrites } from './call/writes.js';
 import { type Clock, systemClock } from './clock.js';
 import { CallContextHost } from './context-host.js';
@@ -145,6 +146,15 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     instanceId: settings.instanceId,
   });
   const { progressIntervalMs, maxOutputChars } = settings;
+  const updates = new CallUpdates({
+    writes,
+    writer,
+    timers,
+    clock,
+    store,
+    failures,
+    updateIntervalMs: settings.updateIntervalMs,
+  });
   const host = new CallContextHost({
     writes,
     writer,
@@ -152,6 +162,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     timers,
     clock,
     failures,
+    updates,
     progressIntervalMs,
     ...(store.send ? { tellOwner: tellingOwner(store, registry, failures) } : {}),
   });
@@ -169,7 +180,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
       every: (ms, op, task) => housekeeping.every(ms, op, task),
       later: housekeeping.later,
     });
-  const notifications = new CallNotifications({ writes, writer, clock, webhooks });
+  const notifications = new CallNotifications({ writes, writer, clock, webhooks, updates });
   const later = housekeeping.later;
   ending = new CallEnding({
     writes,

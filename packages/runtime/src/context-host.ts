@@ -7,12 +7,14 @@ import {
   type LogStream,
   type MessageOptions,
   type Progress,
+  type UpdateOptions,
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import type { ContextHost } from './call/call-context.js';
 import type { LiveCall } from './call/live-call.js';
 import { signOfLife } from './call/stalls.js';
 import type { Timers } from './call/timers.js';
+import type { CallUpdates } from './call/updates.js';
 import type { CallWrites } from './call/writes.js';
 import type { Clock } from './clock.js';
 import { callOfEventKey, eventKey } from './keys.js';
@@ -39,6 +41,7 @@ export interface ContextHostDeps {
   failures: Failures;
   /** On a shared store only: progress is conflated to one event per call this often. */
   progressIntervalMs: number | undefined;
+  updates: Pick<CallUpdates, 'update'>;
   /**
    * On a store that processes share: a resolution stored here for a call that nobody waits for
    * here is told to the process that runs the call (see `resolvedElsewhere`).
@@ -73,6 +76,11 @@ export class CallContextHost implements ContextHost {
 
   heartbeat(call: LiveCall): void {
     signOfLife(call, this.deps.clock);
+  }
+
+  update(call: LiveCall, value: unknown, options: UpdateOptions): void {
+    signOfLife(call, this.deps.clock);
+    this.deps.updates.update(call, value, options);
   }
 
   progress(call: LiveCall, progress: Progress): void {

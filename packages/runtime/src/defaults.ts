@@ -89,6 +89,9 @@ export const DEFAULT_POLL_MS = 2_000;
 /** On a shared store: at most one progress event per call this often. */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 100;
 
+/** Intermediate results (`ctx.update`): at most one written per call this often; faster ones merge. */
+export const DEFAULT_UPDATE_INTERVAL_MS = 1_000;
+
 /** Retention removes this many ended calls per transaction. */
 export const RETENTION_BATCH = 500;
 

@@ -182,6 +182,16 @@ export function notificationBody(
     : `${call}\nError:\n${outcome.error}`;
 }
 
+/** An intermediate result's notification (`ctx.update`): the call goes on. */
+export function updateTitle(toolName: string, updateSeq: number): string {
+  return `Task update ${updateSeq}: Background tool: ${toolName} (still running)`;
+}
+
+export function updateBody(record: CallRecord, updateSeq: number, value: unknown): string {
+  const call = `Tool call:\n${record.toolName}(${formatValue(record.args)})`;
+  return `${call}\nUpdate ${updateSeq} (call_id ${record.callId}, still running; its result comes later):\n${formatValue(value)}`;
+}
+
 /** The background continuation's words for a background call cancelled before it finished. */
 export const CANCELLED_BEFORE_COMPLETION = 'tool execution was cancelled before completion';
 

@@ -2,18 +2,28 @@ import { AsyncResource } from 'node:async_hooks';
 import { type CallEvent, isDueAt, type Notification, type Scheduling } from '@baton/contracts';
 import type { NotificationFilter, Store } from '@baton/store';
 import { merge, Observable, filter as rxFilter } from 'rxjs';
+import { replacedUpdates } from './call/updates.js';
 import type { Runtime } from './runtime-api.js';
 
 const SCHEDULINGS: readonly Scheduling[] = ['interrupt', 'when_idle', 'silent'];
 
-/** The session's due notifications (the result scheduling), held for this instance in one store operation. */
-export function holdDue(
-  store: Pick<Store, 'holdNotifications'>,
+/**
+ * The session's due notifications (the result scheduling), held for this instance in one store
+ * operation. An update that a later one of its call replaces (a newer update, its end) is
+ * acknowledged, not given.
+ */
+export async function holdDue(
+  store: Pick<Store, 'holdNotifications' | 'acknowledgeNotification'>,
   holder: string,
+  now: () => number,
   { sessionId, idle }: { sessionId: string; idle: boolean },
 ): Promise<Notification[]> {
   const schedulings = SCHEDULINGS.filter((scheduling) => isDueAt({ scheduling }, { idle }));
-  return store.holdNotifications({ sessionId, schedulings, holder });
+  const held = await store.holdNotifications({ sessionId, schedulings, holder });
+  const replaced = replacedUpdates(held);
+  if (replaced.size === 0) return held;
+  await Promise.all([...replaced].map((id) => store.acknowledgeNotification(id, now())));
+  return held.filter((notification) => !replaced.has(notification.id));
 }
 
 /** The session's due notifications, held, then each acknowledged: one another loop took is not given twice. */
@@ -89,7 +99,12 @@ export function watchNotifications(deps: WatchDeps, target: NotificationTarget):
       }
     };
     const stored = merge(
-      deps.events$.pipe(rxFilter((event) => event.type === 'notification' && concerns(event.sessionId))),
+      // An end's notification has its event; an update's is stored with its `update` event.
+      deps.events$.pipe(
+        rxFilter(
+          (event) => (event.type === 'notification' || event.type === 'update') && concerns(event.sessionId),
+        ),
+      ),
       deps.storedElsewhere((sessionIds) => sessionIds.some(concerns)),
     ).subscribe(() => void read());
     const closing = deps.events$.subscribe({ complete: () => subscriber.complete() });

@@ -119,6 +119,11 @@ export interface RuntimeOptions {
    */
   progressIntervalMs?: number;
   /**
+   * Intermediate results (`ctx.update`): at most one update per call is written this often; those
+   * that come faster are merged (the latest stands). Default 1 s.
+   */
+  updateIntervalMs?: number;
+  /**
    * Webhooks: each notification (a detached call's end) POSTed as JSON to an endpoint, signed to
    * the Standard Webhooks spec, kept in the store until a 2xx or until its tries run out. Default: none.
    */

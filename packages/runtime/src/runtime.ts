@@ -102,7 +102,7 @@ class BatonRuntime implements Runtime {
       list: (filter) => store.listNotifications(filter),
       count: (filter) => store.countNotifications(filter),
       ack: (id) => store.acknowledgeNotification(id, clock.now()),
-      hold: (request) => holdDue(store, this.instanceId, request),
+      hold: (request) => holdDue(store, this.instanceId, () => clock.now(), request),
       release: (notificationIds) => store.releaseNotifications(notificationIds, this.instanceId),
       take: (request) => takeNotifications(this.notifications, request),
       watch: (target) =>

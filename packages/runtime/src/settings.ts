@@ -56,6 +56,8 @@ export interface Settings {
   readonly pollMs: number;
   /** On a shared store only: progress is conflated to one event per call this often. */
   readonly progressIntervalMs: number | undefined;
+  /** Intermediate results: at most one written per call this often. */
+  readonly updateIntervalMs: number;
   readonly retentionTtlMs: number | undefined;
   readonly inspect: CallInspector | undefined;
   readonly builtins: readonly BuiltinTool[];
@@ -167,6 +169,8 @@ export function resolveSettings(options: RuntimeOptions, store: Store): Settings
     progressIntervalMs: store.listen
       ? (positive('progressIntervalMs', options.progressIntervalMs) ?? defaults.DEFAULT_PROGRESS_INTERVAL_MS)
       : undefined,
+    updateIntervalMs:
+      positive('updateIntervalMs', options.updateIntervalMs) ?? defaults.DEFAULT_UPDATE_INTERVAL_MS,
     retentionTtlMs: ttl || undefined,
     inspect: options.inspect,
     builtins: checkBuiltins(options.builtins),

@@ -71,8 +71,9 @@ export async function waitForCall(
       output: toolSettings.formatter.running(formattedCall(now), waitMs),
     };
   }
+  // Its end, and any update of it not yet given: the waiter has what replaces them.
   const queued = await runtime.notifications.list({ sessionId: now.sessionId, status: 'queued' });
-  const notification = queued.find((candidate) => candidate.callId === callId);
-  if (notification) await runtime.notifications.ack(notification.id);
+  const ofCall = queued.filter((candidate) => candidate.callId === callId);
+  await Promise.all(ofCall.map((notification) => runtime.notifications.ack(notification.id)));
   return replyOf(now, toolSettings);
 }

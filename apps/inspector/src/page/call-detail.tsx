@@ -56,6 +56,8 @@ function describe(event: CallEvent): string {
       return `notification: ${event.title}`;
     case 'input_requested':
       return `asks for input: ${event.name} (${event.request.kind})`;
+    case 'update':
+      return `update ${event.updateSeq} (${event.scheduling.replace('_', ' ')}): ${typeof event.value === 'string' ? event.value : JSON.stringify(event.value)}`;
     case 'message':
       return `read message ${event.messageSeq}: ${typeof event.message === 'string' ? event.message : JSON.stringify(event.message)}`;
   }

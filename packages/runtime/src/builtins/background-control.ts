@@ -49,6 +49,10 @@ function statusOf(record: CallRecord): Record<string, unknown> {
   if (record.progress) status.progress = record.progress;
   if (record.statusText) status.status_text = record.statusText;
   if (record.outputTail) status.output_tail = record.outputTail;
+  if (record.update) {
+    status.update = record.update.value;
+    status.update_seq = record.update.updateSeq;
+  }
   if (record.status === 'succeeded') status.result = record.output;
   else if (record.error) status.error = record.error.message;
   return status;

@@ -6,6 +6,7 @@ import type {
   MessageOptions,
   Progress,
   ToolContext,
+  UpdateOptions,
 } from '@baton/contracts';
 import { eventKey, replayKey } from '../keys.js';
 import type { LiveCall } from './live-call.js';
@@ -18,6 +19,7 @@ export interface ContextHost {
   nextMessage(call: LiveCall, options: MessageOptions): Promise<unknown>;
   takeMessages(call: LiveCall): Promise<unknown[]>;
   heartbeat(call: LiveCall): void;
+  update(call: LiveCall, value: unknown, options: UpdateOptions): void;
   progress(call: LiveCall, progress: Progress): void;
   status(call: LiveCall, text: string): void;
   log(call: LiveCall, stream: LogStream, chunk: string): void;
@@ -90,6 +92,10 @@ export class CallContext implements ToolContext {
 
   heartbeat(): void {
     this.#host.heartbeat(this.#call);
+  }
+
+  update(value: unknown, options: UpdateOptions = {}): void {
+    this.#host.update(this.#call, value, options);
   }
 
   progress(progress: Progress): void {

@@ -1,4 +1,4 @@
-import type { AnyTool, BatonError, CallRecord, CallReply, LogStream } from '@baton/contracts';
+import type { AnyTool, BatonError, CallRecord, CallReply, LogStream, Scheduling } from '@baton/contracts';
 import {
   type CallMachine,
   type CallMachineEvent,
@@ -24,7 +24,7 @@ export interface CallBatch {
 }
 
 /** The timers a call may have armed, one of each kind: the machine's, and progress conflation's. */
-export type CallTimerKind = CallTimer | 'progress' | 'stall';
+export type CallTimerKind = CallTimer | 'progress' | 'stall' | 'update';
 
 export interface LiveCallInit {
   record: CallRecord;
@@ -86,6 +86,12 @@ export class LiveCall {
   stalledAttempt: number | undefined;
   /** Set when the call ends `timed_out` because its run stalled: the quiet time that stopped it. */
   stalledMs: number | undefined;
+  /** Intermediate results: armed after an update is written; those that come before it fires merge. */
+  updateTimer: unknown;
+  /** The update that waits for `updateTimer`, the latest of those merged. */
+  mergedUpdate: { value: unknown; scheduling: Scheduling } | undefined;
+  /** The notification of the call's latest update, which a newer update or the end replaces. */
+  updateNotificationId: string | undefined;
   /** Finished durable steps by id: kept across attempts, loaded from the store once for a recovered call. */
   finishedSteps: Promise<Map<string, unknown>> | undefined;
   /** The step ids this attempt has used (the durable context: an id is used once per attempt); made on the first step. */

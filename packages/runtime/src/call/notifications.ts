@@ -13,6 +13,7 @@ import type { WebhookDeliveries } from '../webhooks/deliveries.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import type { LiveCall } from './live-call.js';
 import { formattedCall, modelVisible } from './replies.js';
+import type { CallUpdates } from './updates.js';
 import type { CallWrites } from './writes.js';
 
 export interface NotificationsDeps {
@@ -21,6 +22,8 @@ export interface NotificationsDeps {
   clock: Clock;
   /** When the runtime has webhooks: each notification's delivery, written with it. */
   webhooks: Pick<WebhookDeliveries, 'deliveryOf'> | undefined;
+  /** The call's intermediate results, which its end replaces. */
+  updates: Pick<CallUpdates, 'replacedByEnd'>;
 }
 
 /** What the session of a detached call gets when it ends: a notification, and the run's files. */
@@ -32,6 +35,7 @@ export class CallNotifications {
     const { writes, writer, clock } = this.deps;
     const record = call.record;
     if (record.run && !record.run.signalOnCompletion) return;
+    this.deps.updates.replacedByEnd(call);
     const visible = record.error && modelVisible(record.error);
     const output =
       status === 'cancelled'

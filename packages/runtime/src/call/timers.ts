@@ -8,6 +8,7 @@ const FIELDS = {
   retry: 'retryTimer',
   progress: 'progressTimer',
   stall: 'stallTimer',
+  update: 'updateTimer',
 } as const satisfies Record<CallTimerKind, keyof LiveCall>;
 
 const KINDS = Object.keys(FIELDS) as CallTimerKind[];

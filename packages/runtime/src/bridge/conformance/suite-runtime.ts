@@ -19,12 +19,16 @@ export const SUITE_BUDGET_MS = 300;
 
 /** What each research tool answers for a topic: the text the suite looks for in what the model had. */
 export const found = (topic: string) => `${topic}: found`;
+/** What `research_reporting` tells of a topic half way. */
+export const halfWay = (topic: string) => `${topic}: half way`;
 
 export interface SuiteRuntime {
   runtime: Runtime;
   clock: SimulatedClock;
   /** Ends the research of `topic` (its result is `found(topic)`). */
   end(topic: string): void;
+  /** Has `research_reporting` of `topic` send its update, `halfWay(topic)`. */
+  report(topic: string): void;
   /** Moves the clock past the budget as soon as the call `callId` has started. */
   promoteWhenStarted(callId: string): Promise<void>;
   /** Resolves once the call `callId`'s end is a notification of `sessionId` in the store. */
@@ -37,7 +41,7 @@ export interface SuiteRuntime {
  * The suite's runtime, on a simulated clock: `look_up` (inline and fast; "nothing" is a tool
  * error), `research_interrupt`, `research_when_idle` and `research_silent` (`auto`, each run ends
  * when the suite ends its topic, or never when `hangs`), `research_steered` (`auto`, ends when it
- * is told where to look), `transfer` (inline, needs approval), and the builtin `steer_background`.
+ * is told where to look), `research_reporting` (`auto`, sends an update when told to), `transfer` (inline, needs approval), and the builtin `steer_background`.
  */
 export function suiteRuntime({
   store,
@@ -103,9 +107,30 @@ export function suiteRuntime({
       return found(`${String(args.topic)} at ${String(where)}`);
     },
   });
+  const reporting = defineTool({
+    name: 'research_reporting',
+    description: 'Researches a topic, and tells what it found half way (an update)',
+    input: objectOf({ topic: 'string' }),
+    execution: { mode: 'auto', idempotent: true },
+    async execute(args, ctx) {
+      const topic = String(args.topic);
+      await gateOf(`report:${topic}`).promise;
+      ctx.update(halfWay(topic));
+      await gateOf(topic).promise;
+      return found(topic);
+    },
+  });
   const clock = new SimulatedClock();
   const runtime = createRuntime({
-    tools: [research('interrupt'), research('when_idle'), research('silent'), steered, lookUp, transfer],
+    tools: [
+      research('interrupt'),
+      research('when_idle'),
+      research('silent'),
+      steered,
+      reporting,
+      lookUp,
+      transfer,
+    ],
     builtins: ['steer_background'],
     clock,
     inlineBudgetMs: SUITE_BUDGET_MS,
@@ -115,6 +140,7 @@ export function suiteRuntime({
     runtime,
     clock,
     end: (topic) => gateOf(topic).resolve(),
+    report: (topic) => gateOf(`report:${topic}`).resolve(),
     promoteWhenStarted: (callId) =>
       firstValueFrom(
         runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === callId)),
@@ -123,7 +149,7 @@ export function suiteRuntime({
       eventually(
         async () =>
           (await runtime.notifications.list({ sessionId })).some(
-            (notification) => notification.callId === callId,
+            (notification) => notification.callId === callId && notification.outcome !== 'running',
           ),
         `the end of ${callId} is a notification`,
       ),

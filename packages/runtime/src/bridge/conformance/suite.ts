@@ -9,6 +9,7 @@ import type { BridgeConversation, BridgeDriver } from './driver.js';
 import {
   eventually,
   found,
+  halfWay,
   SUITE_BUDGET_MS,
   type SuiteRuntime,
   suiteRuntime,
@@ -136,6 +137,29 @@ export function describeBridgeConformance(
       const steeredFound = found('tides at the harbour');
       expect(timesIn((await conversation.turn({})).atStart, steeredFound)).toBe(1);
       expect(timesIn((await conversation.turn({})).atStart, steeredFound)).toBe(1);
+      expect(await queued(suite.runtime)).toBe(0);
+    });
+
+    it('gives an update of a call in the background by its scheduling, once, and not after the end that replaces it', async () => {
+      const { suite, conversation } = await setUp();
+      const callId = await backgrounded(suite, conversation, 'research_reporting', 'tides');
+      suite.report('tides');
+      await eventually(
+        async () =>
+          (await suite.runtime.notifications.list({ sessionId: SESSION })).some(
+            (notification) => notification.outcome === 'running',
+          ),
+        'the update is a notification',
+      );
+      await putNow(suite.runtime, 0);
+      expect(timesIn((await conversation.turn({})).atStart, halfWay('tides'))).toBe(1);
+      suite.end('tides');
+      await suite.notified(callId, SESSION);
+      await putNow(suite.runtime, 0);
+      expect(timesIn((await conversation.turn({})).atStart, found('tides'))).toBe(1);
+      // What the framework keeps has the update once: it was not given again with the end.
+      expect(timesIn(await conversation.stored(), halfWay('tides'))).toBe(1);
+      expect(timesIn(await conversation.stored(), found('tides'))).toBe(1);
       expect(await queued(suite.runtime)).toBe(0);
     });
 

@@ -1,0 +1,111 @@
+import { isTerminalStatus, type Notification, type Scheduling, type UpdateOptions } from '@baton/contracts';
+import type { Store } from '@baton/store';
+import type { Clock } from '../clock.js';
+import { newId } from '../ids.js';
+import type { Failures } from '../log.js';
+import { updateBody, updateTitle } from '../messages.js';
+import { storableValue } from '../storable.js';
+import type { WriteBatcher } from '../write-batcher.js';
+import type { LiveCall } from './live-call.js';
+import type { Timers } from './timers.js';
+import type { CallWrites } from './writes.js';
+
+export interface UpdatesDeps {
+  writes: Pick<CallWrites, 'emit' | 'save'>;
+  writer: Pick<WriteBatcher, 'add'>;
+  timers: Pick<Timers, 'armFor'>;
+  clock: Pick<Clock, 'now'>;
+  store: Pick<Store, 'acknowledgeNotification'>;
+  failures: Failures;
+  updateIntervalMs: number;
+}
+
+/**
+ * Intermediate results (`ctx.update`): the latest is kept on the record (`update`) and is an
+ * `update` event; for a call in the background it is also a notification, delivered by its
+ * scheduling as the end is. They coalesce three ways: one that comes within `updateIntervalMs` of
+ * the last written waits, merged with those after it (the latest stands); a newer notification
+ * replaces the one before it (acknowledged, so not given, if no loop took it yet); and the end
+ * replaces the last (see `replacedByEnd`). A loop that holds several of a call keeps the latest.
+ */
+export class CallUpdates {
+  constructor(private readonly deps: UpdatesDeps) {}
+
+  update(call: LiveCall, given: unknown, { scheduling }: UpdateOptions): void {
+    if (isTerminalStatus(call.record.status)) return;
+    call.mergedUpdate = {
+      value: storableValue(given),
+      scheduling: scheduling ?? call.tool.execution.scheduling,
+    };
+    if (call.updateTimer === undefined) this.#write(call);
+  }
+
+  /** The end of a detached call is its session's now: an update not yet given is not given after it. */
+  replacedByEnd(call: LiveCall): void {
+    call.mergedUpdate = undefined;
+    this.#replace(call, undefined);
+  }
+
+  #write(call: LiveCall): void {
+    const merged = call.mergedUpdate;
+    if (!merged || isTerminalStatus(call.record.status)) return;
+    call.mergedUpdate = undefined;
+    const { writes, writer, clock, timers, updateIntervalMs } = this.deps;
+    const { record } = call;
+    const updateSeq = (record.update?.updateSeq ?? 0) + 1;
+    record.update = { updateSeq, value: merged.value, at: clock.now() };
+    record.updatedAt = record.update.at;
+    writes.emit(call, { type: 'update', updateSeq, value: merged.value, scheduling: merged.scheduling });
+    writes.save(call);
+    if (record.detached && !(record.run && !record.run.signalOnCompletion)) {
+      const notification = this.#notificationOf(call, updateSeq, merged.value, merged.scheduling);
+      // No `notification` event: that one tells of the end's notification (a follower stops at it).
+      writer.add('notifications', notification);
+      this.#replace(call, notification.id);
+    }
+    timers.armFor(call, 'update', updateIntervalMs, () => this.#write(call));
+  }
+
+  #replace(call: LiveCall, by: string | undefined): void {
+    const before = call.updateNotificationId;
+    call.updateNotificationId = by;
+    if (before === undefined) return;
+    // One still in the write with its successor is not stored yet: the loop that holds both keeps the latest.
+    this.deps.store
+      .acknowledgeNotification(before, this.deps.clock.now())
+      .catch(this.deps.failures.on('replace an update', call.record.callId));
+  }
+
+  #notificationOf(call: LiveCall, updateSeq: number, value: unknown, scheduling: Scheduling): Notification {
+    const { record } = call;
+    return {
+      id: newId(),
+      callId: record.callId,
+      sessionId: record.sessionId,
+      toolName: record.toolName,
+      status: 'queued',
+      outcome: 'running',
+      updateSeq,
+      title: updateTitle(record.toolName, updateSeq),
+      body: updateBody(record, updateSeq, value),
+      output: { call_id: record.callId, status: 'running', update_seq: updateSeq, update: value },
+      scheduling,
+      createdAt: this.deps.clock.now(),
+    };
+  }
+}
+
+/**
+ * Of the notifications a loop holds, those a later one of the same call replaces: an update
+ * followed by a newer update or by the call's end. They are acknowledged rather than given.
+ */
+export function replacedUpdates(held: readonly Notification[]): Set<string> {
+  const latest = new Map<string, Notification>();
+  const replaced = new Set<string>();
+  for (const notification of held) {
+    const before = latest.get(notification.callId);
+    if (before?.outcome === 'running') replaced.add(before.id);
+    latest.set(notification.callId, notification);
+  }
+  return replaced;
+}
