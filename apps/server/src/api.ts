@@ -59,6 +59,12 @@ export const CallRequest = z.object({
   args: z.unknown().optional().describe('The arguments; omitted means {}'),
   sessionId: id.describe('The conversation the call belongs to'),
   callId: id.optional().describe('Idempotency key: the same id twice is the same call'),
+  notifyAfterMs: z
+    .union([z.number().positive(), z.array(z.number().positive()).min(1).max(10)])
+    .optional()
+    .describe(
+      'When to tell the session the call still runs, in ms after it is made, if it is in the background then',
+    ),
   messageId: id.optional(),
 });
 

@@ -108,6 +108,11 @@ export interface CallRecord {
   messagesRead?: number;
   /** The latest intermediate result (`ctx.update`) of the call, while it runs and after. */
   update?: CallUpdate;
+  /**
+   * When its session is told the call still runs, in ms after it was made (`notifyAfterMs`), if it
+   * is in the background then: kept, so that a process that takes the call up tells the rest.
+   */
+  notifyAfterMs?: number[];
   /** A run started by `spawn_background` (the background runs): its label, and whether its session hears of its end. */
   run?: { title: string; signalOnCompletion: boolean };
   /** The runtime instance that runs it (the background continuation's runtime owner); recovery moves it when that instance is gone. */
@@ -162,6 +167,8 @@ export interface Notification {
   outcome: NotificationOutcome;
   /** An update (`outcome: 'running'`, `ctx.update`): its number in the call, from 1. */
   updateSeq?: number;
+  /** A reminder that the call still runs (`notifyAfterMs`, `outcome: 'running'`): how long since it was made. */
+  runningForMs?: number;
   title: string;
   body: string;
   /** The formatter's completed / error / cancelled reply: what the model is given. */

@@ -57,7 +57,9 @@ export type CallEvent =
    */
   | (CallEventBase & { type: 'message'; messageSeq: number; message: unknown })
   /** An intermediate result (`ctx.update`), as written: merged with those that came too fast after one. */
-  | (CallEventBase & { type: 'update'; updateSeq: number; value: unknown; scheduling: Scheduling });
+  | (CallEventBase & { type: 'update'; updateSeq: number; value: unknown; scheduling: Scheduling })
+  /** Its session was told the call still runs (`notifyAfterMs`), this long after it was made. */
+  | (CallEventBase & { type: 'still_running'; runningForMs: number });
 
 export type CallEventType = CallEvent['type'];
 

@@ -124,3 +124,27 @@ function checkId(issues: CallIssue[], path: string, value: unknown, maxChars: nu
   const problem = idProblem(value, maxChars);
   if (problem !== undefined) issues.push({ path, message: problem });
 }
+
+/** The most times one call's session is told it still runs (`notifyAfterMs`). */
+export const MAX_NOTIFY_AFTER = 10;
+
+/** The request's issues: its ids' (`requestIdIssues`), and `notifyAfterMs` when it is not a time or a short list of times. */
+export function requestIssues(
+  request: Parameters<typeof requestIdIssues>[0] & { notifyAfterMs?: unknown },
+  maxChars: number,
+): CallIssue[] {
+  const issues = requestIdIssues(request, maxChars);
+  if (issues.length > 0 || request.notifyAfterMs === undefined) return issues;
+  const given = request.notifyAfterMs;
+  const times = Array.isArray(given) ? given : [given];
+  const fits = (time: unknown) => typeof time === 'number' && Number.isFinite(time) && time > 0;
+  if (times.length === 0 || times.length > MAX_NOTIFY_AFTER || !times.every(fits)) {
+    issues.push({ path: 'notifyAfterMs', message: ARGUMENT_MESSAGES.notifyAfter(MAX_NOTIFY_AFTER) });
+  }
+  return issues;
+}
+
+/** The times of a `notifyAfterMs` that `requestIssues` accepted, in order, each once. */
+export function notifyTimes(given: number | readonly number[]): number[] {
+  return [...new Set(Array.isArray(given) ? given : [given])].sort((a, b) => a - b);
+}

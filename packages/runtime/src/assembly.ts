@@ -216,6 +216,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
       writes,
       send,
       clock,
+      updates,
     }),
   );
   const repeated: RepeatedCalls = new RepeatedCalls({

@@ -137,6 +137,8 @@ export const ARGUMENT_MESSAGES = {
   tooDeep: (maxDepth: number) => `arguments are nested more than ${maxDepth} levels deep (the limit)`,
   notObject: (kind: string) => `arguments must be a JSON object, not ${kind}`,
   notJson: (cause: string) => `arguments must be JSON: ${cause}`,
+  notifyAfter: (max: number) =>
+    `notifyAfterMs must be a number of milliseconds above 0, or a list of 1 to ${max} of them`,
   tooLarge: (bytes: number, limit: number) =>
     `arguments are ${bytes} bytes, more than the limit of ${limit} bytes`,
 } as const;
@@ -190,6 +192,16 @@ export function updateTitle(toolName: string, updateSeq: number): string {
 export function updateBody(record: CallRecord, updateSeq: number, value: unknown): string {
   const call = `Tool call:\n${record.toolName}(${formatValue(record.args)})`;
   return `${call}\nUpdate ${updateSeq} (call_id ${record.callId}, still running; its result comes later):\n${formatValue(value)}`;
+}
+
+/** A reminder that a call in the background still runs (`notifyAfterMs`). */
+export function stillRunningTitle(toolName: string): string {
+  return `Task still running: Background tool: ${toolName}`;
+}
+
+export function stillRunningBody(record: CallRecord, runningForMs: number): string {
+  const call = `Tool call:\n${record.toolName}(${formatValue(record.args)})`;
+  return `${call}\nStill running after ${Math.round(runningForMs / 1_000)} s (call_id ${record.callId}); its result comes later.`;
 }
 
 /** The background continuation's words for a background call cancelled before it finished. */

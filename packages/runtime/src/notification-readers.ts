@@ -6,6 +6,8 @@ import { replacedUpdates } from './call/updates.js';
 import type { Runtime } from './runtime-api.js';
 
 const SCHEDULINGS: readonly Scheduling[] = ['interrupt', 'when_idle', 'silent'];
+/** The events stored with a notification of their call. */
+const TOLD: ReadonlySet<CallEvent['type']> = new Set(['notification', 'update', 'still_running']);
 
 /**
  * The session's due notifications (the result scheduling), held for this instance in one store
@@ -99,12 +101,8 @@ export function watchNotifications(deps: WatchDeps, target: NotificationTarget):
       }
     };
     const stored = merge(
-      // An end's notification has its event; an update's is stored with its `update` event.
-      deps.events$.pipe(
-        rxFilter(
-          (event) => (event.type === 'notification' || event.type === 'update') && concerns(event.sessionId),
-        ),
-      ),
+      // An end's notification has its event; an update's, and a reminder's, are stored with theirs.
+      deps.events$.pipe(rxFilter((event) => TOLD.has(event.type) && concerns(event.sessionId))),
       deps.storedElsewhere((sessionIds) => sessionIds.some(concerns)),
     ).subscribe(() => void read());
     const closing = deps.events$.subscribe({ complete: () => subscriber.complete() });

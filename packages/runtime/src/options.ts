@@ -231,6 +231,12 @@ export interface CallRequest {
   messageId?: string;
   /** Answers to what the tool's `prepare` asks (`ctx.input`), by name: see `input_required`. */
   inputs?: Readonly<Record<string, unknown>>;
+  /**
+   * When to tell the session that the call still runs, in ms after it is made (one time, or up to
+   * 10): a notification by the tool's scheduling, if the call is in the background then, so that a
+   * model is never left waiting in silence. A newer one, an update or the end replaces one not yet given.
+   */
+  notifyAfterMs?: number | readonly number[];
 }
 
 export interface CallOptions {

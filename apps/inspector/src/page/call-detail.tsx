@@ -58,6 +58,8 @@ function describe(event: CallEvent): string {
       return `asks for input: ${event.name} (${event.request.kind})`;
     case 'update':
       return `update ${event.updateSeq} (${event.scheduling.replace('_', ' ')}): ${typeof event.value === 'string' ? event.value : JSON.stringify(event.value)}`;
+    case 'still_running':
+      return `its session was told it still runs, after ${formatDuration(event.runningForMs)}`;
     case 'message':
       return `read message ${event.messageSeq}: ${typeof event.message === 'string' ? event.message : JSON.stringify(event.message)}`;
   }

@@ -8,6 +8,7 @@ import type { LiveCall } from './live-call.js';
 import type { CallNotifications } from './notifications.js';
 import type { Slots } from './slots.js';
 import type { Timers } from './timers.js';
+import type { CallUpdates } from './updates.js';
 import type { CallWrites } from './writes.js';
 
 export interface EffectModules {
@@ -20,6 +21,7 @@ export interface EffectModules {
   writes: CallWrites;
   send: Send;
   clock: Clock;
+  updates: Pick<CallUpdates, 'remind'>;
 }
 
 /** What each of the machine's timers sends when it fires. */
@@ -37,7 +39,7 @@ function delayOf(timer: CallTimer, call: LiveCall, modules: EffectModules): numb
 
 /** The runtime's effect for every action the call machine names: the table the driver executes. */
 export function callEffects(modules: EffectModules): Effects {
-  const { answers, attempts, ending, notifications, slots, timers, writes, send } = modules;
+  const { answers, attempts, ending, notifications, slots, timers, writes, send, updates } = modules;
   return {
     answerBackgrounded: (call, { params: { reason } }, _, from, to) =>
       answers.backgrounded(call, reason, from, to),
@@ -51,7 +53,10 @@ export function callEffects(modules: EffectModules): Effects {
     },
     clearTimer: (call, { params: { timer } }) => timers.clearFor(call, timer),
     clearTimers: (call) => timers.clearAll(call),
-    enqueue: (call) => slots.enqueue(call),
+    enqueue: (call) => {
+      slots.enqueue(call);
+      updates.remind(call);
+    },
     runAttempt: (call, _, __, from, to) => attempts.run(call, from, to),
     announceRetry: (call, _, event, from, to) => attempts.announceRetry(call, event, from, to),
     announceQueued: (call, _, __, from, to) => {

@@ -7,7 +7,7 @@ import type {
   ValidationResult,
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
-import { checkArguments, requestIdIssues } from '../arguments.js';
+import { checkArguments, notifyTimes, requestIssues } from '../arguments.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import {
@@ -143,7 +143,7 @@ export class Intake {
   #checkRequest(request: CallRequest): Promise<CallReply> | undefined {
     const callId = typeof request?.callId === 'string' ? request.callId : '';
     if (this.deps.closed()) return Promise.resolve(closedReply(callId));
-    const issues = requestIdIssues(request, this.deps.settings.maxIdChars);
+    const issues = requestIssues(request, this.deps.settings.maxIdChars);
     if (issues.length === 0) return undefined;
     return Promise.resolve(
       failedReply(callId, { code: 'invalid_arguments', message: invalidRequestMessage(issues), issues }),
@@ -317,6 +317,7 @@ export class Intake {
       outputTail: '',
     };
     if (request.messageId !== undefined) record.messageId = request.messageId;
+    if (request.notifyAfterMs !== undefined) record.notifyAfterMs = notifyTimes(request.notifyAfterMs);
     if (prepared !== undefined) record.prepared = prepared;
     if (awaitingApproval) record.approval = 'pending';
     const trace = this.deps.tracing?.carrier();

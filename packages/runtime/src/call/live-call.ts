@@ -24,7 +24,7 @@ export interface CallBatch {
 }
 
 /** The timers a call may have armed, one of each kind: the machine's, and progress conflation's. */
-export type CallTimerKind = CallTimer | 'progress' | 'stall' | 'update';
+export type CallTimerKind = CallTimer | 'progress' | 'stall' | 'update' | 'reminder';
 
 export interface LiveCallInit {
   record: CallRecord;
@@ -92,6 +92,10 @@ export class LiveCall {
   mergedUpdate: { value: unknown; scheduling: Scheduling } | undefined;
   /** The notification of the call's latest update, which a newer update or the end replaces. */
   updateNotificationId: string | undefined;
+  /** `notifyAfterMs`: armed for the next time its session is told the call still runs. */
+  reminderTimer: unknown;
+  /** The notification of the latest of those, which a newer one, an update or the end replaces. */
+  reminderNotificationId: string | undefined;
   /** Finished durable steps by id: kept across attempts, loaded from the store once for a recovered call. */
   finishedSteps: Promise<Map<string, unknown>> | undefined;
   /** The step ids this attempt has used (the durable context: an id is used once per attempt); made on the first step. */

@@ -9,6 +9,7 @@ const FIELDS = {
   progress: 'progressTimer',
   stall: 'stallTimer',
   update: 'updateTimer',
+  reminder: 'reminderTimer',
 } as const satisfies Record<CallTimerKind, keyof LiveCall>;
 
 const KINDS = Object.keys(FIELDS) as CallTimerKind[];

@@ -3,7 +3,7 @@ import type { Store } from '@baton/store';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Failures } from '../log.js';
-import { updateBody, updateTitle } from '../messages.js';
+import { stillRunningBody, stillRunningTitle, updateBody, updateTitle } from '../messages.js';
 import { storableValue } from '../storable.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import type { LiveCall } from './live-call.js';
@@ -43,7 +43,40 @@ export class CallUpdates {
   /** The end of a detached call is its session's now: an update not yet given is not given after it. */
   replacedByEnd(call: LiveCall): void {
     call.mergedUpdate = undefined;
-    this.#replace(call, undefined);
+    this.#replace(call, 'updateNotificationId', undefined);
+    this.#replace(call, 'reminderNotificationId', undefined);
+  }
+
+  /**
+   * `notifyAfterMs`: arms the next time the call's session is told that it still runs, counted
+   * from when it was made (a call taken up by another process goes on from where it is); a time
+   * that passed while nobody ran the call is skipped.
+   */
+  remind(call: LiveCall): void {
+    const { clock, timers } = this.deps;
+    const { createdAt, notifyAfterMs } = call.record;
+    const runningForMs = clock.now() - createdAt;
+    const next = notifyAfterMs?.find((afterMs) => afterMs > runningForMs);
+    if (next === undefined) return;
+    timers.armFor(call, 'reminder', next - runningForMs, () => {
+      if (isTerminalStatus(call.record.status)) return;
+      if (call.record.detached) this.#stillRunning(call, next);
+      this.remind(call);
+    });
+  }
+
+  #stillRunning(call: LiveCall, runningForMs: number): void {
+    const { record } = call;
+    const notification: Notification = {
+      ...this.#notificationBase(call, call.tool.execution.scheduling),
+      runningForMs,
+      title: stillRunningTitle(record.toolName),
+      body: stillRunningBody(record, runningForMs),
+      output: { call_id: record.callId, status: 'running', running_for_ms: runningForMs },
+    };
+    this.deps.writer.add('notifications', notification);
+    this.deps.writes.emit(call, { type: 'still_running', runningForMs });
+    this.#replace(call, 'reminderNotificationId', notification.id);
   }
 
   #write(call: LiveCall): void {
@@ -61,14 +94,20 @@ export class CallUpdates {
       const notification = this.#notificationOf(call, updateSeq, merged.value, merged.scheduling);
       // No `notification` event: that one tells of the end's notification (a follower stops at it).
       writer.add('notifications', notification);
-      this.#replace(call, notification.id);
+      this.#replace(call, 'updateNotificationId', notification.id);
+      // An update says more than that the call still runs.
+      this.#replace(call, 'reminderNotificationId', undefined);
     }
     timers.armFor(call, 'update', updateIntervalMs, () => this.#write(call));
   }
 
-  #replace(call: LiveCall, by: string | undefined): void {
-    const before = call.updateNotificationId;
-    call.updateNotificationId = by;
+  #replace(
+    call: LiveCall,
+    which: 'updateNotificationId' | 'reminderNotificationId',
+    by: string | undefined,
+  ): void {
+    const before = call[which];
+    call[which] = by;
     if (before === undefined) return;
     // One still in the write with its successor is not stored yet: the loop that holds both keeps the latest.
     this.deps.store
@@ -79,16 +118,23 @@ export class CallUpdates {
   #notificationOf(call: LiveCall, updateSeq: number, value: unknown, scheduling: Scheduling): Notification {
     const { record } = call;
     return {
-      id: newId(),
-      callId: record.callId,
-      sessionId: record.sessionId,
-      toolName: record.toolName,
-      status: 'queued',
-      outcome: 'running',
+      ...this.#notificationBase(call, scheduling),
       updateSeq,
       title: updateTitle(record.toolName, updateSeq),
       body: updateBody(record, updateSeq, value),
       output: { call_id: record.callId, status: 'running', update_seq: updateSeq, update: value },
+    };
+  }
+
+  #notificationBase(call: LiveCall, scheduling: Scheduling) {
+    const { record } = call;
+    return {
+      id: newId(),
+      callId: record.callId,
+      sessionId: record.sessionId,
+      toolName: record.toolName,
+      status: 'queued' as const,
+      outcome: 'running' as const,
       scheduling,
       createdAt: this.deps.clock.now(),
     };
@@ -96,16 +142,30 @@ export class CallUpdates {
 }
 
 /**
- * Of the notifications a loop holds, those a later one of the same call replaces: an update
- * followed by a newer update or by the call's end. They are acknowledged rather than given.
+ * Of the notifications a loop holds, those a later one of the same call replaces: an update by a
+ * newer update or the end; a reminder that the call still runs by a newer one, an update or the
+ * end. They are acknowledged rather than given.
  */
 export function replacedUpdates(held: readonly Notification[]): Set<string> {
-  const latest = new Map<string, Notification>();
   const replaced = new Set<string>();
-  for (const notification of held) {
-    const before = latest.get(notification.callId);
-    if (before?.outcome === 'running') replaced.add(before.id);
-    latest.set(notification.callId, notification);
+  /** By call: what the notifications after the one looked at say (read from the last). */
+  const later = new Map<string, { end: boolean; update: boolean; reminder: boolean }>();
+  for (let index = held.length - 1; index >= 0; index--) {
+    const notification = held[index] as Notification;
+    const seen = later.get(notification.callId) ?? { end: false, update: false, reminder: false };
+    const isUpdate = notification.outcome === 'running' && notification.updateSeq !== undefined;
+    const isReminder = notification.outcome === 'running' && !isUpdate;
+    if (
+      (isUpdate && (seen.end || seen.update)) ||
+      (isReminder && (seen.end || seen.update || seen.reminder))
+    ) {
+      replaced.add(notification.id);
+    }
+    later.set(notification.callId, {
+      end: seen.end || notification.outcome !== 'running',
+      update: seen.update || isUpdate,
+      reminder: seen.reminder || isReminder,
+    });
   }
   return replaced;
 }
