@@ -9,4 +9,5 @@ export {
   responseMessagesOf,
   type TurnResult,
 } from './notifications.js';
+export { DEFAULT_SUB_AGENT_TURNS, type SubAgentToolOptions, subAgentTool } from './sub-agent.js';
 export { type BatonToolsOptions, batonTools } from './tools.js';
