@@ -327,6 +327,20 @@ describe('the inspector, in a real browser against the real server', () => {
     await page.keyboard.press('Enter');
     await page.locator('[data-detail-of="echo-1"]').waitFor();
     expect(page.url()).toContain('#/calls/echo-1');
+    // A session's page: its calls, and the notifications its model is given.
+    await page.locator('tr[data-call-id="echo-1"] a.session-link').click();
+    await page.locator('[data-session-page="demo"]').waitFor();
+    expect(page.url()).toContain('#/sessions/demo');
+    const sessions = await page.locator('table.calls tbody tr td:nth-child(3)').allTextContents();
+    expect(new Set(sessions)).toEqual(new Set(['demo']));
+    await page.locator('section.session[data-session="demo"]').waitFor();
+    // The time view: rows labelled by tool, session and state, over an axis.
+    await tab('Time view');
+    expect(await page.locator('.waterfall .axis .tick').count()).toBe(5);
+    expect(await page.locator('li[data-waterfall-call="echo-1"] .label').textContent()).toContain('demo');
+    await tab('Calls');
+    await page.locator('tr[data-call-id="echo-1"] a.call-link').click();
+    await page.locator('[data-detail-of="echo-1"]').waitFor();
     // The raw request and reply, as the API takes and gives them.
     await page.locator('[data-raw] summary').click();
     const raw = JSON.parse((await page.locator('[data-raw] pre').textContent()) ?? '{}');

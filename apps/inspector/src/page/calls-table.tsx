@@ -9,18 +9,28 @@ import {
   hasEnded,
   stateLabel,
 } from './format.js';
-import { addressOf } from './route.js';
+import { addressOf, sessionAddress } from './route.js';
 
 export interface Filters {
   /** A call id, session or tool, or a part of one. */
   search: string;
   state: string;
   tool: string;
+  /** Only the calls admitted within this many ms of now ('' for any time). */
+  within: string;
 }
 
-export function matches(record: CallRecord, filters: Filters): boolean {
+/** The time ranges the filter offers, as [ms, words]. */
+const RANGES = [
+  ['300000', 'last 5 minutes'],
+  ['3600000', 'last hour'],
+  ['86400000', 'last 24 hours'],
+] as const;
+
+export function matches(record: CallRecord, filters: Filters, now: number): boolean {
   const search = filters.search.trim().toLowerCase();
   return (
+    (filters.within === '' || now - record.createdAt <= Number(filters.within)) &&
     (search === '' ||
       [record.callId, record.sessionId, record.toolName].some((text) =>
         text.toLowerCase().includes(search),
@@ -58,6 +68,18 @@ export function FilterBar({ filters, states, tools, onChange }: FilterBarProps) 
         {states.map((state) => (
           <option key={state} value={state}>
             {state.replace('_', ' ')}
+          </option>
+        ))}
+      </select>
+      <select
+        aria-label="Filter by time"
+        value={filters.within}
+        onChange={(event) => onChange({ ...filters, within: event.currentTarget.value })}
+      >
+        <option value="">any time</option>
+        {RANGES.map(([ms, words]) => (
+          <option key={ms} value={ms}>
+            {words}
           </option>
         ))}
       </select>
@@ -219,7 +241,15 @@ export function CallsTable({ calls, any, now, selected, onSelect }: CallsTablePr
                     {record.toolName}
                   </a>
                 </td>
-                <td title={record.sessionId}>{record.sessionId}</td>
+                <td title={record.sessionId}>
+                  <a
+                    class="session-link"
+                    href={sessionAddress(record.sessionId)}
+                    onClick={(event) => event.stopPropagation()}
+                  >
+                    {record.sessionId}
+                  </a>
+                </td>
                 <td title={stateLabel(record)}>
                   <span class={`pill ${record.status}`}>{stateLabel(record)}</span>
                 </td>

@@ -8,7 +8,7 @@ import { edgesOf, pathOf } from './call-path.js';
 import { CallsTable, FilterBar, type Filters, matches } from './calls-table.js';
 import { counted } from './format.js';
 import { MachineDiagram } from './machine-diagram.js';
-import { addressOf, callIdInAddress } from './route.js';
+import { addressOf, callIdInAddress, sessionIdInAddress } from './route.js';
 import { SessionPanel } from './session-panel.js';
 import { substateOf } from './substate.js';
 import { TokenPrompt } from './token-prompt.js';
@@ -74,6 +74,21 @@ function useSelectedCall(): [string | undefined, (callId: string | undefined) =>
   return [selected, select];
 }
 
+/** The session whose page is open (`#/sessions/<id>`), if any. */
+function useSessionInAddress(): string | undefined {
+  const [session, setSession] = useState(sessionIdInAddress);
+  useEffect(() => {
+    const fromAddress = () => setSession(sessionIdInAddress());
+    window.addEventListener('popstate', fromAddress);
+    window.addEventListener('hashchange', fromAddress);
+    return () => {
+      window.removeEventListener('popstate', fromAddress);
+      window.removeEventListener('hashchange', fromAddress);
+    };
+  }, []);
+  return session;
+}
+
 function App() {
   const [connection, setConnection] = useState(0);
   const [needsToken, setNeedsToken] = useState(false);
@@ -81,7 +96,8 @@ function App() {
   const [graph, setGraph] = useState<MachineGraph>();
   const [selected, select] = useSelectedCall();
   const [tab, setTab] = useState<Tab>('calls');
-  const [filters, setFilters] = useState<Filters>({ search: '', state: '', tool: '' });
+  const [filters, setFilters] = useState<Filters>({ search: '', state: '', tool: '', within: '' });
+  const session = useSessionInAddress();
   const now = useNow(250);
 
   const onUnauthorized = useCallback(() => setNeedsToken(true), []);
@@ -104,6 +120,11 @@ function App() {
       if (!found) setProblem(`No call ${selected} is known to this server.`);
     });
   }, [selected, calls, ensure, needsToken]);
+
+  // A session's page reads its calls, older ones too.
+  useEffect(() => {
+    if (session !== undefined) lookUp(session);
+  }, [session, lookUp]);
 
   // A search also asks the store, for calls older than those read.
   useEffect(() => {
@@ -162,7 +183,7 @@ function App() {
           {...(open ? { path, pathEdges: edgesOf(path), substate: substateOf(open, events) } : {})}
         />
       )}
-      <div class={open ? 'panes with-detail' : 'panes'}>
+      <div class={open || session !== undefined ? 'panes with-detail' : 'panes'}>
         <section class="main-column">
           <div class="tabs" role="tablist">
             {TABS.map(([id, label]) => (
@@ -180,6 +201,12 @@ function App() {
           </div>
           {tab === 'calls' && (
             <div role="tabpanel" aria-label="Calls">
+              {session !== undefined && (
+                <p class="session-page" data-session-page={session}>
+                  Session <code>{session}</code>: its calls, and what its model was told.{' '}
+                  <a href={addressOf(undefined)}>All calls</a>
+                </p>
+              )}
               <FilterBar
                 filters={filters}
                 states={graph?.states.map((state) => state.id) ?? []}
@@ -187,7 +214,10 @@ function App() {
                 onChange={setFilters}
               />
               <CallsTable
-                calls={records.filter((record) => matches(record, filters))}
+                calls={records.filter(
+                  (record) =>
+                    matches(record, filters, now) && (session === undefined || record.sessionId === session),
+                )}
                 any={records.length > 0}
                 now={now}
                 selected={selected}
@@ -213,6 +243,16 @@ function App() {
             <WebhooksPanel connection={connection} onUnauthorized={onUnauthorized} onSelect={select} />
           )}
         </section>
+        {!open && session !== undefined && (
+          <div class="side">
+            <SessionPanel
+              sessionId={session}
+              connection={connection}
+              onUnauthorized={onUnauthorized}
+              onError={onError}
+            />
+          </div>
+        )}
         {open && (
           <div class="side">
             <CallDetail

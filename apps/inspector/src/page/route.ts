@@ -17,3 +17,17 @@ export function addressOf(callId: string | undefined): string {
     ? window.location.pathname + window.location.search
     : `${PREFIX}${encodeURIComponent(callId)}`;
 }
+
+const SESSIONS = '#/sessions/';
+
+/** A session's page (`#/sessions/<id>`): its calls and the notifications its model is given. */
+export function sessionIdInAddress(): string | undefined {
+  const { hash } = window.location;
+  if (!hash.startsWith(SESSIONS)) return undefined;
+  const sessionId = decodeURIComponent(hash.slice(SESSIONS.length));
+  return sessionId === '' ? undefined : sessionId;
+}
+
+export function sessionAddress(sessionId: string): string {
+  return `${SESSIONS}${encodeURIComponent(sessionId)}`;
+}

@@ -1,8 +1,10 @@
 import type { CallRecord } from '@baton/contracts';
-import { formatDuration } from './format.js';
+import { formatClock, formatDuration } from './format.js';
 
 /** The newest calls the time view draws. */
 const ROWS = 30;
+/** Where the axis is marked, as fractions of the span drawn. */
+const TICKS = [0, 0.25, 0.5, 0.75, 1] as const;
 
 export interface WaterfallProps {
   calls: readonly CallRecord[];
@@ -33,7 +35,12 @@ export function Waterfall({ calls, now, selected, onSelect }: WaterfallProps) {
               onClick={() => onSelect(record.callId)}
               title={`${record.toolName} ${record.callId}: ${record.status}, ${formatDuration(endOf(record) - record.createdAt)}`}
             >
-              <span class="label">{record.toolName}</span>
+              <span class="label">
+                {record.toolName}{' '}
+                <span class="muted">
+                  · {record.sessionId} · {record.status.replace('_', ' ')}
+                </span>
+              </span>
               <span class="track">
                 <span
                   class={`bar ${record.status}`}
@@ -47,6 +54,16 @@ export function Waterfall({ calls, now, selected, onSelect }: WaterfallProps) {
           </li>
         ))}
       </ol>
+      <div class="axis" aria-hidden="true">
+        <span class="label" />
+        <span class="ticks">
+          {TICKS.map((fraction) => (
+            <span key={fraction} class="tick" style={{ left: `${fraction * 100}%` }}>
+              {fraction === 0 ? formatClock(start) : `+${formatDuration(span * fraction)}`}
+            </span>
+          ))}
+        </span>
+      </div>
     </section>
   );
 }
