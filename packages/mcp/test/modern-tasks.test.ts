@@ -1,6 +1,6 @@
 import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
-import { memoryStore } from '@baton/runtime/testing';
+import { deferred, memoryStore } from '@baton/runtime/testing';
 import { filter, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -56,6 +56,36 @@ const ended = (runtime: Runtime, tenant: string, taskId: string) =>
   );
 
 describe('tasks on 2026-07-28', () => {
+  it("shows a running task's latest update as its status message, and its result once it ends", async () => {
+    const gate = deferred<void>();
+    const build = defineTool({
+      name: 'build',
+      description: 'Builds, telling what it finds as it goes',
+      input: z.object({}),
+      execution: { mode: 'background' },
+      async execute(_args, ctx) {
+        ctx.update('compiled 40 of 90 files');
+        await gate.promise;
+        return 'built';
+      },
+    });
+    const runtime = createRuntime({ tools: [build], store: memoryStore() });
+    await runtime.ready;
+    const mcp = createMcpHandler({
+      runtime,
+      authenticate: (request) => TENANTS[request.headers.get('authorization') ?? ''],
+    });
+    opened.push({ runtime, mcp });
+    const request = client(mcp);
+    const created = await request('tools/call', { name: 'build', arguments: {} });
+    await expect
+      .poll(async () => (await request('tasks/get', { taskId: created.taskId })).statusMessage)
+      .toBe('update 1: compiled 40 of 90 files');
+    gate.resolve();
+    await ended(runtime, 'acme', created.taskId);
+    expect(await request('tasks/get', { taskId: created.taskId })).toMatchObject({ status: 'completed' });
+  });
+
   it('an approval is an input request: tasks/get shows its elicitation, tasks/update accept runs the call', async () => {
     const { runtime, mcp } = await serve();
     const request = client(mcp);
