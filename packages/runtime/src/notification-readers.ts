@@ -2,7 +2,7 @@ import { AsyncResource } from 'node:async_hooks';
 import { type CallEvent, isDueAt, type Notification, type Scheduling } from '@baton/contracts';
 import type { NotificationFilter, Store } from '@baton/store';
 import { merge, Observable, filter as rxFilter } from 'rxjs';
-import { replacedUpdates } from './call/updates.js';
+import { replacedUpdates } from './replaced-notifications.js';
 import type { Runtime } from './runtime-api.js';
 
 const SCHEDULINGS: readonly Scheduling[] = ['interrupt', 'when_idle', 'silent'];

@@ -8,7 +8,7 @@ import {
   type ToolRegistry,
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
-import type { CallContextHost } from '../context-host.js';
+import type { CallContextHost } from '../call/context-host.js';
 import { newId } from '../ids.js';
 import { STEERING_MESSAGES } from '../messages.js';
 import { describeIssues } from '../outcome.js';

@@ -10,25 +10,25 @@ import {
   type UpdateOptions,
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
-import type { ContextHost } from './call/call-context.js';
-import type { LiveCall } from './call/live-call.js';
-import { signOfLife } from './call/stalls.js';
-import type { Timers } from './call/timers.js';
-import type { CallUpdates } from './call/updates.js';
-import type { CallWrites } from './call/writes.js';
-import type { Clock } from './clock.js';
-import { callOfEventKey, eventKey } from './keys.js';
-import type { Failures } from './log.js';
+import type { Clock } from '../clock.js';
+import { callOfEventKey, eventKey } from '../keys.js';
+import type { Failures } from '../log.js';
 import {
   duplicateStepIdMessage,
   EMPTY_STEP_ID_MESSAGE,
   EVENT_CANCELLED_MESSAGE,
   EVENT_TIMEOUT_MESSAGE,
   notAnEventKeyMessage,
-} from './messages.js';
-import { MessageInbox } from './steering/inbox.js';
-import { storableText, storableValue } from './storable.js';
-import type { WriteBatcher } from './write-batcher.js';
+} from '../messages.js';
+import { MessageInbox } from '../steering/inbox.js';
+import { storableText, storableValue } from '../storable.js';
+import type { WriteBatcher } from '../write-batcher.js';
+import type { ContextHost } from './call-context.js';
+import type { LiveCall } from './live-call.js';
+import { signOfLife } from './stalls.js';
+import type { Timers } from './timers.js';
+import type { CallUpdates } from './updates.js';
+import type { CallWrites } from './writes.js';
 
 type WaitOutcome = EventOutcome | { timedOut: true };
 
