@@ -25,7 +25,7 @@ import { Following } from './following.js';
 import { Housekeeping } from './housekeeping.js';
 import { Failures, quietLogger } from './log.js';
 import type { RuntimeOptions, StoreWriteTiming } from './options.js';
-import { thisInstance } from './recovery/instances.js';
+import { RUNNING_NOTIFICATIONS_PROTOCOL, thisInstance } from './recovery/instances.js';
 import { Recovery } from './recovery/recover.js';
 import { ridingOut, StoreOutage } from './ride-out.js';
 import { resolveSettings, type Settings } from './settings.js';
@@ -146,6 +146,8 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     instanceId: settings.instanceId,
   });
   const { progressIntervalMs, maxOutputChars } = settings;
+  const logger = options.logger ?? quietLogger;
+  const peers = new Peers({ store, instanceId: settings.instanceId, clock, logger, failures });
   const updates = new CallUpdates({
     writes,
     writer,
@@ -154,6 +156,8 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     store,
     failures,
     updateIntervalMs: settings.updateIntervalMs,
+    // An earlier process on a shared store would take such a notification for the call's end.
+    notifies: store.listen ? () => peers.speak(RUNNING_NOTIFICATIONS_PROTOCOL) : () => true,
   });
   const host = new CallContextHost({
     writes,
@@ -228,8 +232,6 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     failures,
     detachUnclaimed: (callId): Promise<boolean> => client.detachUnclaimed(callId),
   });
-  const logger = options.logger ?? quietLogger;
-  const peers = new Peers({ store, instanceId: settings.instanceId, clock, logger, failures });
   const client = new SharedClient({
     settings,
     peers,

@@ -1,6 +1,8 @@
 import type { CallEvent } from '@baton/contracts';
-import { makeInstance } from '@baton/store/testing';
+import { defineTool } from '@baton/contracts';
+import { makeCallRecord, makeInstance } from '@baton/store/testing';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import type { Logger } from '../src/index.js';
 import { gatedTool, settle, sharedStore, testRuntime } from './helpers.js';
 
@@ -41,7 +43,7 @@ describe('processes of two versions on one store', () => {
       {
         level: 'warn',
         message:
-          "baton: processes on the store speak another protocol than this one's 2, 1 of an earlier Baton (protocol 0): served in their words until they are gone",
+          "baton: processes on the store speak another protocol than this one's 3, 1 of an earlier Baton (protocol 0): served in their words until they are gone",
       },
     ]);
 
@@ -64,18 +66,52 @@ describe('processes of two versions on one store', () => {
     client.clock.increment(1_000);
     await settle();
     expect(said.slice(1)).toEqual([
-      { level: 'info', message: 'baton: every process on the store speaks protocol 2 now' },
+      { level: 'info', message: 'baton: every process on the store speaks protocol 3 now' },
     ]);
     void client.runtime.call({ name: 'work', args: {}, sessionId: 's', callId: 'c2' });
     await settle();
     expect(await store.listEvents('c2')).toEqual([]);
   });
 
+  it("keeps a running call's updates off the notifications while a process of protocol 2 is live, which takes one for the end", async () => {
+    const { store, tell } = sharedStore({ answers: true });
+    await store.registerInstance(
+      makeInstance({ id: 'earlier', heartbeatAt: 0, leaseMs: 3_600_000, protocol: 2 }),
+    );
+    const updating = defineTool({
+      name: 'updating',
+      description: 'Tells an update, then waits',
+      input: z.object({}),
+      execution: { mode: 'background' },
+      execute: (_args, ctx) => {
+        ctx.update('half way');
+        return new Promise(() => {});
+      },
+    });
+    const worker = testRuntime([updating], { store, role: 'worker', leaseMs: 3_000 });
+    await worker.runtime.ready;
+    await store.write({
+      calls: [
+        makeCallRecord({
+          callId: 'u1',
+          toolName: 'updating',
+          attempt: 0,
+          detached: true,
+          mode: 'background',
+        }),
+      ],
+    });
+    tell({ type: 'queued' });
+    await settle();
+    expect((await store.getCall('u1'))?.update?.value).toBe('half way');
+    expect(await store.listNotifications()).toEqual([]);
+  });
+
   it('a worker says in one line that a process of a newer version shares the store', async () => {
     const { store } = sharedStore({ answers: true });
     const { said, logger } = lines();
     await store.registerInstance(
-      makeInstance({ id: 'newer', heartbeatAt: 0, leaseMs: 3_600_000, protocol: 3 }),
+      makeInstance({ id: 'newer', heartbeatAt: 0, leaseMs: 3_600_000, protocol: 4 }),
     );
     const { tool } = gatedTool('work');
     const worker = testRuntime([tool], { store, role: 'worker', logger, leaseMs: 3_000, pollMs: 500 });
@@ -88,7 +124,7 @@ describe('processes of two versions on one store', () => {
       {
         level: 'warn',
         message:
-          "baton: processes on the store speak another protocol than this one's 2, 1 of a newer Baton (protocol 3): roll this one forward",
+          "baton: processes on the store speak another protocol than this one's 3, 1 of a newer Baton (protocol 4): roll this one forward",
       },
     ]);
   });

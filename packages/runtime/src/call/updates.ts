@@ -18,6 +18,8 @@ export interface UpdatesDeps {
   store: Pick<Store, 'acknowledgeNotification'>;
   failures: Failures;
   updateIntervalMs: number;
+  /** Whether a running call's updates and reminders may be notifications (every peer reads them so). */
+  notifies: () => boolean;
 }
 
 /**
@@ -60,7 +62,7 @@ export class CallUpdates {
     if (next === undefined) return;
     timers.armFor(call, 'reminder', next - runningForMs, () => {
       if (isTerminalStatus(call.record.status)) return;
-      if (call.record.detached) this.#stillRunning(call, next);
+      if (call.record.detached && this.deps.notifies()) this.#stillRunning(call, next);
       this.remind(call);
     });
   }
@@ -90,7 +92,7 @@ export class CallUpdates {
     record.updatedAt = record.update.at;
     writes.emit(call, { type: 'update', updateSeq, value: merged.value, scheduling: merged.scheduling });
     writes.save(call);
-    if (record.detached && !(record.run && !record.run.signalOnCompletion)) {
+    if (record.detached && !(record.run && !record.run.signalOnCompletion) && this.deps.notifies()) {
       const notification = this.#notificationOf(call, updateSeq, merged.value, merged.scheduling);
       // No `notification` event: that one tells of the end's notification (a follower stops at it).
       writer.add('notifications', notification);

@@ -12,6 +12,7 @@ import { HANDOVER_REPLY_WAIT_MS } from '../defaults.js';
 import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
 import { overloadedMessage } from '../messages.js';
+import { SPLIT_EVENTS_PROTOCOL } from '../recovery/instances.js';
 import type { Settings, ToolSettings } from '../settings.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import type { Peers } from './peers.js';
@@ -21,7 +22,7 @@ import { RemoteReplies } from './remote-replies.js';
 export interface ClientDeps {
   settings: Pick<Settings, 'forTool' | 'instanceId' | 'limits' | 'claimWaitMs' | 'tenantOf'>;
   /** Whether a worker of an older version may claim what this client stores. */
-  peers: Pick<Peers, 'older'>;
+  peers: Pick<Peers, 'speak'>;
   writes: Pick<CallWrites, 'stamp'>;
   writer: Pick<WriteBatcher, 'add' | 'recordConfirmed' | 'recordNew'>;
   /** The same id sent to another process at the same time: that process made the call (see RepeatedCalls). */
@@ -87,7 +88,9 @@ export class SharedClient {
     // A call its caller waits for is stored without events: the worker that claims it stores its
     // `queued` event (see queuedEventOf), unless a worker of an older version may claim it, which
     // expects it stored (see Peers). One answered at once has it, and `backgrounded`, now.
-    if (record.detached || this.deps.peers.older) writer.add('events', queuedEventOf(record));
+    if (record.detached || !this.deps.peers.speak(SPLIT_EVENTS_PROTOCOL)) {
+      writer.add('events', queuedEventOf(record));
+    }
     if (record.detached) {
       const backgrounded = {
         type: 'backgrounded' as const,

@@ -14,21 +14,22 @@ export interface PeersDeps {
 
 /**
  * What the other live processes on a shared store speak (`RuntimeInstance.protocol`). A peer of an
- * older version is served in its words while it is live: a client then stores the `queued` event
- * of every call it stores, as version 1 expects of a client. A peer of a newer version is told
+ * older version is served in its words while it is live: a client stores the `queued` event of
+ * every call it stores, as version 1 expects of a client; a running call's updates stay off the
+ * notifications, which version 2 would take for its end. A peer of a newer version is told
  * of: roll this one forward. Each change of what the peers speak is said in one line.
  */
 export class Peers {
-  /** Until the first look, the peers are taken for older ones: that is safe with any of them. */
-  #older = true;
+  /** The oldest protocol a live peer speaks; until the first look, the oldest there is (safe with any). */
+  #lowest = 0;
   /** The last line said, so that it is said once for as long as it holds. */
   #said = '';
 
   constructor(private readonly deps: PeersDeps) {}
 
-  /** Whether a live peer speaks an older version than this process. */
-  get older(): boolean {
-    return this.#older;
+  /** Whether every live peer speaks `protocol` or a later one: what this process may say to them. */
+  speak(protocol: number): boolean {
+    return this.#lowest >= protocol;
   }
 
   /** Reads the instances and takes what they speak; a read that fails leaves it as it was. */
@@ -47,7 +48,7 @@ export class Peers {
     const live = instances.filter((instance) => instance.id !== instanceId && !gone.has(instance.id));
     const older = live.filter((instance) => instance.protocol < PROCESS_PROTOCOL);
     const newer = live.filter((instance) => instance.protocol > PROCESS_PROTOCOL);
-    this.#older = older.length > 0;
+    this.#lowest = Math.min(PROCESS_PROTOCOL, ...live.map((instance) => instance.protocol));
     const line = this.#line(older, newer);
     if (line === this.#said) return;
     const wasOther = this.#said !== '';
