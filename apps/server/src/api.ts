@@ -60,7 +60,7 @@ export const CallRequest = z.object({
   sessionId: id.describe('The conversation the call belongs to'),
   callId: id.optional().describe('Idempotency key: the same id twice is the same call'),
   notifyAfterMs: z
-    .union([z.number().positive(), z.array(z.number().positive()).min(1).max(10)])
+    .union([z.number().min(1), z.array(z.number().min(1)).min(1).max(10)])
     .optional()
     .describe(
       'When to tell the session the call still runs, in ms after it is made, if it is in the background then',

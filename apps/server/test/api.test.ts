@@ -102,6 +102,24 @@ describe('the HTTP API', () => {
     );
   });
 
+  it('keeps the times a call asks to be told it still runs, and refuses times that are not', async () => {
+    await post('/v1/calls', {
+      name: 'deploy',
+      args: { env: 'staging' },
+      sessionId: 's',
+      callId: 'n1',
+      notifyAfterMs: [60_000, 10_000],
+    });
+    expect((await app.inject('/v1/calls/n1')).json().notifyAfterMs).toEqual([10_000, 60_000]);
+    const refused = await post('/v1/calls', {
+      name: 'echo',
+      args: { text: 'x' },
+      sessionId: 's',
+      notifyAfterMs: 0,
+    });
+    expect([refused.statusCode, refused.json().error.code]).toEqual([400, 'invalid_request']);
+  });
+
   it('cancels a call, and answers 404 for an unknown one', async () => {
     await post('/v1/calls', { name: 'deploy', args: { env: 'staging' }, sessionId: 's', callId: 'd1' });
     expect((await post('/v1/calls/d1/cancel')).json()).toEqual({ cancelled: true });

@@ -95,10 +95,6 @@ export class Attempts {
 
   #execute(call: LiveCall, args: unknown): void {
     const attempt = call.record.attempt;
-    const settle = (outcome: Outcome) => {
-      // A run stopped as stalled, and tried again: the attempt after it has the call now.
-      if (call.stalledAttempt !== attempt) this.#settle(call, outcome);
-    };
     this.#stalls.watch(call);
     let returned: unknown;
     try {
@@ -108,16 +104,16 @@ export class Attempts {
         ? tracing.within(call, () => call.tool.execute(args as never, context))
         : call.tool.execute(args as never, context);
     } catch (thrown) {
-      settle(thrownOutcome(thrown));
+      this.#settle(call, thrownOutcome(thrown), attempt);
       return;
     }
     if (isPromiseLike(returned)) {
       returned.then(
-        (value) => this.#settleReturned(call, value, settle),
-        (thrown) => settle(thrownOutcome(thrown)),
+        (value) => this.#settleReturned(call, value, attempt),
+        (thrown) => this.#settle(call, thrownOutcome(thrown), attempt),
       );
     } else {
-      this.#settleReturned(call, returned, settle);
+      this.#settleReturned(call, returned, attempt);
     }
   }
 
@@ -139,10 +135,10 @@ export class Attempts {
     return retryDelayMs(call.settings.retry as RetryPolicy, call.record.attempt);
   }
 
-  #settleReturned(call: LiveCall, returned: unknown, settle: (outcome: Outcome) => void): void {
+  #settleReturned(call: LiveCall, returned: unknown, attempt: number): void {
     const outcome = returnedOutcome(call.tool, returned);
-    if (outcome instanceof Promise) outcome.then(settle);
-    else settle(outcome);
+    if (outcome instanceof Promise) outcome.then((checked) => this.#settle(call, checked, attempt));
+    else this.#settle(call, outcome, attempt);
   }
 
   /**
@@ -160,18 +156,19 @@ export class Attempts {
     };
     this.#logFailure(call, failure);
     if (this.#retries(call, failure)) {
-      call.stalledAttempt = call.record.attempt;
       call.executing = false;
-      call.abortAttempt(new BatonError('timed_out', message));
+      call.stopAttempt(new BatonError('timed_out', message));
       this.deps.send(call, { type: 'RETRY', error: failure.error });
       return;
     }
-    call.stalledMs = ms;
+    call.talk.stalledMs = ms;
     this.deps.send(call, { type: 'TIMEOUT' });
   }
 
   /** The tool returned. A result that arrives after cancel or timeout changes nothing. */
-  #settle(call: LiveCall, outcome: Outcome): void {
+  #settle(call: LiveCall, outcome: Outcome, attempt: number): void {
+    // A run stopped as stalled, and tried again: the attempt after it has the call now.
+    if (call.talking?.stalledAttempt === attempt) return;
     call.executing = false;
     if (call.dropped || isTerminalStatus(call.record.status)) return;
     if (!outcome.ok) this.#logFailure(call, outcome);

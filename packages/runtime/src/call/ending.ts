@@ -82,7 +82,7 @@ export class CallEnding {
       return;
     }
     if (event.type === 'TIMEOUT') {
-      const { stalledMs } = call;
+      const stalledMs = call.talking?.stalledMs;
       const timeoutMs = stalledMs ?? call.settings.timeoutMs ?? 0;
       const message = stalledMs === undefined ? timedOutMessage(timeoutMs) : stalledMessage(stalledMs);
       record.error = { code: 'timed_out', message };

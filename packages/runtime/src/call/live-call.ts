@@ -1,4 +1,4 @@
-import type { AnyTool, BatonError, CallRecord, CallReply, LogStream, Scheduling } from '@baton/contracts';
+import type { AnyTool, BatonError, CallRecord, CallReply, LogStream } from '@baton/contracts';
 import {
   type CallMachine,
   type CallMachineEvent,
@@ -14,6 +14,7 @@ import { OUTPUT_LOG_MAX_CHARS, OUTPUT_TAIL_CHARS } from '../defaults.js';
 import { OUTPUT_LOG_TRUNCATED_LINE } from '../messages.js';
 import type { CallInspector } from '../options.js';
 import type { ToolSettings } from '../settings.js';
+import type { TalkState } from './talk-state.js';
 
 /** The calls of one `callBatch`: with `continueOnFailure: false`, the first failure cancels those not started. */
 export interface CallBatch {
@@ -78,40 +79,19 @@ export class LiveCall {
   retryTimer: unknown;
   /** On a shared store: armed after a progress event; later progress waits for it (conflation). */
   progressTimer: unknown;
-  /** For a tool with `heartbeatTimeoutMs`: looks for the run's last sign of life (see stalls.ts). */
-  stallTimer: unknown;
-  /** When the running attempt last gave a sign of life (progress, status, log, heartbeat, a wait's end). */
-  lastSignAt = 0;
-  /** An attempt stopped as stalled and tried again: what it returns later is dropped. */
-  stalledAttempt: number | undefined;
-  /** Set when the call ends `timed_out` because its run stalled: the quiet time that stopped it. */
-  stalledMs: number | undefined;
-  /** Intermediate results: armed after an update is written; those that come before it fires merge. */
-  updateTimer: unknown;
-  /** The update that waits for `updateTimer`, the latest of those merged. */
-  mergedUpdate: { value: unknown; scheduling: Scheduling } | undefined;
-  /** The notification of the call's latest update, which a newer update or the end replaces. */
-  updateNotificationId: string | undefined;
-  /** `notifyAfterMs`: armed for the next time its session is told the call still runs. */
-  reminderTimer: unknown;
-  /** The notification of the latest of those, which a newer one, an update or the end replaces. */
-  reminderNotificationId: string | undefined;
   /** Finished durable steps by id: kept across attempts, loaded from the store once for a recovered call. */
   finishedSteps: Promise<Map<string, unknown>> | undefined;
   /** The step ids this attempt has used (the durable context: an id is used once per attempt); made on the first step. */
   stepsOfAttempt: Set<string> | undefined;
   /** How many input requests (`ctx.input`) this attempt made: their keys are numbered by it. */
   inputsOfAttempt = 0;
-  /** Steering: the read of messages under way (`ctx.nextMessage`); the next waits for it. */
-  messageReads: Promise<unknown> | undefined;
   #seq: number;
   #log = '';
   /** Resolves `reply`; dropped once used, so that a call parked for hours holds no closure for it. */
   #answer: ((reply: CallReply | Promise<CallReply>) => void) | undefined;
   #controller: AbortController | undefined;
   #abortReason: BatonError | undefined;
-  /** Why the last attempt stopped as stalled was (see `abortAttempt`). */
-  #stoppedAttempt: BatonError | undefined;
+  #talk: TalkState | undefined;
 
   constructor(init: LiveCallInit) {
     this.record = init.record;
@@ -251,17 +231,32 @@ export class LiveCall {
     this.#controller?.abort(reason);
   }
 
-  /** Aborts the running attempt's signal only: the next attempt gets a signal of its own. */
-  abortAttempt(reason: BatonError): void {
+  /** What the call keeps as it talks back, made now if it had none. */
+  get talk(): TalkState {
+    this.#talk ??= { lastSignAt: 0 };
+    return this.#talk;
+  }
+
+  /** The same, without making it: undefined for a call that never talked back. */
+  get talking(): TalkState | undefined {
+    return this.#talk;
+  }
+
+  /** Stops the running attempt as stalled: its signal is aborted; the next attempt gets one of its own. */
+  stopAttempt(reason: BatonError): void {
     if (this.#abortReason) return;
-    this.#stoppedAttempt = reason;
+    const talk = this.talk;
+    talk.stalledAttempt = this.record.attempt;
+    talk.stalledReason = reason;
     this.#controller?.abort(reason);
     this.#controller = undefined;
   }
 
-  /** The signal a run sees: that of a run stopped as stalled, or over, is aborted. */
+  /** The signal a run sees: that of a run stopped as stalled, or over since, is aborted. */
   signalOf(attempt: number): AbortSignal {
-    const over = attempt < this.record.attempt || attempt === this.stalledAttempt;
-    return over && this.#stoppedAttempt ? AbortSignal.abort(this.#stoppedAttempt) : this.signal;
+    const stopped = this.#talk?.stalledReason;
+    if (!stopped) return this.signal;
+    const over = attempt < this.record.attempt || attempt === this.#talk?.stalledAttempt;
+    return over ? AbortSignal.abort(stopped) : this.signal;
   }
 }

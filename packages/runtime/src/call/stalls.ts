@@ -39,13 +39,13 @@ export class Stalls {
     const ms = call.tool.execution.heartbeatTimeoutMs;
     if (ms === undefined || !call.executing || call.dropped) return;
     if (call.record.waitingFor !== undefined) this.sign(call);
-    const quietMs = this.deps.clock.now() - call.lastSignAt;
+    const quietMs = this.deps.clock.now() - call.talk.lastSignAt;
     if (quietMs < ms) this.#lookIn(call, ms - quietMs);
     else this.deps.stalled(call);
   }
 }
 
-/** The running attempt gave a sign of life now (what the tool's context calls on each report). */
+/** The running attempt gave a sign of life now (what the tool's context calls on each report); kept only where a stall is watched for. */
 export function signOfLife(call: LiveCall, clock: Pick<Clock, 'now'>): void {
-  call.lastSignAt = clock.now();
+  if (call.tool.execution.heartbeatTimeoutMs !== undefined) call.talk.lastSignAt = clock.now();
 }

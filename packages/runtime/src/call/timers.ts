@@ -1,5 +1,7 @@
+import type { CallTimer } from '@baton/machine';
 import { type Clock, unref } from '../clock.js';
 import type { CallTimerKind, LiveCall } from './live-call.js';
+import type { TalkState } from './talk-state.js';
 
 /** Where a call keeps its timer of each kind (fields, not a map: a parked call holds thousands of them). */
 const FIELDS = {
@@ -7,12 +9,28 @@ const FIELDS = {
   timeout: 'timeoutTimer',
   retry: 'retryTimer',
   progress: 'progressTimer',
+} as const satisfies Record<CallTimer | 'progress', keyof LiveCall>;
+
+/** The timers of a call that talks back, kept with what it keeps for that (see talk-state.ts). */
+const TALK_FIELDS = {
   stall: 'stallTimer',
   update: 'updateTimer',
   reminder: 'reminderTimer',
-} as const satisfies Record<CallTimerKind, keyof LiveCall>;
+} as const satisfies Record<Exclude<CallTimerKind, keyof typeof FIELDS>, keyof TalkState>;
 
-const KINDS = Object.keys(FIELDS) as CallTimerKind[];
+const KINDS = Object.keys(FIELDS) as Array<keyof typeof FIELDS>;
+const TALK_KINDS = Object.keys(TALK_FIELDS) as Array<keyof typeof TALK_FIELDS>;
+
+/** The object and the field that hold a call's timer of this kind. */
+function slotOf(call: LiveCall, kind: CallTimerKind): { holder: Record<string, unknown>; field: string } {
+  if (kind in TALK_FIELDS) {
+    return {
+      holder: call.talk as unknown as Record<string, unknown>,
+      field: TALK_FIELDS[kind as keyof typeof TALK_FIELDS],
+    };
+  }
+  return { holder: call as unknown as Record<string, unknown>, field: FIELDS[kind as keyof typeof FIELDS] };
+}
 
 /**
  * Every timer of every call, armed on the runtime's clock and counted (`stats().timers`): arming,
@@ -49,21 +67,24 @@ export class Timers {
 
   /** Arms the call's timer of this kind (at most one each): it forgets itself when it fires. */
   armFor(call: LiveCall, kind: CallTimerKind, ms: number, fire: () => void): void {
-    const field = FIELDS[kind];
-    this.clear(call[field]);
-    call[field] = this.arm(() => {
-      call[field] = undefined;
+    const { holder, field } = slotOf(call, kind);
+    this.clear(holder[field]);
+    holder[field] = this.arm(() => {
+      holder[field] = undefined;
       fire();
     }, ms);
   }
 
   clearFor(call: LiveCall, kind: CallTimerKind): void {
-    const field = FIELDS[kind];
-    call[field] = this.clear(call[field]);
+    const { holder, field } = slotOf(call, kind);
+    holder[field] = this.clear(holder[field]);
   }
 
   clearAll(call: LiveCall): void {
     for (const kind of KINDS) if (call[FIELDS[kind]] !== undefined) this.clearFor(call, kind);
+    const talk = call.talking;
+    if (!talk) return;
+    for (const kind of TALK_KINDS) if (talk[TALK_FIELDS[kind]] !== undefined) this.clearFor(call, kind);
   }
 
   /** A timer that must not keep the process alive (housekeeping, followers' polls): not counted. */

@@ -35,16 +35,19 @@ export class CallUpdates {
 
   update(call: LiveCall, given: unknown, { scheduling }: UpdateOptions): void {
     if (isTerminalStatus(call.record.status)) return;
-    call.mergedUpdate = {
+    const talk = call.talk;
+    talk.mergedUpdate = {
       value: storableValue(given),
       scheduling: scheduling ?? call.tool.execution.scheduling,
     };
-    if (call.updateTimer === undefined) this.#write(call);
+    if (talk.updateTimer === undefined) this.#write(call);
   }
 
   /** The end of a detached call is its session's now: an update not yet given is not given after it. */
   replacedByEnd(call: LiveCall): void {
-    call.mergedUpdate = undefined;
+    const talk = call.talking;
+    if (!talk) return;
+    talk.mergedUpdate = undefined;
     this.#replace(call, 'updateNotificationId', undefined);
     this.#replace(call, 'reminderNotificationId', undefined);
   }
@@ -82,9 +85,10 @@ export class CallUpdates {
   }
 
   #write(call: LiveCall): void {
-    const merged = call.mergedUpdate;
+    const talk = call.talk;
+    const merged = talk.mergedUpdate;
     if (!merged || isTerminalStatus(call.record.status)) return;
-    call.mergedUpdate = undefined;
+    talk.mergedUpdate = undefined;
     const { writes, writer, clock, timers, updateIntervalMs } = this.deps;
     const { record } = call;
     const updateSeq = (record.update?.updateSeq ?? 0) + 1;
@@ -108,8 +112,9 @@ export class CallUpdates {
     which: 'updateNotificationId' | 'reminderNotificationId',
     by: string | undefined,
   ): void {
-    const before = call[which];
-    call[which] = by;
+    const talk = call.talk;
+    const before = talk[which];
+    talk[which] = by;
     if (before === undefined) return;
     // One still in the write with its successor is not stored yet: the loop that holds both keeps the latest.
     this.deps.store

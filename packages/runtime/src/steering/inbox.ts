@@ -53,8 +53,9 @@ export class MessageInbox {
         new BatonError('not_steerable', STEERING_MESSAGES.notSteerable(call.record.toolName)),
       );
     }
-    const turn = (call.messageReads ?? Promise.resolve()).then(read);
-    call.messageReads = turn.catch(() => {});
+    const talk = call.talk;
+    const turn = (talk.messageReads ?? Promise.resolve()).then(read);
+    talk.messageReads = turn.catch(() => {});
     return turn;
   }
 
