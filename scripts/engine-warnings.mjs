@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import {
   copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -34,6 +35,25 @@ export function publishedPackages() {
 export function engineWarnings(output) {
   const names = [...output.matchAll(/EBADENGINE\s+package: '(.+?)@[^@']+'/g)].map((match) => match[1]);
   return [...new Set(names)].sort();
+}
+
+/** The packages the examples import by name (`node:` modules aside). */
+function examplesImports(files) {
+  const names = new Set();
+  for (const file of files) {
+    const text = readFileSync(join(root, 'examples', file), 'utf8');
+    for (const [, specifier] of text.matchAll(/from '([^'.][^']*)'/g)) {
+      if (specifier.startsWith('node:')) continue;
+      const parts = specifier.split('/');
+      names.add(specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]);
+    }
+  }
+  return [...names].sort();
+}
+
+/** The version of a package this repository installed. */
+function repositoryVersion(name) {
+  return JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
 }
 
 function run(command, args, cwd) {
@@ -71,10 +91,27 @@ export function installWarnings() {
       ['install', '--no-audit', '--no-fund', `--nodedir=${nodedir}`, ...tarballs],
       project,
     );
-    const examples = {};
-    for (const file of readdirSync(join(root, 'examples')).filter((name) =>
+    const exampleFiles = readdirSync(join(root, 'examples')).filter((name) =>
       name.endsWith('-idle-turn.mjs'),
-    )) {
+    );
+    // What an example imports beside the packages and their peers (a front end's own SDK, such as
+    // AG-UI's client), at the version this repository tests with, as its README says to install.
+    const missing = examplesImports(exampleFiles).filter(
+      (name) => !existsSync(join(project, 'node_modules', name, 'package.json')),
+    );
+    if (missing.length > 0)
+      run(
+        'npm',
+        [
+          'install',
+          '--no-audit',
+          '--no-fund',
+          ...missing.map((name) => `${name}@${repositoryVersion(name)}`),
+        ],
+        project,
+      );
+    const examples = {};
+    for (const file of exampleFiles) {
       copyFileSync(join(root, 'examples', file), join(project, file));
       examples[file] = run(process.execPath, [file], project);
     }
