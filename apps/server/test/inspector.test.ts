@@ -1,34 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { type ServerProcess, startServer } from '@baton/test-support';
+import { join } from 'node:path';
+import { CHROMIUM_ARGS, chromiumPath, type ServerProcess, startServer } from '@baton/test-support';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const TOKEN = 'inspector-test-token-0001';
 
-/**
- * The Chromium the test drives: `BATON_CHROMIUM`, else the first Chromium or Chrome on the PATH,
- * else the one Playwright installed (`npx playwright install chromium`).
- */
-function chromiumPath(): string {
-  if (process.env.BATON_CHROMIUM) return process.env.BATON_CHROMIUM;
-  for (const name of ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable']) {
-    for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-      if (dir && existsSync(join(dir, name))) return join(dir, name);
-    }
-  }
-  const installed = chromium.executablePath();
-  if (!existsSync(installed)) {
-    throw new Error(
-      'the inspector test needs a Chromium: install one (apt-get install chromium), name it in BATON_CHROMIUM, or run npx playwright install chromium',
-    );
-  }
-  return installed;
-}
 const SCREENSHOTS = join(import.meta.dirname, '..', 'test-results');
 const dir = mkdtempSync(join(tmpdir(), 'baton-inspector-'));
 let server: ServerProcess;
@@ -56,16 +37,9 @@ beforeAll(async () => {
     },
   });
   browser = await chromium.launch({
-    executablePath: chromiumPath(),
+    executablePath: chromiumPath(chromium.executablePath()),
     headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
+    args: CHROMIUM_ARGS,
   });
   // A laptop's screen: what the page shows first must fit it.
   page = await browser.newPage({ viewport: { width: 1280, height: 720 } });

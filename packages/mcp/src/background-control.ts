@@ -16,6 +16,7 @@ import {
   type Runtime,
 } from '@baton/runtime';
 import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
+import { CALL_APP_URI, CALL_META_KEY } from './call-app.js';
 import type { McpScope } from './scope.js';
 import { CALL_SESSIONS, type Serving } from './serving.js';
 import { toolResultOf } from './tool-result.js';
@@ -193,12 +194,14 @@ export function acknowledgementOf(serving: ControlServing, reply: CallReply): Ca
   if (!servesControl(serving)) return { content: [{ type: 'text', text: asText(reply.output) }] };
   const callId = serving.scope.outside(reply.callId);
   const { output } = reply;
+  // The host is pointed to the call's MCP App, which follows the call by this id.
+  const _meta = { ui: { resourceUri: CALL_APP_URI }, [CALL_META_KEY]: { callId } };
   if (typeof output === 'object' && output !== null && !Array.isArray(output)) {
     const fields = output as Record<string, unknown>;
     const message = typeof fields.message === 'string' ? fields.message : '';
     const acknowledgement = { ...fields, call_id: callId, message: followingWords(message, callId).trim() };
     // Text only: a tool's output schema describes its result, not this acknowledgement.
-    return { content: [{ type: 'text', text: JSON.stringify(acknowledgement) }] };
+    return { content: [{ type: 'text', text: JSON.stringify(acknowledgement) }], _meta };
   }
-  return { content: [{ type: 'text', text: followingWords(asText(output), callId) }] };
+  return { content: [{ type: 'text', text: followingWords(asText(output), callId) }], _meta };
 }

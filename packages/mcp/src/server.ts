@@ -1,11 +1,15 @@
 import {
   type CallToolResult,
   type JSONRPCRequest,
+  ProtocolError,
+  ProtocolErrorCode,
   type Result,
   Server,
   type ServerCapabilities,
   type ServerContext,
 } from '@modelcontextprotocol/server';
+import { servesControl } from './background-control.js';
+import { CALL_APP_URI, callAppPage, MCP_APP_MIME_TYPE } from './call-app.js';
 import type { Serving } from './serving.js';
 import { TASKS_EXTENSION } from './task-view.js';
 import { serveLegacyTasks, serveTasks } from './tasks.js';
@@ -23,10 +27,11 @@ const TOOLS_LIST_TTL_MS = 30_000;
 const CAPABILITIES: Record<Serving['era'], ServerCapabilities> = {
   legacy: {
     tools: {},
+    resources: {},
     logging: {},
     tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
   },
-  modern: { tools: {}, extensions: { [TASKS_EXTENSION]: {} } },
+  modern: { tools: {}, resources: {}, extensions: { [TASKS_EXTENSION]: {} } },
 };
 
 type Handler = (request: JSONRPCRequest, context: ServerContext) => Promise<Result>;
@@ -104,7 +109,30 @@ export function mcpServer(serving: Serving, info: ServerInfo): Server {
     'tools/call',
     (request, context) => callTool(serving, request, context) as Promise<CallToolResult>,
   );
+  serveCallApp(server, serving);
   if (serving.era === 'legacy') serveLegacyTasks(server, serving);
   else serveTasks(server, serving);
   return server;
+}
+
+/**
+ * The MCP App of a background call (`ui://baton/call.html`), served where a call may go to the
+ * background and the background-control tools it follows the call with are served.
+ */
+function serveCallApp(server: Server, serving: Serving): void {
+  const served = servesControl(serving);
+  const resource = {
+    uri: CALL_APP_URI,
+    name: 'baton-call',
+    title: 'A background call',
+    description: 'Shows one call that goes on in the background, live, with its cancel',
+    mimeType: MCP_APP_MIME_TYPE,
+  };
+  server.setRequestHandler('resources/list', () => ({ resources: served ? [resource] : [] }));
+  server.setRequestHandler('resources/read', async (request) => {
+    if (!served || request.params.uri !== CALL_APP_URI) {
+      throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `no resource ${request.params.uri}`);
+    }
+    return { contents: [{ uri: CALL_APP_URI, mimeType: MCP_APP_MIME_TYPE, text: await callAppPage() }] };
+  });
 }

@@ -1,6 +1,7 @@
 import { type McpToolDeclaration, toMcpTool } from '@baton/contracts';
 import type { Tool } from '@modelcontextprotocol/server';
 import { listedTools, servesControl } from './background-control.js';
+import { CALL_APP_URI } from './call-app.js';
 import type { Serving } from './serving.js';
 
 type DeclaringServing = Pick<
@@ -27,11 +28,23 @@ function shapeWords(schema: unknown, control: boolean): string {
 export function declaredTools(serving: DeclaringServing, takesTasks: boolean): Tool[] {
   const control = servesControl(serving);
   return listedTools(serving).map((tool) => {
-    const declaration: McpToolDeclaration = toMcpTool(tool, { defaultMode: serving.defaultMode });
+    const declared: McpToolDeclaration = toMcpTool(tool, { defaultMode: serving.defaultMode });
+    // A call that may go on in the background is shown by the call's MCP App, which follows it
+    // with the background-control tools.
+    const declaration =
+      control && declared.execution.taskSupport !== 'forbidden'
+        ? { ...declared, _meta: appMeta(declared) }
+        : declared;
     const { outputSchema, ...rest } = declaration;
     if (takesTasks || outputSchema === undefined || declaration.execution.taskSupport !== 'optional') {
       return declaration as Tool;
     }
     return { ...rest, description: `${rest.description}\n\n${shapeWords(outputSchema, control)}` } as Tool;
   });
+}
+
+/** MCP Apps' link from a tool to its view, in the current form and the one hosts read before it. */
+function appMeta(declaration: McpToolDeclaration): Record<string, unknown> {
+  const own = (declaration as { _meta?: Record<string, unknown> })._meta ?? {};
+  return { ...own, ui: { resourceUri: CALL_APP_URI }, 'ui/resourceUri': CALL_APP_URI };
 }

@@ -3,10 +3,12 @@
  * when one of these passes again (then it leaves this list).
  */
 
-/** Not offered by design: Baton serves tools; these methods answer -32601. */
+/**
+ * Not offered by design: Baton serves tools (and, as its one resource, the MCP App of a background
+ * call); these methods answer -32601, or the scenario's own resources are not there.
+ */
 const NOT_OFFERED = [
   'completion-complete',
-  'resources-list',
   'resources-read-text',
   'resources-read-binary',
   'resources-templates-read',
