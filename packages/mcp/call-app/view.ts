@@ -76,7 +76,16 @@ function show(status: CallStatus) {
 
 async function poll() {
   if (callId === undefined) return;
-  const result = await app.callServerTool({ name: 'check_background', arguments: { call_id: callId } });
+  let result: Awaited<ReturnType<typeof app.callServerTool>>;
+  try {
+    result = await app.callServerTool({ name: 'check_background', arguments: { call_id: callId } });
+  } catch (error) {
+    // The host's connection to the server dropped (a restart, a deploy): the call goes on, and so do the looks.
+    byId('end').textContent = `Reconnecting: ${error instanceof Error ? error.message : String(error)}`;
+    timer = setTimeout(() => void poll(), POLL_MS);
+    return;
+  }
+  byId('end').textContent = '';
   const first = result.content?.find((block) => block.type === 'text');
   if (result.isError || first?.type !== 'text') {
     byId('end').textContent = first?.type === 'text' ? first.text : 'The call could not be read.';

@@ -3,12 +3,19 @@
  * acknowledgement names the call, and a host made of ext-apps' own host pieces, in Chromium,
  * shows the call live and cancels it from the view.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { memoryStore, SimulatedClock } from '@baton/runtime/testing';
-import { CHROMIUM_ARGS, chromiumPath } from '@baton/test-support';
+import {
+  CHROMIUM_ARGS,
+  chromiumPath,
+  RESTART_BUDGET_MS,
+  recoveredAndNotified,
+  restartingRuntime,
+} from '@baton/test-support';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { build } from 'esbuild';
@@ -32,8 +39,11 @@ const survey = defineTool({
     ctx.progress({ current: 2, total: 5, unit: 'pages' });
     ctx.log('stdout', 'fetched page 2\n');
     ctx.update('2 of 5 bays mapped');
-    await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve));
-    return 'stopped';
+    // Each message is a bay to add, until "finish".
+    for (let bay = await ctx.nextMessage(); bay !== 'finish'; bay = await ctx.nextMessage()) {
+      ctx.update(`mapping ${bay}`);
+    }
+    return `${coast} coast surveyed`;
   },
 });
 const lookUp = defineTool({
@@ -128,17 +138,16 @@ describe('the MCP App of a background call, in a host made of ext-apps’ own pi
   }, 60_000);
   afterAll(() => browser?.close());
 
-  it('shows the call live (state, progress, status text, its update, its log tail) and cancels it', async () => {
-    const { client, runtime, survey: surveyed } = await connected();
-    const args = { coast: 'north' };
-    const acknowledged = await surveyed(args);
-    const callId = (acknowledged._meta as Record<string, { callId: string }>)[CALL_META_KEY]?.callId ?? '';
-    const [resource] = (await client.readResource({ uri: CALL_APP_URI })).contents;
-
+  /**
+   * A host page showing the view of a call, given the acknowledgement; it reaches the server
+   * through `clientOf()`, the host's connection of the moment.
+   */
+  async function hostPage(clientOf: () => Client, args: Record<string, unknown>, acknowledged: unknown) {
+    const [resource] = (await clientOf().readResource({ uri: CALL_APP_URI })).contents;
     const page = await browser.newPage({ viewport: { width: 560, height: 380 } });
     await page.exposeFunction(
       'callServerTool',
-      (params: { name: string; arguments?: Record<string, unknown> }) => client.callTool(params),
+      (params: { name: string; arguments?: Record<string, unknown> }) => clientOf().callTool(params),
     );
     await page.setContent(`<!doctype html><html><body><script>${hostScript}</script></body></html>`);
     await page.evaluate(
@@ -147,25 +156,89 @@ describe('the MCP App of a background call, in a host made of ext-apps’ own pi
       [(resource as { text: string }).text, args, acknowledged] as const,
     );
     const view = page.frameLocator('iframe');
-    await expect.poll(() => view.locator('#state').textContent(), { timeout: 15_000 }).toBe('backgrounded');
-    expect(await view.locator('#tool').textContent()).toBe('survey');
-    expect(await view.locator('#status-text').textContent()).toBe('surveying north');
-    expect(await view.locator('#progress-text').textContent()).toBe('2/5 pages');
-    expect(await view.locator('#update').textContent()).toBe('update 1: 2 of 5 bays mapped');
-    expect(await view.locator('#log').textContent()).toBe('[stdout] fetched page 2\n');
+    const text = (selector: string) => view.locator(selector).textContent();
+    await expect.poll(() => text('#state'), { timeout: 15_000 }).toBe('backgrounded');
+    return { page, view, text };
+  }
+
+  /** The view of a new promoted call of `survey`, in a host page. */
+  async function shown() {
+    const { client, runtime, survey: surveyed } = await connected();
+    const args = { coast: 'north' };
+    const acknowledged = await surveyed(args);
+    const callId = (acknowledged._meta as Record<string, { callId: string }>)[CALL_META_KEY]?.callId ?? '';
+    return { runtime, callId, ...(await hostPage(() => client, args, acknowledged)) };
+  }
+
+  it('shows the call live (state, progress, status text, its update, its log tail), takes its messages, and shows its end', async () => {
+    const { page, view, text, runtime, callId } = await shown();
+    expect(await text('#tool')).toBe('survey');
+    expect(await text('#status-text')).toBe('surveying north');
+    expect(await text('#progress-text')).toBe('2/5 pages');
+    expect(await text('#update')).toBe('update 1: 2 of 5 bays mapped');
+    expect(await text('#log')).toBe('[stdout] fetched page 2\n');
     mkdirSync(SCREENSHOTS, { recursive: true });
     await page.screenshot({ path: join(SCREENSHOTS, 'call-app.png') });
 
-    await view.locator('#message').fill('the east bay too');
+    await view.locator('#message').fill('the east bay');
     await view.locator('#send').click();
-    await expect
-      .poll(() => view.locator('#sent').textContent(), { timeout: 10_000 })
-      .toBe('sent: the east bay too');
+    await expect.poll(() => text('#sent'), { timeout: 10_000 }).toBe('sent: the east bay');
+    await expect.poll(() => text('#update'), { timeout: 10_000 }).toBe('update 2: mapping the east bay');
 
-    await view.locator('#cancel').click();
-    await expect.poll(() => view.locator('#state').textContent(), { timeout: 15_000 }).toBe('cancelled');
-    expect((await runtime.get(callId))?.status).toBe('cancelled');
+    await view.locator('#message').fill('finish');
+    await view.locator('#send').click();
+    await expect.poll(() => text('#state'), { timeout: 15_000 }).toBe('succeeded');
+    expect(await text('#end')).toBe('north coast surveyed');
+    expect((await runtime.get(callId))?.status).toBe('succeeded');
     expect(await view.locator('#cancel').isDisabled()).toBe(true);
+    await page.close();
+  }, 60_000);
+
+  it('follows the call across a restart of the server on SQLite, and shows its end', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'baton-call-app-'));
+    try {
+      const path = join(dir, 'baton.db');
+      const before = restartingRuntime(path, true);
+      const first = await serveOverHttp(before.runtime);
+      let client = new Client({ name: 'host', version: '1.0.0' }, { capabilities: {} });
+      await client.connect(new StreamableHTTPClientTransport(new URL(first.url)));
+      const started = firstValueFrom(
+        before.runtime.events$.pipe(filter((event) => event.type === 'started')),
+      );
+      const args = { topic: 'tides' };
+      const replying = client.callTool({ name: 'research', arguments: args });
+      await started;
+      before.clock.increment(RESTART_BUDGET_MS);
+      const acknowledged = await replying;
+      const callId = (acknowledged._meta as Record<string, { callId: string }>)[CALL_META_KEY]?.callId ?? '';
+      const { page, text } = await hostPage(() => client, args, acknowledged);
+      await client.close();
+      await first.close();
+      // While the server is down, the view's looks fail, and it says so and looks again.
+      await expect.poll(() => text('#end'), { timeout: 15_000 }).toMatch(/^Reconnecting/);
+
+      const after = restartingRuntime(path, false);
+      const second = await serveOverHttp(after.runtime);
+      served.push(second);
+      const reconnected = new Client({ name: 'host', version: '1.0.0' }, { capabilities: {} });
+      await reconnected.connect(new StreamableHTTPClientTransport(new URL(second.url)));
+      second.onClose(() => reconnected.close());
+      client = reconnected;
+      await recoveredAndNotified(after, (await after.runtime.get(callId))?.sessionId ?? '');
+      await expect.poll(() => text('#state'), { timeout: 15_000 }).toBe('succeeded');
+      expect(await text('#end')).toBe('tides: high at noon');
+      await page.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('cancels the call from the view', async () => {
+    const { page, view, text, runtime, callId } = await shown();
+    await view.locator('#cancel').click();
+    await expect.poll(() => text('#state'), { timeout: 15_000 }).toBe('cancelled');
+    expect((await runtime.get(callId))?.status).toBe('cancelled');
+    expect(await view.locator('#send').isDisabled()).toBe(true);
     await page.close();
   }, 60_000);
 });
