@@ -8,7 +8,6 @@ import {
   type SessionUpdate,
 } from '@agentclientprotocol/sdk';
 import type { Runtime } from '@baton/runtime';
-import { filter, firstValueFrom } from 'rxjs';
 import { type AcpResult, type BatonAcpSession, batonAcpSession, type ResultsWhen } from '../src/index.js';
 
 /** What the model asks for in a prompt of the tests: one tool call, or none. */
@@ -167,24 +166,4 @@ export function statusesOf(reports: readonly SessionUpdate[]): string[] {
     if (typeof status === 'string' && statuses.at(-1) !== status) statuses.push(status);
   }
   return statuses;
-}
-
-/** Resolves once the call has started, then moves the clock past the inline budget. */
-export function promoteWhenStarted(
-  { runtime, clock }: { runtime: Runtime; clock: { increment(ms: number): void } },
-  callId: string,
-  budgetMs: number,
-): Promise<void> {
-  return firstValueFrom(
-    runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === callId)),
-  ).then(() => clock.increment(budgetMs));
-}
-
-/** Polls `check` until it holds, at most `timeoutMs` of real time. */
-export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }

@@ -1,10 +1,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RESTART_BUDGET_MS, recoveredAndNotified, restartingRuntime } from '@baton/test-support';
+import {
+  eventually,
+  promoteWhenStarted,
+  RESTART_BUDGET_MS,
+  recoveredAndNotified,
+  restartingRuntime,
+} from '@baton/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ResultsWhen } from '../src/index.js';
-import { editorOf, eventually, promoteWhenStarted, scriptedAgent } from './editor.js';
+import { editorOf, scriptedAgent } from './editor.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-acp-restart-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

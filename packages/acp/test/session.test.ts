@@ -1,9 +1,9 @@
 import { defineTool } from '@baton/contracts';
-import { AGENT_BUDGET_MS, agentLoopRuntime } from '@baton/test-support';
+import { AGENT_BUDGET_MS, agentLoopRuntime, eventually, promoteWhenStarted } from '@baton/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { BATON_META, type ResultsWhen } from '../src/index.js';
-import { editorOf, eventually, promoteWhenStarted, scriptedAgent, statusesOf } from './editor.js';
+import { editorOf, scriptedAgent, statusesOf } from './editor.js';
 
 const closing: (() => unknown)[] = [];
 afterEach(async () => {

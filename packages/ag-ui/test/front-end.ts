@@ -2,7 +2,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type BaseEvent, HttpAgent, type Message } from '@ag-ui/client';
 import type { Runtime } from '@baton/runtime';
-import { filter, firstValueFrom } from 'rxjs';
 import { type AgUiModel, agUiHandler } from '../src/index.js';
 
 /** What the model asks for in a user message of the tests: one tool call, or none. */
@@ -82,24 +81,4 @@ export function frontEnd(url: string, threadId = 'thread-1') {
         (message) => message.role === 'activity' && message.id === `activity-${toolCallId}`,
       ) as { content: Record<string, unknown> } | undefined,
   };
-}
-
-/** Resolves once the call has started, then moves the clock past the inline budget. */
-export function promoteWhenStarted(
-  { runtime, clock }: { runtime: Runtime; clock: { increment(ms: number): void } },
-  callId: string,
-  budgetMs: number,
-): Promise<void> {
-  return firstValueFrom(
-    runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === callId)),
-  ).then(() => clock.increment(budgetMs));
-}
-
-/** Polls `check` until it holds, at most `timeoutMs` of real time. */
-export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }

@@ -1,9 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RESTART_BUDGET_MS, recoveredAndNotified, restartingRuntime } from '@baton/test-support';
+import {
+  promoteWhenStarted,
+  RESTART_BUDGET_MS,
+  recoveredAndNotified,
+  restartingRuntime,
+} from '@baton/test-support';
 import { afterAll, describe, expect, it } from 'vitest';
-import { agentServer, frontEnd, promoteWhenStarted } from './front-end.js';
+import { agentServer, frontEnd } from './front-end.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-ag-ui-restart-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
-import { AGENT_BUDGET_MS, agentLoopRuntime } from '@baton/test-support';
+import { AGENT_BUDGET_MS, agentLoopRuntime, eventually, promoteWhenStarted } from '@baton/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BATON_CALL_ACTIVITY } from '../src/index.js';
-import { agentServer, eventually, frontEnd, promoteWhenStarted } from './front-end.js';
+import { agentServer, frontEnd } from './front-end.js';
 
 const closing: (() => unknown)[] = [];
 afterEach(async () => {
