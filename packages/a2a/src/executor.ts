@@ -1,0 +1,208 @@
+import { type Message, type Task, TaskState } from '@a2a-js/sdk';
+import {
+  AgentEvent,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
+} from '@a2a-js/sdk/server';
+import type { CallReply } from '@baton/contracts';
+import type { Runtime } from '@baton/runtime';
+import { callAwaitingApproval, replyOf, runDecided } from '@baton/runtime/bridge';
+import type { BatonEventBuses } from './buses.js';
+import { backgroundedStatusOf, contextOf, resultArtifact, sessionOf, statusOf } from './tasks.js';
+
+/** What a message asks for: one of the agent's skills (a runtime's tool) with its arguments. */
+export interface SkillCall {
+  skill: string;
+  arguments: unknown;
+}
+
+/**
+ * The skill a message names: its first data part `{ skill, arguments }` (or `{ skill, args }`), or
+ * a data part of arguments with the skill in the message's `metadata.skill`.
+ */
+export function skillCallOf(message: Message): SkillCall | undefined {
+  for (const part of message.parts) {
+    if (part.content?.$case !== 'data') continue;
+    const value = part.content.value as Record<string, unknown> | null;
+    if (value === null || typeof value !== 'object') continue;
+    if (typeof value.skill === 'string')
+      return { skill: value.skill, arguments: value.arguments ?? value.args ?? {} };
+    const skill = message.metadata?.skill;
+    if (typeof skill === 'string') return { skill, arguments: value };
+  }
+  return undefined;
+}
+
+/** The user's answer to a task that waits for its approval: a data part `{ approved, reason? }`. */
+export function approvalOf(message: Message): { approved: boolean; reason?: string } | undefined {
+  for (const part of message.parts) {
+    if (part.content?.$case !== 'data') continue;
+    const value = part.content.value as { approved?: unknown; reason?: unknown } | null;
+    if (value === null || typeof value !== 'object' || typeof value.approved !== 'boolean') continue;
+    return {
+      approved: value.approved,
+      ...(typeof value.reason === 'string' && value.reason !== '' ? { reason: value.reason } : {}),
+    };
+  }
+  return undefined;
+}
+
+const ASKS_APPROVAL =
+  'The call needs approval before it runs: answer in this task with a data part { "approved": true } (or false, with a "reason").';
+
+const NAMES_NO_SKILL =
+  'The message names no skill: send a data part { "skill": "<one of the agent card\'s skills>", "arguments": { ... } }.';
+
+/** The task's end as its events: the result as an artifact, then the final status. */
+export function endEvents(task: Pick<Task, 'id' | 'contextId'>, reply: CallReply, text: string) {
+  const state =
+    reply.status === 'succeeded'
+      ? TaskState.TASK_STATE_COMPLETED
+      : reply.status === 'cancelled'
+        ? TaskState.TASK_STATE_CANCELED
+        : TaskState.TASK_STATE_FAILED;
+  return [
+    ...(reply.status === 'succeeded'
+      ? [
+          AgentEvent.artifactUpdate({
+            taskId: task.id,
+            contextId: task.contextId,
+            artifact: resultArtifact(task.id, reply.output, text),
+            append: false,
+            lastChunk: true,
+            metadata: undefined,
+          }),
+        ]
+      : []),
+    AgentEvent.statusUpdate({
+      taskId: task.id,
+      contextId: task.contextId,
+      status: statusOf(task, state, reply.status === 'succeeded' ? undefined : text),
+      metadata: undefined,
+    }),
+  ];
+}
+
+/**
+ * Each task a Baton call of the skill its message names, with the task's id as the call's and its
+ * context as the call's session. Within the inline budget the task ends with the call (its result
+ * an artifact); past it, the task is answered `working`, whether or not the client asked to block,
+ * and the call goes on: its end comes to the task when it ends (`BatonA2aAgent`).
+ */
+export class BatonAgentExecutor implements AgentExecutor {
+  readonly #runtime: Runtime;
+  readonly #buses: Pick<BatonEventBuses, 'inBackground' | 'isInBackground' | 'ended'>;
+
+  constructor(runtime: Runtime, buses: Pick<BatonEventBuses, 'inBackground' | 'isInBackground' | 'ended'>) {
+    this.#runtime = runtime;
+    this.#buses = buses;
+  }
+
+  async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    const { taskId, contextId, userMessage } = context;
+    const task = { id: taskId, contextId };
+    const status = (state: TaskState, text?: string) =>
+      bus.publish(
+        AgentEvent.statusUpdate({
+          taskId,
+          contextId,
+          status: statusOf(task, state, text),
+          metadata: undefined,
+        }),
+      );
+    if (context.task !== undefined) {
+      // A message in a task that waits for its approval: the user's decision.
+      bus.publish(AgentEvent.task({ ...context.task, history: [...context.task.history, userMessage] }));
+      const record = await this.#runtime.get(taskId);
+      const decision = approvalOf(userMessage);
+      if (record?.approval !== 'pending' || decision === undefined) {
+        status(TaskState.TASK_STATE_INPUT_REQUIRED, ASKS_APPROVAL);
+        return;
+      }
+      const request = {
+        name: record.toolName,
+        args: record.args,
+        sessionId: record.sessionId,
+        callId: taskId,
+      };
+      status(TaskState.TASK_STATE_WORKING);
+      this.#answer(task, bus, await runDecided(this.#runtime, request, decision));
+      return;
+    }
+    const named = skillCallOf(userMessage);
+    bus.publish(
+      AgentEvent.task({
+        ...task,
+        status: statusOf(task, TaskState.TASK_STATE_SUBMITTED),
+        artifacts: [],
+        history: [userMessage],
+        metadata: named === undefined ? undefined : { skill: named.skill },
+      }),
+    );
+    if (named === undefined) {
+      status(TaskState.TASK_STATE_REJECTED, NAMES_NO_SKILL);
+      return;
+    }
+    status(TaskState.TASK_STATE_WORKING);
+    const request = {
+      name: named.skill,
+      args: named.arguments,
+      sessionId: sessionOf(contextId),
+      callId: taskId,
+    };
+    const definition = this.#runtime.tools.definitions().find((tool) => tool.name === named.skill);
+    if (definition?.execution.needsApproval !== undefined) {
+      if (await callAwaitingApproval(this.#runtime, request)) {
+        status(TaskState.TASK_STATE_INPUT_REQUIRED, ASKS_APPROVAL);
+        return;
+      }
+      this.#answer(task, bus, await replyOf(this.#runtime, request));
+      return;
+    }
+    this.#answer(task, bus, await this.#runtime.call(request));
+  }
+
+  /** The task's answer to a call's reply: its end, or `working` while the call goes on. */
+  #answer(task: Pick<Task, 'id' | 'contextId'>, bus: ExecutionEventBus, reply: CallReply): void {
+    const text =
+      typeof reply.output === 'string'
+        ? reply.output
+        : (reply.error?.message ?? JSON.stringify(reply.output ?? null));
+    if (reply.status !== 'backgrounded') {
+      for (const event of endEvents(task, reply, text)) bus.publish(event);
+      return;
+    }
+    // Answered now, whether or not the client asked to block: the call goes on past its budget.
+    this.#buses.inBackground(task.id);
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId: task.id,
+        contextId: task.contextId,
+        status: backgroundedStatusOf(task, text),
+        metadata: undefined,
+      }),
+    );
+  }
+
+  /**
+   * Cancels the task's call. One still within its budget ends its own request with the task
+   * `canceled`; one in the background is ended here, on the bus the cancel waits on.
+   */
+  async cancelTask(taskId: string): Promise<void> {
+    const cancelled = await this.#runtime.cancel(taskId, 'the task was cancelled');
+    if (!cancelled || !this.#buses.isInBackground(taskId)) return;
+    const record = await this.#runtime.get(taskId);
+    const task = { id: taskId, contextId: contextOf(record?.sessionId ?? '') };
+    this.#buses.ended(taskId, (bus) =>
+      bus.publish(
+        AgentEvent.statusUpdate({
+          taskId,
+          contextId: task.contextId,
+          status: statusOf(task, TaskState.TASK_STATE_CANCELED, 'the task was cancelled'),
+          metadata: undefined,
+        }),
+      ),
+    );
+  }
+}

@@ -1,0 +1,58 @@
+import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk';
+import type { TaskStore } from '@a2a-js/sdk/server';
+import type { Runtime } from '@baton/runtime';
+import { isBackgrounded, isFinal, SESSION_PREFIX, sessionOf, stateOf, taskOfRecord } from './tasks.js';
+
+/** The most tasks one `ListTasks` page gives. */
+export const MAX_TASKS_PAGE = 100;
+
+/**
+ * The A2A tasks of Baton calls, kept by Baton's store: a task is its call (the same id), so it
+ * survives a restart with the call, and its end is the call's, however the call ended (in this
+ * process, another, or after a restart). What the SDK saves of a task (its history, its status
+ * messages) is kept here in memory over the call's record; a task answered `working` while its call
+ * went on shows the call's end once it has ended.
+ */
+export class BatonTaskStore implements TaskStore {
+  readonly #runtime: Pick<Runtime, 'get' | 'list'>;
+  /** What the SDK saved of each task this process served. */
+  readonly #saved = new Map<string, Task>();
+
+  constructor(runtime: Pick<Runtime, 'get' | 'list'>) {
+    this.#runtime = runtime;
+  }
+
+  async save(task: Task): Promise<void> {
+    this.#saved.set(task.id, structuredClone(task));
+  }
+
+  async load(taskId: string): Promise<Task | undefined> {
+    const saved = this.#saved.get(taskId);
+    const record = await this.#runtime.get(taskId);
+    if (record === undefined || !record.sessionId.startsWith(SESSION_PREFIX))
+      return saved && structuredClone(saved);
+    const fromRecord = taskOfRecord(record);
+    if (saved === undefined) return fromRecord;
+    // The task was answered while its call went on: the call's end, wherever it ended, is the task's.
+    const ended = isBackgrounded(saved) && isFinal(stateOf(record));
+    return ended
+      ? { ...structuredClone(saved), status: fromRecord.status, artifacts: fromRecord.artifacts }
+      : structuredClone(saved);
+  }
+
+  async list(params: ListTasksRequest): Promise<ListTasksResponse> {
+    const pageSize = Math.min(Math.max(params.pageSize ?? MAX_TASKS_PAGE, 1), MAX_TASKS_PAGE);
+    const page = await this.#runtime.list({
+      ...(params.contextId ? { sessionId: sessionOf(params.contextId) } : { sessionPrefix: SESSION_PREFIX }),
+      limit: pageSize,
+      ...(params.pageToken ? { cursor: params.pageToken } : {}),
+    });
+    const tasks: Task[] = [];
+    for (const record of page.calls) {
+      const task = (await this.load(record.callId)) ?? taskOfRecord(record);
+      if (params.status && task.status?.state !== params.status) continue;
+      tasks.push(params.includeArtifacts === false ? { ...task, artifacts: [] } : task);
+    }
+    return { tasks, nextPageToken: page.nextCursor ?? '', pageSize, totalSize: tasks.length };
+  }
+}

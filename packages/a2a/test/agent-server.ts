@@ -1,0 +1,92 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Message, Role, type Task } from '@a2a-js/sdk';
+import { type Client, ClientFactory } from '@a2a-js/sdk/client';
+import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import type { Runtime } from '@baton/runtime';
+import express from 'express';
+import { type BatonA2aAgent, batonA2aAgent } from '../src/index.js';
+
+/** An A2A agent on the runtime, served by the SDK's own Express handlers on a free port of loopback. */
+export async function agentServer(runtime: Runtime): Promise<{
+  agent: BatonA2aAgent;
+  client: Client;
+  close: () => Promise<void>;
+}> {
+  const app = express();
+  const server: Server = await new Promise((resolve) => {
+    const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
+  });
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const agent = batonA2aAgent(runtime, {
+    card: {
+      name: 'tides',
+      description: 'Answers about the sea',
+      version: '1.0.0',
+      url: `${base}/a2a/jsonrpc`,
+    },
+  });
+  await agent.ready;
+  app.use(
+    '/.well-known/agent-card.json',
+    agentCardHandler({ agentCardProvider: async () => agent.agentCard }),
+  );
+  app.use(
+    '/a2a/jsonrpc',
+    jsonRpcHandler({ requestHandler: agent.requestHandler, userBuilder: UserBuilder.noAuthentication }),
+  );
+  const client = await new ClientFactory().createFromUrl(base);
+  return {
+    agent,
+    client,
+    close: async () => {
+      agent.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** A user's message naming a skill with its arguments, as a data part. */
+export function skillMessage(skill: string, args: unknown, contextId = 'context-1'): Message {
+  return {
+    messageId: crypto.randomUUID(),
+    contextId,
+    taskId: '',
+    role: Role.ROLE_USER,
+    parts: [
+      {
+        content: { $case: 'data', value: { skill, arguments: args } },
+        metadata: undefined,
+        filename: '',
+        mediaType: '',
+      },
+    ],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+/** Sends the message as a blocking request (the client waits), and gives the task it was answered with. */
+export async function send(client: Client, message: Message, returnImmediately = false): Promise<Task> {
+  const result = await client.sendMessage({
+    tenant: '',
+    message,
+    configuration: {
+      acceptedOutputModes: [],
+      taskPushNotificationConfig: undefined,
+      returnImmediately,
+    },
+    metadata: undefined,
+  });
+  if (!('status' in result))
+    throw new Error(`answered with a message, not a task: ${JSON.stringify(result)}`);
+  return result;
+}
+
+/** What a task's artifacts say, as text. */
+export const artifactText = (task: Task) =>
+  task.artifacts.flatMap((artifact) =>
+    artifact.parts.flatMap((part) => (part.content?.$case === 'text' ? [part.content.value] : [])),
+  );
