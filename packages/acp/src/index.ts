@@ -8,11 +8,14 @@ export { PERMISSION_OPTIONS } from './permission.js';
 export { BATON_META, type ToolCallReport } from './reports.js';
 export { LOG_TAIL_CHARS } from './running-reports.js';
 export {
+  type AcpClient,
   type AcpResult,
   type AcpToolCall,
   type AcpToolReply,
   type BatonAcpSession,
   type BatonAcpSessionOptions,
+  type BatonAcpSessionSettings,
   batonAcpSession,
   type ResultsWhen,
 } from './session.js';
+export { v2UpdateOf } from './wire.js';

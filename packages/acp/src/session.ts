@@ -1,4 +1,5 @@
 import type { AgentContext, ToolKind } from '@agentclientprotocol/sdk';
+import type { AgentContext as AgentContextV2 } from '@agentclientprotocol/sdk/experimental/v2';
 import {
   type CallReply,
   type Notification,
@@ -16,9 +17,9 @@ import {
   replyOf,
   runDecided,
 } from '@baton/runtime/bridge';
-import { askPermission } from './permission.js';
 import { announced, notified, replied, type ToolCallReport } from './reports.js';
 import { reportRunning, type Unsubscribable } from './running-reports.js';
+import { v1Wire, v2Wire } from './wire.js';
 
 /**
  * When the end of a call that went to the background reaches the client and the agent:
@@ -43,13 +44,22 @@ export interface AcpResult {
   scheduling: Scheduling;
 }
 
-export interface BatonAcpSessionOptions {
-  /** The client's side of the connection, as the SDK gives it to the agent's handlers (`context.client`). */
-  client: Pick<AgentContext, 'notify' | 'request'>;
+/**
+ * The client's side of the connection, as the SDK gives it to the agent's handlers
+ * (`context.client`): of ACP v1 (the SDK's default entry point), or of ACP v2 (`protocol: 2`, the
+ * SDK's `experimental/v2` entry point).
+ */
+export type AcpClient =
+  | { protocol?: 1; client: Pick<AgentContext, 'notify' | 'request'> }
+  | { protocol: 2; client: Pick<AgentContextV2, 'notify' | 'request'> };
+
+export type BatonAcpSessionOptions = AcpClient & BatonAcpSessionSettings;
+
+export interface BatonAcpSessionSettings {
   /** The ACP session. Its calls are those of the Baton session of the same id unless `batonSessionId`. */
   sessionId: string;
   batonSessionId?: string;
-  /** Default `next_turn`. */
+  /** Default `next_turn` with ACP v1, `when_idle` with v2. */
   results?: ResultsWhen;
   /**
    * `when_idle`: the results, once the client was told: put them into the model's conversation
@@ -109,6 +119,13 @@ export interface BatonAcpSession {
    * cancel (`cancel_background`, `runtime.cancel`) stops it.
    */
   cancelTurn(): void;
+  /**
+   * The client cancels one tool call (ACP v2's `tool_call/cancel`): its Baton call is cancelled,
+   * within its turn or in the background. False when it had ended, or there is no such call.
+   */
+  cancelToolCall(toolCallId: string): Promise<boolean>;
+  /** The tool calls of the session that go on in the background: ACP v2's background work. */
+  background(): Promise<string[]>;
   /** Stops reporting; results not yet given wait in the store for the session's next connection. */
   close(): void;
 }
@@ -118,13 +135,9 @@ export interface BatonAcpSession {
  * ends of those that went to the background brought back once (see `ResultsWhen`).
  */
 export function batonAcpSession(runtime: Runtime, options: BatonAcpSessionOptions): BatonAcpSession {
-  const {
-    client,
-    sessionId,
-    results = 'next_turn',
-    onResults,
-    onError = (error) => console.error(error),
-  } = options;
+  const { sessionId, onResults, onError = (error) => console.error(error) } = options;
+  const wire = options.protocol === 2 ? v2Wire(options.client, sessionId) : v1Wire(options.client, sessionId);
+  const results = options.results ?? (wire.protocol === 2 ? 'when_idle' : 'next_turn');
   const batonSessionId = options.batonSessionId ?? sessionId;
   // ACP tool call ids are unique in a session only; Baton's call ids are the store's.
   const prefix = `${sessionId}/`;
@@ -135,7 +148,19 @@ export function batonAcpSession(runtime: Runtime, options: BatonAcpSessionOption
     (({ name }) => runtime.tools.definitions().find((tool) => tool.name === name)?.title ?? name);
   const kindOf = options.kind ?? (() => 'other');
 
-  const send = (update: ToolCallReport) => client.notify('session/update', { sessionId, update });
+  const send = (update: ToolCallReport) => wire.send(update);
+  /** The session's tool calls in the background: those of before this process first, from the store. */
+  const inBackground = new Set<string>();
+  const seeded = runtime
+    .list({ sessionId: batonSessionId, status: 'backgrounded' })
+    .then((page) => {
+      for (const record of page.calls) inBackground.add(toolCallIdOf(record.callId));
+    })
+    .catch(onError);
+  const background = async () => {
+    await seeded;
+    return [...inBackground];
+  };
   /** Tool calls whose end was reported: a live report that comes late does not undo it. */
   const ended = new Set<string>();
   const following = new Map<string, Unsubscribable>();
@@ -147,9 +172,12 @@ export function batonAcpSession(runtime: Runtime, options: BatonAcpSessionOption
     ended.add(toolCallId);
     stopFollowing(toolCallId);
     await send(update);
+    inBackground.delete(toolCallId);
   };
 
   let turn: AbortController | undefined;
+  /** The turn was cancelled (`session/cancel`): ACP v2's idle state says so. */
+  let cancelled = false;
   const resultOf = (notification: Notification): AcpResult => ({
     toolCallId: toolCallIdOf(notification.callId),
     callId: notification.callId,
@@ -182,6 +210,8 @@ export function batonAcpSession(runtime: Runtime, options: BatonAcpSessionOption
             async put(given, scheduling) {
               const mapped = await reportResults(given);
               await onResults?.(mapped, scheduling);
+              // ACP v2: the background work changed while the session is idle.
+              if (turn === undefined) await wire.state('idle', await background());
             },
           },
           onError,
@@ -194,11 +224,7 @@ export function batonAcpSession(runtime: Runtime, options: BatonAcpSessionOption
     const definition = runtime.tools.definitions().find((tool) => tool.name === name);
     if (definition?.execution.needsApproval === undefined) return bridgeCall(runtime, { ...call, signal });
     if (!(await callAwaitingApproval(runtime, call))) return replyOf(runtime, call, signal);
-    const decision = await askPermission(client, {
-      sessionId,
-      toolCall: { toolCallId, title: titleOf({ name, args }), status: 'pending', rawInput: args },
-      signal,
-    });
+    const decision = await wire.ask({ toolCallId, title: titleOf({ name, args }), args }, signal);
     return runDecided(runtime, call, decision, signal);
   };
 
@@ -206,6 +232,8 @@ export function batonAcpSession(runtime: Runtime, options: BatonAcpSessionOption
     sessionId,
     async startTurn() {
       turn = new AbortController();
+      cancelled = false;
+      await wire.state('running', await background());
       if (results === 'when_idle') return [];
       const taken = await pull.take({ idle: true });
       try {
@@ -232,8 +260,10 @@ export function batonAcpSession(runtime: Runtime, options: BatonAcpSessionOption
         }),
       );
       const reply = await run(toolCall, (turn ?? new AbortController()).signal);
-      if (reply.status === 'backgrounded') await send(replied(toolCallId, reply.callId, reply));
-      else await reportEnd(toolCallId, replied(toolCallId, reply.callId, reply));
+      if (reply.status === 'backgrounded') {
+        inBackground.add(toolCallId);
+        await send(replied(toolCallId, reply.callId, reply));
+      } else await reportEnd(toolCallId, replied(toolCallId, reply.callId, reply));
       return { ...replyText(reply), reply };
     },
     async endTurn({ failed = false } = {}) {
@@ -242,11 +272,16 @@ export function batonAcpSession(runtime: Runtime, options: BatonAcpSessionOption
       if (results === 'next_turn') for (const toolCallId of [...following.keys()]) stopFollowing(toolCallId);
       if (failed) await pull.release();
       else await pull.confirm();
+      await wire.state('idle', await background(), cancelled ? 'cancelled' : 'end_turn');
       await push?.idle();
     },
     cancelTurn() {
+      cancelled = turn !== undefined;
       turn?.abort(new Error('the prompt turn was cancelled'));
     },
+    cancelToolCall: (toolCallId) =>
+      runtime.cancel(callIdOf(toolCallId), 'the client cancelled the tool call'),
+    background,
     close() {
       for (const toolCallId of [...following.keys()]) stopFollowing(toolCallId);
       push?.close();

@@ -1,4 +1,5 @@
 import {
+  type AgentContext,
   agent,
   client,
   ndJsonStream,
@@ -24,7 +25,7 @@ export interface ScriptedTurn {
 export function scriptedAgent(runtime: Runtime, results: ResultsWhen) {
   const sessions = new Map<string, BatonAcpSession>();
   let made = 0;
-  const open = (sessionId: string, context: Parameters<typeof batonAcpSession>[1]['client']) => {
+  const open = (sessionId: string, context: AgentContext) => {
     const say = (text: string) =>
       context.notify('session/update', {
         sessionId,
