@@ -198,6 +198,12 @@ export interface WebhookDelivery {
   /** When the next attempt is due (ms since the epoch), while it is pending. */
   nextAt: number;
   createdAt: number;
+  /**
+   * Where it goes when it was made for a destination of its own (`webhooks.deliver`: an A2A push
+   * notification config, say) rather than for its session's endpoint; the headers it carries
+   * beside the signature's. Absent: its session's endpoint.
+   */
+  destination?: { url: string; headers?: Record<string, string> };
   /** How the last attempt went: where it went, and the HTTP status it got or why it got none. */
   lastAttempt?: { at: number; url: string; status?: number; error?: string };
   deliveredAt?: number;

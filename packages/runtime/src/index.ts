@@ -40,3 +40,4 @@ export type * from './runtime-api.js';
 export { CALL_ENDED } from './webhooks/delivery-of.js';
 export { webhookEndpointProblem } from './webhooks/endpoints.js';
 export { redactedUrl } from './webhooks/redacted-url.js';
+export type { WebhookSend } from './webhooks/targets.js';

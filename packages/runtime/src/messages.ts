@@ -293,6 +293,10 @@ export const WEBHOOK_MESSAGES = {
   refusedAddress: (host: string, address: string, kind: 'loopback' | 'private', setting: string) =>
     `the webhook destination ${host}${address === host ? '' : ` (${address})`} is a ${kind === 'loopback' ? 'loopback' : 'private, link-local or reserved'} address: refused unless ${setting} allows it`,
   noEndpoint: 'no webhook is configured for this session any more',
+  noWebhooks:
+    'webhooks.deliver: the runtime has no webhooks: give createRuntime a webhooks option with a secret',
+  noSecret:
+    'no secret signs deliveries to destinations of their own: set webhooks.secret (or one webhooks.endpoint for every session)',
   badUrl: (url: string) =>
     `createRuntime: webhooks: ${JSON.stringify(url)} is not an http:// or https:// URL`,
   badSecret:

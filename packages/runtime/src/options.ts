@@ -156,7 +156,12 @@ export interface WebhookOptions {
    * The endpoint of every session's notifications, or a function that gives a session's endpoint
    * (undefined: that session's notifications go to no webhook).
    */
-  endpoint: WebhookEndpoint | ((sessionId: string) => WebhookEndpoint | undefined);
+  endpoint?: WebhookEndpoint | ((sessionId: string) => WebhookEndpoint | undefined);
+  /**
+   * The secret of the deliveries made for a destination of their own (`webhooks.deliver`), in
+   * the endpoints' form. Default: the endpoint's, when it is one for every session.
+   */
+  secret?: string;
   /**
    * The waits between attempts, after the first (made at once); past the last wait's attempt a
    * delivery is failed. Default: Standard Webhooks' schedule, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.

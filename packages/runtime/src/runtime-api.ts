@@ -39,6 +39,7 @@ import type {
   StoreWriteTiming,
   WaitOptions,
 } from './options.js';
+import type { WebhookSend } from './webhooks/targets.js';
 
 /** The public shape of a runtime: what `createRuntime` gives (`options.ts` has what it takes). */
 
@@ -145,8 +146,14 @@ export interface Runtime {
   };
   /** Webhook deliveries (see `webhooks`): what they are, and what each attempt made of one. */
   readonly webhooks: {
-    /** Newest first. */
+    /** Newest first; the values of a delivery's own headers hidden. */
     list(filter?: DeliveryFilter): Promise<WebhookDelivery[]>;
+    /**
+     * Delivers a stored notification to destinations of their own besides its session's endpoint
+     * (an A2A task's push notification configs): each a delivery stored now and attempted like
+     * the others, signed with `webhooks.secret`. Asked again with the same keys, it adds nothing.
+     */
+    deliver(notification: Notification, sends: readonly WebhookSend[]): Promise<void>;
     count(filter?: DeliveryCountFilter): Promise<number>;
     /**
      * Attempts the deliveries due now, here (those no other process holds); resolves with how

@@ -11,7 +11,7 @@ import {
   ToolRegistry,
 } from '@baton/contracts';
 import type { CallFilter, CallPage, QueueDepth, SessionEvent } from '@baton/store';
-import { EMPTY, firstValueFrom, merge, type Observable, Subject, toArray } from 'rxjs';
+import { firstValueFrom, merge, type Observable, Subject, toArray } from 'rxjs';
 import { assembleRuntime, type RuntimeParts } from './assembly.js';
 import { registerBackgroundControl } from './builtins/background-control.js';
 import { refusalHandledElsewhere } from './call/ending.js';
@@ -43,6 +43,7 @@ import type { Runtime, TypedRuntime } from './runtime-api.js';
 import { drained, handOver, mustEndBeforeHandover } from './shutdown.js';
 import { steerCall } from './steering/steer.js';
 import { waitForCall } from './waiting.js';
+import { webhooksOfRuntime } from './webhooks/webhooks-of-runtime.js';
 
 /**
  * The runtime's public face. Each method hands its work to the module that owns it; the journey
@@ -124,13 +125,7 @@ class BatonRuntime implements Runtime {
       list: (sessionId) => schedules.list(sessionId),
       cancel: (scheduleId) => schedules.cancel(scheduleId),
     };
-    const { webhooks } = parts;
-    this.webhooks = {
-      list: (filter) => store.listDeliveries(filter),
-      count: (filter) => store.countDeliveries(filter),
-      deliverDue: () => webhooks?.deliverDue() ?? Promise.resolve(0),
-      attempts$: webhooks?.attempts$ ?? EMPTY,
-    };
+    this.webhooks = webhooksOfRuntime(store, parts.webhooks);
   }
 
   /**

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,59 +8,16 @@ import type { RuntimeFailure, WebhookDelivery } from '@baton/contracts';
 import { sqliteStore } from '@baton/store-sqlite';
 import { filter, firstValueFrom } from 'rxjs';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createRuntime, type Runtime, type WebhookOptions } from '../src/index.js';
 import { SimulatedClock } from '../src/testing.js';
 import { addressKind, guardedLookup } from '../src/webhooks/destinations.js';
 import { gatedTool, settle, testRuntime } from './helpers.js';
+import { type Received, receiver, receivers } from './webhook-receiver.js';
 
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const dir = mkdtempSync(join(tmpdir(), 'baton-webhooks-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A webhook receiver on loopback: it answers each request with the next status of `answers` (200 once they run out). */
-async function receiver(answers: number[] = [], port = 0) {
-  const received: Received[] = [];
-  const waiting: Array<(request: Received) => void> = [];
-  const server: Server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk) => {
-      body += chunk;
-    });
-    request.on('end', () => {
-      const entry = { headers: request.headers, body };
-      received.push(entry);
-      response.writeHead(answers.shift() ?? 200).end();
-      waiting.shift()?.(entry);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  receivers.push(server);
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/baton`;
-  /** The next request, or one already received that nobody took yet. */
-  let taken = 0;
-  const next = () =>
-    taken < received.length
-      ? Promise.resolve(received[taken++] as Received)
-      : new Promise<Received>((resolve) => {
-          taken++;
-          waiting.push(resolve);
-        });
-  return { received, url, next, close: () => new Promise((resolve) => server.close(resolve)) };
-}
-
-const receivers: Server[] = [];
-afterEach(async () => {
-  for (const server of receivers.splice(0)) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-});
 
 /** A runtime with an `auto` tool `research` and a webhook; the clock starts now, as a receiver checks the timestamp. */
 function withWebhook(webhooks: Partial<WebhookOptions> & Pick<WebhookOptions, 'endpoint'>, options = {}) {

@@ -19,17 +19,25 @@ import {
 } from '../defaults.js';
 import type { Failures, Logger } from '../log.js';
 import { WEBHOOK_MESSAGES } from '../messages.js';
-import type { WebhookEndpoint, WebhookOptions } from '../options.js';
+import type { WebhookOptions } from '../options.js';
 import { deliveryOf } from './delivery-of.js';
 import type { DestinationRules } from './destinations.js';
-import { checkEndpoint, rulesOf } from './endpoints.js';
+import { checkEndpoint, checkSecret, checkUrl, rulesOf } from './endpoints.js';
 import { type PostOutcome, postWebhook } from './post.js';
 import { redactedUrl } from './redacted-url.js';
 import { settledAfter } from './settled.js';
+import {
+  attemptHeaders,
+  destinationSecretOf,
+  endpointOf,
+  sentDelivery,
+  targetOf,
+  type WebhookSend,
+} from './targets.js';
 
 export interface WebhookDeliveriesDeps {
   options: WebhookOptions;
-  store: Pick<Store, 'claimDeliveries' | 'settleDelivery'>;
+  store: Pick<Store, 'claimDeliveries' | 'settleDelivery' | 'write'>;
   clock: Clock;
   failures: Failures;
   /** Where a failed attempt is told, at warn, with when it is tried next. */
@@ -101,7 +109,8 @@ export class WebhookDeliveries {
     this.#rules = rulesOf(options);
     this.#total = options.concurrency?.total ?? DEFAULT_WEBHOOK_CONCURRENCY;
     this.#perDestination = options.concurrency?.perDestination ?? DEFAULT_WEBHOOK_PER_DESTINATION;
-    if (typeof options.endpoint !== 'function') checkEndpoint(options.endpoint, this.#rules);
+    if (typeof options.endpoint === 'object') checkEndpoint(options.endpoint, this.#rules);
+    if (options.secret !== undefined) checkSecret(options.secret);
     this.#heard = deps.events$
       .pipe(filter((event) => event.type === 'notification'))
       .subscribe(() => this.#kick());
@@ -114,15 +123,22 @@ export class WebhookDeliveries {
     return this.#attempts.asObservable();
   }
 
-  #endpointOf(sessionId: string): WebhookEndpoint | undefined {
-    const { endpoint } = this.#deps.options;
-    return typeof endpoint === 'function' ? endpoint(sessionId) : endpoint;
-  }
-
   /** The delivery of a notification, when its session has a webhook: written in the notification's batch. */
   deliveryOf(notification: Notification, record: CallRecord): WebhookDelivery | undefined {
-    const endpoint = this.#endpointOf(notification.sessionId);
+    const endpoint = endpointOf(this.#deps.options, notification.sessionId);
     return endpoint && deliveryOf(notification, record, endpoint);
+  }
+
+  /** Stores a delivery of a notification for each destination of its own (see `Runtime.webhooks.deliver`). */
+  async deliver(notification: Notification, sends: readonly WebhookSend[]): Promise<void> {
+    if (sends.length === 0) return;
+    if (destinationSecretOf(this.#deps.options) === undefined) {
+      throw new BatonError('invalid_definition', WEBHOOK_MESSAGES.noSecret);
+    }
+    for (const send of sends) checkUrl(send.url);
+    const at = this.#deps.clock.now();
+    await this.#deps.store.write({ deliveries: sends.map((send) => sentDelivery(notification, send, at)) });
+    this.#kick();
   }
 
   /** A delivery was stored, or room was made: claim what is due now, or right after the claims under way. */
@@ -194,7 +210,7 @@ export class WebhookDeliveries {
 
   /** The destination a delivery goes to: its receiver's host ('' for one with no webhook any more). */
   #destinationKey(delivery: WebhookDelivery): string {
-    const url = this.#endpointOf(delivery.sessionId)?.url;
+    const url = targetOf(this.#deps.options, delivery)?.url;
     if (url === undefined) return '';
     try {
       return new URL(url).host.toLowerCase();
@@ -289,11 +305,8 @@ export class WebhookDeliveries {
   }
 
   #signer(secret: string): Webhook {
-    let signer = this.#signers.get(secret);
-    if (!signer) {
-      signer = new Webhook(secret);
-      this.#signers.set(secret, signer);
-    }
+    const signer = this.#signers.get(secret) ?? new Webhook(secret);
+    this.#signers.set(secret, signer);
     return signer;
   }
 
@@ -305,21 +318,19 @@ export class WebhookDeliveries {
       return;
     }
     const at = clock.now();
-    const endpoint = this.#endpointOf(delivery.sessionId);
-    let url = endpoint?.url ?? '';
+    const target = targetOf(this.#deps.options, delivery);
+    let url = target?.url ?? '';
     let outcome: PostOutcome;
-    if (!endpoint) outcome = { error: WEBHOOK_MESSAGES.noEndpoint, refused: true };
-    else {
+    if (!target) {
+      outcome = {
+        error: delivery.destination ? WEBHOOK_MESSAGES.noSecret : WEBHOOK_MESSAGES.noEndpoint,
+        refused: true,
+      };
+    } else {
       try {
-        url = checkEndpoint(endpoint, this.#rules).href;
-        const timestamp = new Date(at);
-        const headers = {
-          'content-type': 'application/json',
-          'user-agent': 'Baton-Webhooks',
-          'webhook-id': delivery.id,
-          'webhook-timestamp': String(Math.floor(at / 1_000)),
-          'webhook-signature': this.#signer(endpoint.secret).sign(delivery.id, timestamp, delivery.body),
-        };
+        url = checkEndpoint(target, this.#rules).href;
+        const signature = this.#signer(target.secret).sign(delivery.id, new Date(at), delivery.body);
+        const headers = attemptHeaders(delivery.id, target, at, signature);
         outcome = await postWebhook(new URL(url), headers, delivery.body, {
           rules: this.#rules,
           timeoutMs: this.#timeoutMs,

@@ -5,13 +5,13 @@ import { type DestinationRules, refusedLiteral } from './destinations.js';
 
 const SECRET = /^whsec_([A-Za-z0-9+/]+={0,2})$/;
 
-function checkSecret(secret: string): void {
+export function checkSecret(secret: string): void {
   const base64 = SECRET.exec(secret)?.[1];
   const bytes = base64 === undefined ? 0 : Buffer.from(base64, 'base64').length;
   if (bytes < 24 || bytes > 64) throw new BatonError('invalid_definition', WEBHOOK_MESSAGES.badSecret);
 }
 
-function checkUrl(url: string): URL {
+export function checkUrl(url: string): URL {
   let parsed: URL | undefined;
   try {
     parsed = new URL(url);
