@@ -22,13 +22,13 @@ import { WEBHOOK_MESSAGES } from '../messages.js';
 import type { WebhookOptions } from '../options.js';
 import { deliveryOf } from './delivery-of.js';
 import type { DestinationRules } from './destinations.js';
-import { checkEndpoint, checkSecret, checkUrl, rulesOf } from './endpoints.js';
+import { checkEndpoint, checkSecret, rulesOf } from './endpoints.js';
 import { type PostOutcome, postWebhook } from './post.js';
 import { redactedUrl } from './redacted-url.js';
 import { settledAfter } from './settled.js';
 import {
   attemptHeaders,
-  destinationSecretOf,
+  checkSends,
   endpointOf,
   sentDelivery,
   targetOf,
@@ -132,10 +132,7 @@ export class WebhookDeliveries {
   /** Stores a delivery of a notification for each destination of its own (see `Runtime.webhooks.deliver`). */
   async deliver(notification: Notification, sends: readonly WebhookSend[]): Promise<void> {
     if (sends.length === 0) return;
-    if (destinationSecretOf(this.#deps.options) === undefined) {
-      throw new BatonError('invalid_definition', WEBHOOK_MESSAGES.noSecret);
-    }
-    for (const send of sends) checkUrl(send.url);
+    checkSends(this.#deps.options, sends);
     const at = this.#deps.clock.now();
     await this.#deps.store.write({ deliveries: sends.map((send) => sentDelivery(notification, send, at)) });
     this.#kick();

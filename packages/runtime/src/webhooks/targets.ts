@@ -1,5 +1,7 @@
-import type { Notification, WebhookDelivery } from '@baton/contracts';
+import { BatonError, type Notification, type WebhookDelivery } from '@baton/contracts';
+import { WEBHOOK_MESSAGES } from '../messages.js';
 import type { WebhookEndpoint, WebhookOptions } from '../options.js';
+import { checkUrl } from './endpoints.js';
 
 /** Where one attempt of a delivery goes, and what signs it. */
 export interface WebhookTarget {
@@ -97,4 +99,14 @@ export function attemptHeaders(id: string, target: WebhookTarget, at: number, si
     'webhook-timestamp': String(Math.floor(at / 1_000)),
     'webhook-signature': signature,
   };
+}
+
+/** Refuses sends that cannot be delivered: no secret signs them, or a URL that is not http(s). */
+export function checkSends(
+  options: Pick<WebhookOptions, 'endpoint' | 'secret'>,
+  sends: readonly WebhookSend[],
+) {
+  if (destinationSecretOf(options) === undefined)
+    throw new BatonError('invalid_definition', WEBHOOK_MESSAGES.noSecret);
+  for (const send of sends) checkUrl(send.url);
 }
