@@ -1,5 +1,5 @@
 import { type AnyTool, defineTool } from '@baton/contracts';
-import { createRuntime, type Runtime } from '@baton/runtime';
+import { createRuntime, type Runtime, type RuntimeOptions } from '@baton/runtime';
 import { type Deferred, deferred, memoryStore, SimulatedClock } from '@baton/runtime/testing';
 import { z } from 'zod';
 
@@ -13,9 +13,12 @@ export type GateOf = (topic: string) => Deferred<string>;
  * A runtime for a bridge's agent-loop tests, in memory, on a simulated clock, with the tools those
  * tests share: `research` (auto, idempotent: it ends when its topic's gate is opened), `look_up`
  * (fast) and `delete_file` (it waits for an approval); and any of the test's own, which may use
- * the same gates.
+ * the same gates; and the test's own options (its webhooks, say).
  */
-export function agentLoopRuntime(own: (gateOf: GateOf) => AnyTool[] = () => []): {
+export function agentLoopRuntime(
+  own: (gateOf: GateOf) => AnyTool[] = () => [],
+  options: Pick<RuntimeOptions, 'webhooks'> = {},
+): {
   runtime: Runtime;
   clock: SimulatedClock;
   gateOf: GateOf;
@@ -54,6 +57,7 @@ export function agentLoopRuntime(own: (gateOf: GateOf) => AnyTool[] = () => []):
     store: memoryStore(),
     clock,
     inlineBudgetMs: AGENT_BUDGET_MS,
+    ...options,
   });
   return { runtime, clock, gateOf };
 }

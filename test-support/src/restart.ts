@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineTool } from '@baton/contracts';
-import { createRuntime, type Runtime } from '@baton/runtime';
+import { createRuntime, type Runtime, type RuntimeOptions } from '@baton/runtime';
 import { SimulatedClock } from '@baton/runtime/testing';
 import { sqliteStore } from '@baton/store-sqlite';
 import { filter, firstValueFrom } from 'rxjs';
@@ -12,9 +12,13 @@ export const RESTART_BUDGET_MS = 300;
 /**
  * A process's runtime on the SQLite file at `path`, on a simulated clock, with `research`
  * (idempotent, `auto`): it hangs in the first process (`hangs`) and answers `<topic>: high at noon`
- * in the next, which recovers the call and runs it again.
+ * in the next, which recovers the call and runs it again; with the test's own options (its webhooks).
  */
-export function restartingRuntime(path: string, hangs: boolean): { runtime: Runtime; clock: SimulatedClock } {
+export function restartingRuntime(
+  path: string,
+  hangs: boolean,
+  options: Pick<RuntimeOptions, 'webhooks'> = {},
+): { runtime: Runtime; clock: SimulatedClock } {
   const research = defineTool({
     name: 'research',
     description: 'Researches a topic; takes minutes',
@@ -28,6 +32,7 @@ export function restartingRuntime(path: string, hangs: boolean): { runtime: Runt
     store: sqliteStore({ path }),
     clock,
     inlineBudgetMs: RESTART_BUDGET_MS,
+    ...options,
   });
   return { runtime, clock };
 }

@@ -1,12 +1,13 @@
 import type { AgentCard, AgentSkill } from '@a2a-js/sdk';
 import { TaskState } from '@a2a-js/sdk';
-import { AgentEvent, DefaultRequestHandler } from '@a2a-js/sdk/server';
+import { AgentEvent, DefaultRequestHandler, type PushNotificationStore } from '@a2a-js/sdk/server';
 import { type Notification, notificationText } from '@baton/contracts';
 import { BUILTIN_TOOLS, type Runtime } from '@baton/runtime';
 import { BatonEventBuses } from './buses.js';
 import { BatonAgentExecutor, endEvents } from './executor.js';
+import { pushEnd, QUIET_SENDER, TaskPushConfigs } from './push.js';
 import { BatonTaskStore } from './task-store.js';
-import { contextOf, SESSION_PREFIX, statusOf } from './tasks.js';
+import { contextOf, SESSION_PREFIX, statusOf, taskOfRecord } from './tasks.js';
 
 export interface BatonA2aAgentOptions {
   /** The agent card's own fields; its skills are the runtime's tools. */
@@ -14,6 +15,14 @@ export interface BatonA2aAgentOptions {
     /** Where the agent's JSON-RPC endpoint is. */
     url: string;
   };
+  /**
+   * Where the tasks' push notification configs are kept: given, the agent card offers push
+   * notifications, and the end of a task whose call went on in the background is POSTed to each
+   * of its configs by the runtime's webhooks (signed with `webhooks.secret`, kept and retried).
+   * The SDK's `InMemoryPushNotificationStore` keeps them for one process; its
+   * `DatabasePushNotificationStore` (on `kysely`) keeps them across a restart.
+   */
+  pushNotificationStore?: PushNotificationStore;
   /** A failure to bring a call's end to its task (it is logged by default). */
   onError?: (error: unknown) => void;
 }
@@ -54,7 +63,7 @@ export function skillsOf(runtime: Pick<Runtime, 'tools' | 'defaultMode'>): Agent
  */
 export function batonA2aAgent(
   runtime: Runtime,
-  { card, onError = (error) => console.error(error) }: BatonA2aAgentOptions,
+  { card, pushNotificationStore, onError = (error) => console.error(error) }: BatonA2aAgentOptions,
 ): BatonA2aAgent {
   const agentCard: AgentCard = {
     name: card.name,
@@ -62,7 +71,7 @@ export function batonA2aAgent(
     version: card.version,
     supportedInterfaces: [{ url: card.url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
     provider: undefined,
-    capabilities: { streaming: true, pushNotifications: false, extensions: [] },
+    capabilities: { streaming: true, pushNotifications: pushNotificationStore !== undefined, extensions: [] },
     securitySchemes: {},
     securityRequirements: [],
     defaultInputModes: ['application/json'],
@@ -73,9 +82,20 @@ export function batonA2aAgent(
   const buses = new BatonEventBuses();
   const taskStore = new BatonTaskStore(runtime);
   const executor = new BatonAgentExecutor(runtime, buses);
-  const requestHandler = new DefaultRequestHandler(agentCard, taskStore, executor, buses);
+  const pushConfigs = pushNotificationStore && new TaskPushConfigs(pushNotificationStore);
+  const requestHandler = new DefaultRequestHandler(
+    agentCard,
+    taskStore,
+    executor,
+    buses,
+    pushConfigs,
+    pushConfigs && QUIET_SENDER,
+  );
 
-  /** A call of a task ended (or sent an update): its subscribers are told, and its notification is done. */
+  /**
+   * A call of a task ended (or sent an update): its subscribers are told, its end pushed, and only
+   * then is its notification done (a failure leaves it for the next process to bring again).
+   */
   const broughtToTask = async (notification: Notification) => {
     const record = await runtime.get(notification.callId);
     if (record !== undefined) {
@@ -105,6 +125,10 @@ export function batonA2aAgent(
         buses.ended(task.id, (bus) => {
           for (const event of events) bus.publish(event);
         });
+        if (pushConfigs) {
+          const ended = (await taskStore.load(task.id)) ?? taskOfRecord(record);
+          await pushEnd(runtime, pushConfigs, notification, ended);
+        }
       }
     }
     await runtime.notifications.ack(notification.id);

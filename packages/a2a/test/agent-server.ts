@@ -1,14 +1,17 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Message, Role, type Task } from '@a2a-js/sdk';
+import { type Message, Role, type Task, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { type Client, ClientFactory } from '@a2a-js/sdk/client';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import type { Runtime } from '@baton/runtime';
 import express from 'express';
-import { type BatonA2aAgent, batonA2aAgent } from '../src/index.js';
+import { type BatonA2aAgent, type BatonA2aAgentOptions, batonA2aAgent } from '../src/index.js';
 
 /** An A2A agent on the runtime, served by the SDK's own Express handlers on a free port of loopback. */
-export async function agentServer(runtime: Runtime): Promise<{
+export async function agentServer(
+  runtime: Runtime,
+  options: Omit<BatonA2aAgentOptions, 'card'> = {},
+): Promise<{
   agent: BatonA2aAgent;
   client: Client;
   close: () => Promise<void>;
@@ -25,6 +28,7 @@ export async function agentServer(runtime: Runtime): Promise<{
       version: '1.0.0',
       url: `${base}/a2a/jsonrpc`,
     },
+    ...options,
   });
   await agent.ready;
   app.use(
@@ -68,14 +72,19 @@ export function skillMessage(skill: string, args: unknown, contextId = 'context-
   };
 }
 
-/** Sends the message as a blocking request (the client waits), and gives the task it was answered with. */
-export async function send(client: Client, message: Message, returnImmediately = false): Promise<Task> {
+/** Sends the message as a blocking request (the client waits), with a push config if given; gives the task it was answered with. */
+export async function send(
+  client: Client,
+  message: Message,
+  returnImmediately = false,
+  taskPushNotificationConfig?: TaskPushNotificationConfig,
+): Promise<Task> {
   const result = await client.sendMessage({
     tenant: '',
     message,
     configuration: {
       acceptedOutputModes: [],
-      taskPushNotificationConfig: undefined,
+      taskPushNotificationConfig,
       returnImmediately,
     },
     metadata: undefined,
