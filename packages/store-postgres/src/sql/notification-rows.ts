@@ -1,4 +1,5 @@
 import type { Notification } from '@baton/contracts';
+import type { QueryResultRow } from 'pg';
 
 /** What the statements that return notifications read of a row of `notifications`. */
 export type NotificationRow = {
@@ -15,7 +16,7 @@ export function notificationOf(row: NotificationRow): Notification {
 }
 
 /** A statement of the store's: rows of `text` with its `values`; with `name`, prepared once per connection. */
-export type Query = <R extends Record<string, unknown>>(
+export type Query = <R extends QueryResultRow>(
   text: string,
   values: unknown[],
   name?: string,
