@@ -1,7 +1,6 @@
 import {
   type CallEvent,
   type CallRecord,
-  type CallStatus,
   type EventResolution,
   isTerminalStatus,
   type Notification,
@@ -10,6 +9,9 @@ import {
   type StepResult,
   type WebhookDelivery,
 } from '@baton/contracts';
+import { MemoryDeliveries } from './memory-deliveries.js';
+import { repeatedEvents } from './memory-events.js';
+import { inSession, statusFilter } from './memory-filters.js';
 import { NotificationHolds } from './notification-holds.js';
 import { queueDepthOf } from './queue-depth.js';
 import { cursorPosition, scheduleAfterFiring } from './rows.js';
@@ -38,28 +40,6 @@ interface StoredCall {
   artifacts?: Map<string, string>;
 }
 
-function statusFilter(status: CallFilter['status']): ((status: CallStatus) => boolean) | undefined {
-  if (status === undefined) return undefined;
-  if (typeof status === 'string') return (candidate) => candidate === status;
-  const allowed = new Set(status);
-  return (candidate) => allowed.has(candidate);
-}
-
-function inSession(sessionId: string, filter: { sessionId?: string; sessionPrefix?: string }): boolean {
-  return (
-    (filter.sessionId === undefined || sessionId === filter.sessionId) &&
-    (filter.sessionPrefix === undefined || sessionId.startsWith(filter.sessionPrefix))
-  );
-}
-
-function matchesDelivery(delivery: WebhookDelivery, filter: DeliveryFilter): boolean {
-  return (
-    inSession(delivery.sessionId, filter) &&
-    (filter.status === undefined || delivery.status === filter.status) &&
-    (filter.callId === undefined || delivery.callId === filter.callId)
-  );
-}
-
 /** The default store: everything in this process's memory. Fast, and gone when the process ends. */
 export class MemoryStore implements Store {
   readonly #calls = new Map<string, StoredCall>();
@@ -73,13 +53,12 @@ export class MemoryStore implements Store {
   readonly #notifications = new Map<string, Notification>();
   readonly #instances = new Map<string, RuntimeInstance>();
   readonly #holds = new NotificationHolds();
-  /** In the order they were written, with who holds each and until when. */
-  readonly #deliveries = new Map<string, { delivery: WebhookDelivery; ownerId?: string; until?: number }>();
+  readonly #deliveries = new MemoryDeliveries();
   #nextOrder = 0;
 
   async write(batch: StoreWrite): Promise<void> {
     this.#checkNewCalls(batch);
-    const repeated = this.#checkEvents(batch.events ?? []);
+    const repeated = repeatedEvents(batch.events ?? [], (callId) => this.#events.get(callId));
     for (const record of batch.calls ?? []) {
       const stored = this.#calls.get(record.callId);
       if (stored) stored.record = { ...record };
@@ -122,10 +101,7 @@ export class MemoryStore implements Store {
         this.#notifications.set(notification.id, { ...notification });
       }
     }
-    for (const delivery of batch.deliveries ?? []) {
-      if (!this.#deliveries.has(delivery.id))
-        this.#deliveries.set(delivery.id, { delivery: { ...delivery } });
-    }
+    for (const delivery of batch.deliveries ?? []) this.#deliveries.add(delivery);
   }
 
   /** A call the write makes whose id is taken (by another record than this one) refuses the write. */
@@ -137,31 +113,6 @@ export class MemoryStore implements Store {
         throw new Error(`call ${callId} exists already`);
       }
     }
-  }
-
-  /**
-   * Like a primary key on (call, seq): a batch that repeats a seq is refused whole, before anything
-   * changes. An event stored already as it is (the same write made again) is not refused: it is
-   * returned, to be kept once.
-   */
-  #checkEvents(events: readonly CallEvent[]): Set<CallEvent> | undefined {
-    const last = new Map<string, number>();
-    let repeated: Set<CallEvent> | undefined;
-    for (const event of events) {
-      const stored = this.#events.get(event.callId);
-      const previous = last.get(event.callId) ?? stored?.at(-1)?.seq ?? 0;
-      if (event.seq <= previous) {
-        const same = !last.has(event.callId) && stored?.find((candidate) => candidate.seq === event.seq);
-        if (!same || JSON.stringify(same) !== JSON.stringify(event)) {
-          throw new Error(`event ${event.seq} of call ${event.callId} is already stored`);
-        }
-        repeated ??= new Set();
-        repeated.add(event);
-        continue;
-      }
-      last.set(event.callId, event.seq);
-    }
-    return repeated;
   }
 
   async getCall(callId: string): Promise<CallRecord | undefined> {
@@ -278,40 +229,19 @@ export class MemoryStore implements Store {
     leaseMs: number,
     limit: number,
   ): Promise<WebhookDelivery[]> {
-    const due = [...this.#deliveries.values()]
-      .filter(
-        ({ delivery, until }) =>
-          delivery.status === 'pending' && delivery.nextAt <= now && (until === undefined || until <= now),
-      )
-      .sort((a, b) => a.delivery.nextAt - b.delivery.nextAt)
-      .slice(0, limit);
-    for (const held of due) {
-      held.ownerId = ownerId;
-      held.until = now + leaseMs;
-    }
-    return due.map(({ delivery }) => structuredClone(delivery));
+    return this.#deliveries.claim(ownerId, now, leaseMs, limit);
   }
 
   async settleDelivery(delivery: WebhookDelivery, ownerId: string): Promise<boolean> {
-    const held = this.#deliveries.get(delivery.id);
-    if (!held || held.ownerId !== ownerId || held.until === undefined) return false;
-    this.#deliveries.set(delivery.id, { delivery: structuredClone(delivery) });
-    return true;
+    return this.#deliveries.settle(delivery, ownerId);
   }
 
-  async listDeliveries(filter: DeliveryFilter = {}): Promise<WebhookDelivery[]> {
-    const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
-    return [...this.#deliveries.values()]
-      .reverse()
-      .filter(({ delivery }) => matchesDelivery(delivery, filter))
-      .slice(0, limit)
-      .map(({ delivery }) => structuredClone(delivery));
+  async listDeliveries(filter?: DeliveryFilter): Promise<WebhookDelivery[]> {
+    return this.#deliveries.list(filter);
   }
 
-  async countDeliveries(filter: DeliveryCountFilter = {}): Promise<number> {
-    let count = 0;
-    for (const { delivery } of this.#deliveries.values()) if (matchesDelivery(delivery, filter)) count++;
-    return count;
+  async countDeliveries(filter?: DeliveryCountFilter): Promise<number> {
+    return this.#deliveries.count(filter);
   }
 
   async getArtifact(callId: string, name: string): Promise<string | undefined> {
@@ -444,9 +374,7 @@ export class MemoryStore implements Store {
         this.#notifications.delete(id);
       }
     }
-    for (const [id, { delivery }] of this.#deliveries) {
-      if (!this.#calls.has(delivery.callId) && delivery.status !== 'pending') this.#deliveries.delete(id);
-    }
+    this.#deliveries.forgetSettled((callId) => this.#calls.has(callId));
     return deleted;
   }
 
