@@ -34,8 +34,12 @@ import { integrityProblems, openDatabase } from './opening.js';
 import { QUEUE_DEPTH, queueDepthOf } from './queue-depth.js';
 import { type CallRow, type NotificationRow, notificationOf, recordOf } from './records.js';
 import { SqliteWriter, type WriterMethod } from './sqlite-writer.js';
+import type { SqliteStoreOptions } from './store-options.js';
+import { deliveryConditions, sessionPrefixOf, whereOf } from './where.js';
 import { rowsIn, writeRowsOf } from './write-rows.js';
 import { WriterThread, writerThreadAvailable } from './writer-thread.js';
+
+export type { SqliteStoreOptions } from './store-options.js';
 
 /** Batches out at once to the writer thread, and calls in a batch at most (`Store.writeBatchCalls`). */
 const WRITE_CONCURRENCY = 2;
@@ -48,59 +52,6 @@ const WRITE_BATCH_CALLS = 250;
  * slower with every batch of more than a lone call's rows sent to the thread).
  */
 const SMALL_WRITE_ROWS = 256;
-
-export interface SqliteStoreOptions {
-  /** The database file (created if missing), or `:memory:`. */
-  path: string;
-  /**
-   * `normal` (default): with WAL, a commit survives the process crashing; `full`: it also survives
-   * the machine losing power, at the price of an fsync per commit.
-   */
-  synchronous?: 'normal' | 'full';
-  /** How long a write waits for another process's lock before it fails. Default 5 s. */
-  busyTimeoutMs?: number;
-  /**
-   * Start afresh on purpose where a Baton store used to be. Without it, a store whose file was
-   * emptied or deleted (a marker `PATH.baton` beside it remembers it) is refused at open.
-   */
-  init?: boolean;
-  /** `quick` (default): `PRAGMA quick_check` when the file is opened; `none`: skip it. */
-  check?: 'quick' | 'none';
-  /**
-   * `true` (default): the store's changes are made on a thread of its own, with a connection of its
-   * own, while reads stay on the caller's thread. A batch is committed (and, with `full`, synced to
-   * disk) while the event loop runs the next calls. `false`: every change on the caller's thread,
-   * as `:memory:` always is (a second connection would open another database).
-   */
-  writerThread?: boolean;
-}
-
-/** `WHERE a AND b` over the conditions that are set, with their parameters in order. */
-function whereOf(conditions: ReadonlyArray<readonly [sql: string, ...params: unknown[]] | undefined>): {
-  where: string;
-  params: unknown[];
-} {
-  const set = conditions.filter((condition) => condition !== undefined);
-  return {
-    where: set.length > 0 ? `WHERE ${set.map(([sql]) => sql).join(' AND ')}` : '',
-    params: set.flatMap(([, ...params]) => params),
-  };
-}
-
-/** SQLite's substr counts characters (code points), so the prefix's length is counted the same way. */
-function sessionPrefixOf(filter: { sessionPrefix?: string }): readonly [string, number, string] | undefined {
-  const prefix = filter.sessionPrefix;
-  return prefix === undefined ? undefined : ['substr(session_id, 1, ?) = ?', [...prefix].length, prefix];
-}
-
-function deliveryConditions(filter: DeliveryFilter) {
-  return whereOf([
-    filter.status === undefined ? undefined : ['status = ?', filter.status],
-    filter.sessionId === undefined ? undefined : ['session_id = ?', filter.sessionId],
-    sessionPrefixOf(filter),
-    filter.callId === undefined ? undefined : ['call_id = ?', filter.callId],
-  ]);
-}
 
 /** The embedded default store: one SQLite file in WAL mode. Every write batch is one transaction. */
 export class SqliteStore implements Store {
