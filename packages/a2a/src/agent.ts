@@ -7,7 +7,7 @@ import { BatonEventBuses } from './buses.js';
 import { BatonAgentExecutor, endEvents } from './executor.js';
 import { pushEnd, QUIET_SENDER, TaskPushConfigs } from './push.js';
 import { BatonTaskStore } from './task-store.js';
-import { contextOf, SESSION_PREFIX, statusOf, taskOfRecord } from './tasks.js';
+import { statusOf, TaskNames, taskOfRecord } from './tasks.js';
 
 export interface BatonA2aAgentOptions {
   /** The agent card's own fields; its skills are the runtime's tools. */
@@ -23,6 +23,12 @@ export interface BatonA2aAgentOptions {
    * `DatabasePushNotificationStore` (on `kysely`) keeps them across a restart.
    */
   pushNotificationStore?: PushNotificationStore;
+  /**
+   * The prefix of the ids the agent's calls and sessions are kept under: a tenant's (`tenant/`)
+   * where one runtime serves several, so that each tenant's agent sees its own tasks alone.
+   * Default none: tasks are `a2a:<contextId>` sessions' calls, under the tasks' own ids.
+   */
+  prefix?: string;
   /** A failure to bring a call's end to its task (it is logged by default). */
   onError?: (error: unknown) => void;
 }
@@ -63,7 +69,7 @@ export function skillsOf(runtime: Pick<Runtime, 'tools' | 'defaultMode'>): Agent
  */
 export function batonA2aAgent(
   runtime: Runtime,
-  { card, pushNotificationStore, onError = (error) => console.error(error) }: BatonA2aAgentOptions,
+  { card, pushNotificationStore, prefix, onError = (error) => console.error(error) }: BatonA2aAgentOptions,
 ): BatonA2aAgent {
   const agentCard: AgentCard = {
     name: card.name,
@@ -79,9 +85,10 @@ export function batonA2aAgent(
     skills: skillsOf(runtime),
     signatures: [],
   };
+  const names = new TaskNames(prefix);
   const buses = new BatonEventBuses();
-  const taskStore = new BatonTaskStore(runtime);
-  const executor = new BatonAgentExecutor(runtime, buses);
+  const taskStore = new BatonTaskStore(runtime, names);
+  const executor = new BatonAgentExecutor(runtime, buses, names);
   const pushConfigs = pushNotificationStore && new TaskPushConfigs(pushNotificationStore);
   const requestHandler = new DefaultRequestHandler(
     agentCard,
@@ -99,7 +106,7 @@ export function batonA2aAgent(
   const broughtToTask = async (notification: Notification) => {
     const record = await runtime.get(notification.callId);
     if (record !== undefined) {
-      const task = { id: record.callId, contextId: contextOf(record.sessionId) };
+      const task = names.taskOf(record);
       if (notification.outcome === 'running') {
         const bus = buses.isInBackground(task.id) ? buses.getByTaskId(task.id) : undefined;
         bus?.publish(
@@ -112,7 +119,7 @@ export function batonA2aAgent(
         );
       } else {
         const reply = {
-          callId: record.callId,
+          callId: task.id,
           status: record.status,
           output: record.output,
           error: record.error,
@@ -126,14 +133,14 @@ export function batonA2aAgent(
           for (const event of events) bus.publish(event);
         });
         if (pushConfigs) {
-          const ended = (await taskStore.load(task.id)) ?? taskOfRecord(record);
+          const ended = (await taskStore.load(task.id)) ?? taskOfRecord(record, names);
           await pushEnd(runtime, pushConfigs, notification, ended);
         }
       }
     }
     await runtime.notifications.ack(notification.id);
   };
-  const watching = runtime.notifications.watch({ sessionPrefix: SESSION_PREFIX }).subscribe({
+  const watching = runtime.notifications.watch({ sessionPrefix: names.sessionPrefix }).subscribe({
     next: (notification) => void broughtToTask(notification).catch(onError),
     error: onError,
   });
@@ -142,11 +149,11 @@ export function batonA2aAgent(
     let cursor: string | undefined;
     do {
       const page = await runtime.list({
-        sessionPrefix: SESSION_PREFIX,
+        sessionPrefix: names.sessionPrefix,
         status: 'backgrounded',
         ...(cursor ? { cursor } : {}),
       });
-      for (const record of page.calls) buses.inBackground(record.callId);
+      for (const record of page.calls) buses.inBackground(names.taskIdOf(record.callId));
       cursor = page.nextCursor;
     } while (cursor !== undefined);
   })();

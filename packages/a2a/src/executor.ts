@@ -9,7 +9,7 @@ import type { CallReply } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import { callAwaitingApproval, replyOf, runDecided } from '@baton/runtime/bridge';
 import type { BatonEventBuses } from './buses.js';
-import { backgroundedStatusOf, contextOf, resultArtifact, sessionOf, statusOf } from './tasks.js';
+import { backgroundedStatusOf, resultArtifact, statusOf, TaskNames } from './tasks.js';
 
 /** What a message asks for: one of the agent's skills (a runtime's tool) with its arguments. */
 export interface SkillCall {
@@ -93,10 +93,16 @@ export function endEvents(task: Pick<Task, 'id' | 'contextId'>, reply: CallReply
 export class BatonAgentExecutor implements AgentExecutor {
   readonly #runtime: Runtime;
   readonly #buses: Pick<BatonEventBuses, 'inBackground' | 'isInBackground' | 'ended'>;
+  readonly #names: TaskNames;
 
-  constructor(runtime: Runtime, buses: Pick<BatonEventBuses, 'inBackground' | 'isInBackground' | 'ended'>) {
+  constructor(
+    runtime: Runtime,
+    buses: Pick<BatonEventBuses, 'inBackground' | 'isInBackground' | 'ended'>,
+    names = new TaskNames(),
+  ) {
     this.#runtime = runtime;
     this.#buses = buses;
+    this.#names = names;
   }
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
@@ -114,7 +120,7 @@ export class BatonAgentExecutor implements AgentExecutor {
     if (context.task !== undefined) {
       // A message in a task that waits for its approval: the user's decision.
       bus.publish(AgentEvent.task({ ...context.task, history: [...context.task.history, userMessage] }));
-      const record = await this.#runtime.get(taskId);
+      const record = await this.#runtime.get(this.#names.callIdOf(taskId));
       const decision = approvalOf(userMessage);
       if (record?.approval !== 'pending' || decision === undefined) {
         status(TaskState.TASK_STATE_INPUT_REQUIRED, ASKS_APPROVAL);
@@ -124,7 +130,7 @@ export class BatonAgentExecutor implements AgentExecutor {
         name: record.toolName,
         args: record.args,
         sessionId: record.sessionId,
-        callId: taskId,
+        callId: record.callId,
       };
       status(TaskState.TASK_STATE_WORKING);
       this.#answer(task, bus, await runDecided(this.#runtime, request, decision));
@@ -148,8 +154,8 @@ export class BatonAgentExecutor implements AgentExecutor {
     const request = {
       name: named.skill,
       args: named.arguments,
-      sessionId: sessionOf(contextId),
-      callId: taskId,
+      sessionId: this.#names.sessionOf(contextId),
+      callId: this.#names.callIdOf(taskId),
     };
     const definition = this.#runtime.tools.definitions().find((tool) => tool.name === named.skill);
     if (definition?.execution.needsApproval !== undefined) {
@@ -190,10 +196,11 @@ export class BatonAgentExecutor implements AgentExecutor {
    * `canceled`; one in the background is ended here, on the bus the cancel waits on.
    */
   async cancelTask(taskId: string): Promise<void> {
-    const cancelled = await this.#runtime.cancel(taskId, 'the task was cancelled');
+    const callId = this.#names.callIdOf(taskId);
+    const cancelled = await this.#runtime.cancel(callId, 'the task was cancelled');
     if (!cancelled || !this.#buses.isInBackground(taskId)) return;
-    const record = await this.#runtime.get(taskId);
-    const task = { id: taskId, contextId: contextOf(record?.sessionId ?? '') };
+    const record = await this.#runtime.get(callId);
+    const task = { id: taskId, contextId: this.#names.contextOf(record?.sessionId ?? '') };
     this.#buses.ended(taskId, (bus) =>
       bus.publish(
         AgentEvent.statusUpdate({

@@ -1,7 +1,7 @@
 import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk';
 import type { TaskStore } from '@a2a-js/sdk/server';
 import type { Runtime } from '@baton/runtime';
-import { isBackgrounded, isFinal, SESSION_PREFIX, sessionOf, stateOf, taskOfRecord } from './tasks.js';
+import { isBackgrounded, isFinal, stateOf, TaskNames, taskOfRecord } from './tasks.js';
 
 /** The most tasks one `ListTasks` page gives. */
 export const MAX_TASKS_PAGE = 100;
@@ -17,9 +17,11 @@ export class BatonTaskStore implements TaskStore {
   readonly #runtime: Pick<Runtime, 'get' | 'list'>;
   /** What the SDK saved of each task this process served. */
   readonly #saved = new Map<string, Task>();
+  readonly #names: TaskNames;
 
-  constructor(runtime: Pick<Runtime, 'get' | 'list'>) {
+  constructor(runtime: Pick<Runtime, 'get' | 'list'>, names = new TaskNames()) {
     this.#runtime = runtime;
+    this.#names = names;
   }
 
   async save(task: Task): Promise<void> {
@@ -28,10 +30,10 @@ export class BatonTaskStore implements TaskStore {
 
   async load(taskId: string): Promise<Task | undefined> {
     const saved = this.#saved.get(taskId);
-    const record = await this.#runtime.get(taskId);
-    if (record === undefined || !record.sessionId.startsWith(SESSION_PREFIX))
+    const record = await this.#runtime.get(this.#names.callIdOf(taskId));
+    if (record === undefined || !record.sessionId.startsWith(this.#names.sessionPrefix))
       return saved && structuredClone(saved);
-    const fromRecord = taskOfRecord(record);
+    const fromRecord = taskOfRecord(record, this.#names);
     if (saved === undefined) return fromRecord;
     // The task was answered while its call went on: the call's end, wherever it ended, is the task's.
     const ended = isBackgrounded(saved) && isFinal(stateOf(record));
@@ -43,13 +45,16 @@ export class BatonTaskStore implements TaskStore {
   async list(params: ListTasksRequest): Promise<ListTasksResponse> {
     const pageSize = Math.min(Math.max(params.pageSize ?? MAX_TASKS_PAGE, 1), MAX_TASKS_PAGE);
     const page = await this.#runtime.list({
-      ...(params.contextId ? { sessionId: sessionOf(params.contextId) } : { sessionPrefix: SESSION_PREFIX }),
+      ...(params.contextId
+        ? { sessionId: this.#names.sessionOf(params.contextId) }
+        : { sessionPrefix: this.#names.sessionPrefix }),
       limit: pageSize,
       ...(params.pageToken ? { cursor: params.pageToken } : {}),
     });
     const tasks: Task[] = [];
     for (const record of page.calls) {
-      const task = (await this.load(record.callId)) ?? taskOfRecord(record);
+      const task =
+        (await this.load(this.#names.taskIdOf(record.callId))) ?? taskOfRecord(record, this.#names);
       if (params.status && task.status?.state !== params.status) continue;
       tasks.push(params.includeArtifacts === false ? { ...task, artifacts: [] } : task);
     }

@@ -11,9 +11,40 @@ import { type CallRecord, type CallReply, type CallStatus, replyText } from '@ba
 
 /** Where a task's Baton call is kept: the session of its A2A context. */
 export const SESSION_PREFIX = 'a2a:';
-export const sessionOf = (contextId: string) => `${SESSION_PREFIX}${contextId}`;
-export const contextOf = (sessionId: string) =>
-  sessionId.startsWith(SESSION_PREFIX) ? sessionId.slice(SESSION_PREFIX.length) : sessionId;
+
+/**
+ * How an agent's tasks are named in the runtime: the task's id is its call's, its context the
+ * call's session, both under the agent's prefix (a tenant's `tenant/` on a shared server, so that
+ * one tenant's ids never name another's calls).
+ */
+export class TaskNames {
+  readonly sessionPrefix: string;
+
+  constructor(readonly prefix = '') {
+    this.sessionPrefix = `${prefix}${SESSION_PREFIX}`;
+  }
+
+  callIdOf(taskId: string): string {
+    return this.prefix + taskId;
+  }
+
+  taskIdOf(callId: string): string {
+    return callId.startsWith(this.prefix) ? callId.slice(this.prefix.length) : callId;
+  }
+
+  sessionOf(contextId: string): string {
+    return this.sessionPrefix + contextId;
+  }
+
+  contextOf(sessionId: string): string {
+    return sessionId.startsWith(this.sessionPrefix) ? sessionId.slice(this.sessionPrefix.length) : sessionId;
+  }
+
+  /** The task a call's record is of, by its names. */
+  taskOf(record: Pick<CallRecord, 'callId' | 'sessionId'>): Pick<Task, 'id' | 'contextId'> {
+    return { id: this.taskIdOf(record.callId), contextId: this.contextOf(record.sessionId) };
+  }
+}
 
 const STATES: Record<CallStatus, TaskState> = {
   queued: TaskState.TASK_STATE_SUBMITTED,
@@ -106,8 +137,8 @@ export function resultArtifact(taskId: string, output: unknown, text: string): A
 export const replyWords = (reply: CallReply) => replyText(reply).text;
 
 /** The task of a call, as its record tells it: what a restarted agent knows of it. */
-export function taskOfRecord(record: CallRecord): Task {
-  const task = { id: record.callId, contextId: contextOf(record.sessionId) };
+export function taskOfRecord(record: CallRecord, names = new TaskNames()): Task {
+  const task = names.taskOf(record);
   const state = stateOf(record);
   const words =
     record.status === 'succeeded'
@@ -118,7 +149,7 @@ export function taskOfRecord(record: CallRecord): Task {
   return {
     ...task,
     status: statusOf(task, state, words),
-    artifacts: record.status === 'succeeded' ? [resultArtifact(record.callId, record.output, text)] : [],
+    artifacts: record.status === 'succeeded' ? [resultArtifact(task.id, record.output, text)] : [],
     history: [],
     metadata: { skill: record.toolName },
   };
