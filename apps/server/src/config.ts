@@ -100,6 +100,8 @@ const FileConfig = z.strictObject({
       backgroundControl: z.boolean(),
     })
     .partial(),
+  /** The runtime as an A2A agent at `/a2a`, its card at `/.well-known/agent-card.json` (default true). */
+  a2a: z.boolean(),
 });
 
 const commaList = z.string().transform((list) =>
@@ -129,6 +131,7 @@ const EnvConfig = z.object({
   BATON_CONCURRENCY: z.coerce.number().int().positive().optional(),
   BATON_BUILTINS: commaList.pipe(z.array(z.enum(BUILTIN_TOOLS))).optional(),
   BATON_MCP_BACKGROUND_CONTROL: z.stringbool().optional(),
+  BATON_A2A: z.stringbool().optional(),
   BATON_WEBHOOK_URL: WebhookEndpoint.shape.url.optional(),
   BATON_WEBHOOK_SECRET: WebhookEndpoint.shape.secret.optional(),
   BATON_WEBHOOK_ALLOW_PRIVATE: z.stringbool().optional(),
@@ -194,6 +197,8 @@ export interface ServerConfig {
   retentionDays?: number;
   /** Built-in tools served beside the module's, when configured. */
   builtins?: BuiltinTool[];
+  /** False when the A2A agent is turned off. */
+  a2a?: boolean;
   /** The server's webhook, when configured. */
   webhook?: {
     url: string;
@@ -311,6 +316,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
   if (fromEnv.BATON_MCP_BACKGROUND_CONTROL !== undefined) {
     config.mcp = { ...config.mcp, backgroundControl: fromEnv.BATON_MCP_BACKGROUND_CONTROL };
   }
+  const a2a = fromEnv.BATON_A2A ?? file.a2a;
+  if (a2a !== undefined) config.a2a = a2a;
   const builtins = fromEnv.BATON_BUILTINS ?? file.builtins;
   if (builtins) config.builtins = builtins;
   const webhook = webhookOf(file.webhook, fromEnv);

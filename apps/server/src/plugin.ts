@@ -13,6 +13,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { filter, firstValueFrom, map, take, takeWhile } from 'rxjs';
 import type { z } from 'zod';
+import { type A2aAgentOptions, mountA2a } from './a2a.js';
 import { API, type Endpoint } from './api.js';
 import { answerErrors, fail, notFound, takeJsonBodies } from './api-errors.js';
 import { sendMessage } from './call-messages.js';
@@ -41,6 +42,8 @@ export interface BatonPluginOptions {
   limits?: { streamsPerTenant?: number; streams?: number };
   /** MCP sessions: their idle TTL and how many may be open. */
   mcp?: McpSessionOptions;
+  /** The runtime as an A2A agent at `/a2a` (its card at `/.well-known/agent-card.json`); `false`: none. */
+  a2a?: A2aAgentOptions | false;
   /**
    * How deep a JSON body may nest and how many keys and nested values it may hold, on REST and MCP
    * alike, read before it is parsed: past them the answer is 413 `payload_too_large`. Defaults
@@ -74,7 +77,16 @@ interface RouteInput<E extends Endpoint> {
  */
 export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   app,
-  { runtime, tokens = {}, operatorTokens = [], webSafety = {}, limits = {}, mcp = {}, bodyShape = {} },
+  {
+    runtime,
+    tokens = {},
+    operatorTokens = [],
+    webSafety = {},
+    limits = {},
+    mcp = {},
+    a2a = {},
+    bodyShape = {},
+  },
 ) => {
   /** Routes that answer without a token: a load balancer's probe, the API's description, and the
    * inspector's page (which holds no data: it asks for a token when the API wants one). */
@@ -389,5 +401,6 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   });
 
   await mountMcp(app, runtime, tenancy, { ...mcp, bodyShape });
+  if (a2a !== false) await mountA2a(app, runtime, tenancy, a2a);
   await mountInspector(app);
 };

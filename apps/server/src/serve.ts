@@ -57,6 +57,7 @@ export async function serve(
       ...(config.allowedOrigins ? { allowedOrigins: config.allowedOrigins } : {}),
     },
     mcp: { ...config.mcp, ...retentionOf(served, config) },
+    ...(config.a2a === false ? { a2a: false } : {}),
     limits: {
       ...(config.streams?.perTenant ? { streamsPerTenant: config.streams.perTenant } : {}),
       ...(config.streams?.total ? { streams: config.streams.total } : {}),

@@ -165,3 +165,13 @@ describe('MCP background control', () => {
     );
   });
 });
+
+describe('the A2A agent', () => {
+  it('is on unless the file or BATON_A2A turns it off; the environment wins', () => {
+    expect(loadConfig({}, dir).a2a).toBeUndefined();
+    const off = withFile({ a2a: false });
+    expect(loadConfig({ BATON_CONFIG: off }).a2a).toBe(false);
+    expect(loadConfig({ BATON_CONFIG: off, BATON_A2A: 'true' }).a2a).toBe(true);
+    expect(() => loadConfig({ BATON_A2A: 'maybe' }, dir)).toThrow(/^bad configuration: BATON_A2A: /);
+  });
+});
