@@ -21,6 +21,7 @@ const PUBLISHED = [
   '@baton/store-sqlite',
   '@baton/store-postgres',
   '@baton/mcp',
+  '@baton/a2a',
   '@baton/inspector',
   '@baton/server',
   '@baton/client',
@@ -72,7 +73,7 @@ async function callTool(address: string, name: string, args: object): Promise<un
 }
 
 describe('a new user, from the packed packages', () => {
-  it('installs them into an empty project, serves a tools.js with the baton command, calls it with the typed client, stops it cleanly, and serves a CommonJS project and a TypeScript one with --watch', {
+  it('installs them into an empty project, serves a tools.js with the baton command, calls it with the typed client, over MCP and A2A too, stops it cleanly, and serves a CommonJS project and a TypeScript one with --watch', {
     timeout: 600_000,
   }, async () => {
     const packs = join(dir, 'packs');
@@ -157,6 +158,11 @@ describe('a new user, from the packed packages', () => {
     });
     expect(mcp.status).toBe(200);
     expect(await mcp.text()).toContain('"serverInfo"');
+    // And an A2A agent, its tools the skills of its card.
+    const card = (await (await fetch(`${address}/.well-known/agent-card.json`)).json()) as {
+      skills: Array<{ id: string }>;
+    };
+    expect(card.skills.map((skill) => skill.id)).toEqual(['shout']);
 
     // The typed client, from its package, against the same server.
     writeFileSync(
