@@ -16,6 +16,7 @@ import type { z } from 'zod';
 import { type A2aAgentOptions, mountA2a } from './a2a.js';
 import { API, type Endpoint } from './api.js';
 import { answerErrors, fail, notFound, takeJsonBodies } from './api-errors.js';
+import { authenticationHook } from './authentication.js';
 import { sendMessage } from './call-messages.js';
 import { refusalOf, SHUTTING_DOWN } from './call-refusals.js';
 import { INSPECTOR_PAGES, mountInspector } from './inspector-pages.js';
@@ -24,7 +25,7 @@ import { refusalCounter, runtimeMetrics } from './metrics.js';
 import { routeSchemaOf, swaggerOptions } from './openapi.js';
 import { healthOf, metricsRefusal } from './operations.js';
 import { resumeAfter, StreamLimits, streamEvents, untilLastEvent } from './sse.js';
-import { bearerOf, Tenancy, type TenantScope } from './tenancy.js';
+import { Tenancy, type TenantScope } from './tenancy.js';
 import { type WebSafetyOptions, webSafetyHook } from './web-safety.js';
 
 export interface BatonPluginOptions {
@@ -119,28 +120,15 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     }
     return reply.send({ error: { code: 'shutting_down', message: SHUTTING_DOWN } });
   });
-  app.addHook('onRequest', async (request, reply) => {
-    const url = request.routeOptions.url ?? '';
-    if (isPublic(url) || url === SELF_AUTHENTICATED) return;
-    if (url === METRICS) {
-      const refusal = metricsRefusal(request.headers.authorization, tenancy, operators);
-      if (!refusal) return;
-      if (refusal.status === 401) reply.header('www-authenticate', 'Bearer');
-      return fail(reply, refusal.status, refusal.code, refusal.message);
-    }
-    const bearer = bearerOf(request.headers.authorization);
-    const scope = tenancy.scopeOf(request.headers.authorization);
-    if (!scope && bearer !== undefined && operators.has(bearer)) {
-      return fail(reply, 403, 'forbidden', "an operator token names no tenant: calls need a tenant's token");
-    }
-    if (!scope) {
-      return fail(reply, 401, 'unauthorized', 'a valid bearer token is required').header(
-        'www-authenticate',
-        'Bearer',
-      );
-    }
-    scopes.set(request, scope);
-  });
+  app.addHook(
+    'onRequest',
+    authenticationHook(
+      tenancy,
+      operators,
+      { isPublic, selfAuthenticated: new Set([SELF_AUTHENTICATED]), metrics: METRICS },
+      scopes,
+    ),
+  );
   answerErrors(app, RETRY_AFTER_SECONDS);
 
   // The routes' schemas describe them in the OpenAPI document. The zod schemas in the API table

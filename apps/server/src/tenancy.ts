@@ -1,4 +1,5 @@
 import { uuidv7 } from 'uuidv7';
+import type { OAuthResourceServer } from './oauth.js';
 
 /**
  * One tenant's view of the runtime. Its call and session ids are kept under the prefix
@@ -64,22 +65,65 @@ export function bearerOf(authorization: string | undefined): string | undefined 
   return /^Bearer (\S+)$/i.exec(authorization ?? '')?.[1];
 }
 
-/** Bearer tokens to tenants. Without tokens every request is the one anonymous tenant. */
+/** Who a request is, or why it was refused (with the `WWW-Authenticate` that says how to ask). */
+export type Authentication =
+  | { scope: TenantScope }
+  | { status: 401 | 503; code: 'unauthorized' | 'auth_unavailable'; message: string; challenge: string };
+
+const NEEDS_A_TOKEN = 'a valid bearer token is required';
+
+/**
+ * Bearer tokens to tenants: static ones, and an OAuth issuer's access tokens (their tenant a
+ * claim's value). Without either, every request is the one anonymous tenant.
+ */
 export class Tenancy {
   readonly #byToken: Map<string, TenantScope>;
   readonly #anonymous = new TenantScope(undefined);
+  readonly #oauth: Pick<OAuthResourceServer, 'check' | 'challenge'> | undefined;
 
-  constructor(tokens: Record<string, string>) {
+  constructor(tokens: Record<string, string>, oauth?: Pick<OAuthResourceServer, 'check' | 'challenge'>) {
     this.#byToken = new Map(
       Object.entries(tokens).map(([token, tenant]) => [token, new TenantScope(tenant)]),
     );
+    this.#oauth = oauth;
   }
 
   get authenticated(): boolean {
-    return this.#byToken.size > 0;
+    return this.#byToken.size > 0 || this.#oauth !== undefined;
   }
 
-  /** The scope of a request's `Authorization` header; undefined when it names no tenant. */
+  /** A request's tenant, by a static token or an OAuth access token; or its refusal. */
+  async authenticate(authorization: string | undefined): Promise<Authentication> {
+    const scope = this.scopeOf(authorization);
+    if (scope) return { scope };
+    const token = bearerOf(authorization);
+    if (!this.#oauth)
+      return { status: 401, code: 'unauthorized', message: NEEDS_A_TOKEN, challenge: 'Bearer' };
+    if (token === undefined)
+      return {
+        status: 401,
+        code: 'unauthorized',
+        message: NEEDS_A_TOKEN,
+        challenge: this.#oauth.challenge(),
+      };
+    const checked = await this.#oauth.check(token);
+    if ('tenant' in checked) return { scope: new TenantScope(checked.tenant) };
+    return checked.refused === 'unavailable'
+      ? {
+          status: 503,
+          code: 'auth_unavailable',
+          message: checked.description,
+          challenge: this.#oauth.challenge(),
+        }
+      : {
+          status: 401,
+          code: 'unauthorized',
+          message: checked.description,
+          challenge: this.#oauth.challenge(checked),
+        };
+  }
+
+  /** The scope of a request's static token (or the anonymous tenant's); undefined when it names none. */
   scopeOf(authorization: string | undefined): TenantScope | undefined {
     if (!this.authenticated) return this.#anonymous;
     const token = bearerOf(authorization);

@@ -32,6 +32,12 @@ export interface McpHandlerOptions {
    */
   authenticate?: (request: Request) => McpScope | undefined | Promise<McpScope | undefined>;
   /**
+   * The `WWW-Authenticate` of a request `authenticate` refused. Default
+   * `Bearer realm="baton", error="invalid_token"`; an OAuth resource server names its metadata
+   * (RFC 9728: `Bearer resource_metadata="…"`).
+   */
+  challengeOf?: (request: Request) => string;
+  /**
    * Host names (no port) that requests may name, against DNS rebinding. Default: the loopback
    * names; `'any'` turns the check off (for a server behind tokens or a proxy that checks).
    */
@@ -192,7 +198,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
     const scope = options.authenticate ? await options.authenticate(request) : SINGLE_TENANT;
     if (!scope) {
       return jsonRpcErrorResponse(401, -32000, 'Unauthorized: a valid bearer token is required', {
-        'www-authenticate': 'Bearer realm="baton", error="invalid_token"',
+        'www-authenticate': options.challengeOf?.(request) ?? 'Bearer realm="baton", error="invalid_token"',
       });
     }
     let parsedBody = given.parsedBody;

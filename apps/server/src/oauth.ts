@@ -1,0 +1,157 @@
+import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from 'jose';
+
+/** The server as an OAuth 2.1 resource server (MCP's authorization): whose tokens it takes. */
+export interface OAuthOptions {
+  /** The authorization server's issuer: its metadata (RFC 8414, or OpenID Connect discovery) names its keys. */
+  issuer: string;
+  /**
+   * This server's resource URL (RFC 8707, RFC 9728), e.g. `https://baton.example/`: the audience
+   * every token must name. A token issued for another service is refused, never passed on.
+   */
+  resource: string;
+  /** The issuer's keys, when it publishes no metadata. */
+  jwksUri?: string;
+  /** The claim whose value is the caller's tenant (letters, digits, `_` or `-`). Default `sub`. */
+  tenantClaim?: string;
+  /** The signature algorithms taken. Default RS256, PS256, ES256 and EdDSA (never `none`). */
+  algorithms?: string[];
+  /** The skew allowed on `exp` and `nbf`, in seconds. Default 30. */
+  clockToleranceSeconds?: number;
+  /** The scopes the metadata names. */
+  scopes?: string[];
+  /** How soon the keys are fetched again for a token signed by a key not among them, in ms. Default 30 s. */
+  keysCooldownMs?: number;
+}
+
+/** A token taken: its tenant and what it may do; or why it was not. */
+export type TokenCheck =
+  | { tenant: string; subject: string | undefined; scopes: string[] }
+  | { refused: 'invalid_token' | 'unavailable'; description: string };
+
+const DEFAULT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
+const TENANT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Where RFC 9728 puts a resource's metadata: the well-known name between its host and its path. */
+export function metadataUrlOf(resource: string): string {
+  const url = new URL(resource);
+  const path = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
+  return `${url.origin}/.well-known/oauth-protected-resource${path}`;
+}
+
+/** The issuer's key set URL, from its metadata: OAuth's (RFC 8414) first, then OpenID Connect's. */
+async function jwksUriOf(issuer: string): Promise<string> {
+  const url = new URL(issuer);
+  const path = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
+  const candidates = [
+    `${url.origin}/.well-known/oauth-authorization-server${path}`,
+    `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`,
+  ];
+  const problems: string[] = [];
+  for (const candidate of candidates) {
+    const response = await fetch(candidate, { headers: { accept: 'application/json' } });
+    if (!response.ok) {
+      problems.push(`${candidate}: ${response.status}`);
+      continue;
+    }
+    const metadata = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown };
+    // RFC 8414 §3.3: metadata that names another issuer is not this issuer's.
+    if (metadata.issuer !== issuer)
+      throw new Error(`${candidate} names the issuer ${String(metadata.issuer)}`);
+    if (typeof metadata.jwks_uri !== 'string') throw new Error(`${candidate} names no jwks_uri`);
+    return metadata.jwks_uri;
+  }
+  throw new Error(`no metadata for the issuer ${issuer} (${problems.join(', ')})`);
+}
+
+/**
+ * Checks the JWT access tokens of one issuer for this server (jose): signature by one of the
+ * issuer's keys (fetched again when a token names a key not among them: a rotation), `iss`, `aud`
+ * equal to the resource, `exp` and `nbf` within the skew, an algorithm allowed.
+ */
+export class OAuthResourceServer {
+  readonly metadataUrl: string;
+  readonly #options: OAuthOptions;
+  #keys: Promise<JWTVerifyGetKey> | undefined;
+
+  constructor(options: OAuthOptions) {
+    this.#options = options;
+    this.metadataUrl = metadataUrlOf(options.resource);
+  }
+
+  /** Protected Resource Metadata (RFC 9728). */
+  metadata() {
+    const { resource, issuer, scopes } = this.#options;
+    return {
+      resource,
+      authorization_servers: [issuer],
+      bearer_methods_supported: ['header'],
+      ...(scopes ? { scopes_supported: scopes } : {}),
+    };
+  }
+
+  /** The `WWW-Authenticate` of a refusal: where the metadata is, and what was wrong with the token given. */
+  challenge(refusal?: { description: string }): string {
+    const named = `Bearer resource_metadata="${this.metadataUrl}"`;
+    if (!refusal) return named;
+    return `${named}, error="invalid_token", error_description="${refusal.description.replaceAll('"', "'")}"`;
+  }
+
+  async check(token: string): Promise<TokenCheck> {
+    let keys: JWTVerifyGetKey;
+    try {
+      keys = await this.#keySet();
+    } catch (error) {
+      this.#keys = undefined;
+      return {
+        refused: 'unavailable',
+        description: `the issuer's keys cannot be read: ${(error as Error).message}`,
+      };
+    }
+    const { issuer, resource, algorithms = DEFAULT_ALGORITHMS, clockToleranceSeconds = 30 } = this.#options;
+    try {
+      const { payload } = await jwtVerify(token, keys, {
+        issuer,
+        audience: resource,
+        algorithms,
+        clockTolerance: clockToleranceSeconds,
+      });
+      const claim = this.#options.tenantClaim ?? 'sub';
+      const tenant = payload[claim];
+      if (typeof tenant !== 'string' || !TENANT_NAME.test(tenant)) {
+        return { refused: 'invalid_token', description: `the token's ${claim} claim is not a tenant name` };
+      }
+      const scope = typeof payload.scope === 'string' ? payload.scope : '';
+      return { tenant, subject: payload.sub, scopes: scope.split(' ').filter(Boolean) };
+    } catch (error) {
+      if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid)
+        return { refused: 'unavailable', description: `the issuer's keys cannot be read: ${error.message}` };
+      if (error instanceof errors.JOSEError)
+        return { refused: 'invalid_token', description: describe(error) };
+      throw error;
+    }
+  }
+
+  #keySet(): Promise<JWTVerifyGetKey> {
+    this.#keys ??= (async () => {
+      const uri = this.#options.jwksUri ?? (await jwksUriOf(this.#options.issuer));
+      return createRemoteJWKSet(new URL(uri), {
+        cooldownDuration: this.#options.keysCooldownMs ?? 30_000,
+      });
+    })();
+    return this.#keys;
+  }
+}
+
+/** What a refused token is told, in words that name the check that failed. */
+function describe(error: InstanceType<typeof errors.JOSEError>): string {
+  if (error instanceof errors.JWTExpired) return 'the token has expired';
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'aud') return 'the token was not issued for this server (aud)';
+    if (error.claim === 'iss') return 'the token was not issued by the configured issuer (iss)';
+    return `the token's ${error.claim} claim is not valid now`;
+  }
+  if (error instanceof errors.JWKSNoMatchingKey) return "the token is not signed by one of the issuer's keys";
+  if (error instanceof errors.JOSEAlgNotAllowed) return "the token's algorithm is not allowed";
+  if (error instanceof errors.JWSSignatureVerificationFailed) return "the token's signature does not verify";
+  return 'the token is not a valid JWT access token';
+}
