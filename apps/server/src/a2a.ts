@@ -1,7 +1,7 @@
 import type { BatonA2aAgent } from '@baton/a2a';
 import type { Runtime } from '@baton/runtime';
-import type { FastifyInstance, FastifySchema } from 'fastify';
-import type { Tenancy, TenantScope } from './tenancy.js';
+import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify';
+import type { TenantScope } from './tenancy.js';
 
 /** The A2A agent the server is: what its card says of it. */
 export interface A2aAgentOptions {
@@ -43,7 +43,8 @@ interface ServedAgent {
 export async function mountA2a(
   app: FastifyInstance,
   runtime: Runtime,
-  tenancy: Pick<Tenancy, 'scopeOf'>,
+  /** The tenant of a request the server's authentication let in. */
+  scopeOfRequest: (request: FastifyRequest) => TenantScope | undefined,
   { name = 'baton', description = "The runtime's tools, as an A2A agent" }: A2aAgentOptions,
 ): Promise<void> {
   const agents = new Map<string, Promise<ServedAgent>>();
@@ -76,9 +77,8 @@ export async function mountA2a(
     }
     return served;
   };
-  /** The tenant of a request the server's token check let in. */
-  const scopeOf = (authorization: string | undefined) => {
-    const scope = tenancy.scopeOf(authorization);
+  const scopeOf = (request: FastifyRequest) => {
+    const scope = scopeOfRequest(request);
     if (scope === undefined) throw new Error('A2A: a request reached the agent without a tenant');
     return scope;
   };
@@ -87,7 +87,7 @@ export async function mountA2a(
   });
 
   app.get(AGENT_CARD_PATH, { schema: CARD_SCHEMA }, async (request) => {
-    const { agent } = await agentOf(scopeOf(request.headers.authorization));
+    const { agent } = await agentOf(scopeOf(request));
     const url = `${request.protocol}://${request.host}${app.prefix}${A2A_PATH}`;
     return {
       ...agent.agentCard,
@@ -103,7 +103,7 @@ export async function mountA2a(
       url: A2A_PATH,
       schema: A2A_SCHEMA,
       handler: async (request, reply) => {
-        const { handle } = await agentOf(scopeOf(request.headers.authorization));
+        const { handle } = await agentOf(scopeOf(request));
         reply.hijack();
         // The SDK's router answers at its own root, wherever the server mounts it.
         request.raw.url = '/';

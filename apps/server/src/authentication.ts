@@ -3,6 +3,13 @@ import { fail } from './api-errors.js';
 import { metricsRefusal } from './operations.js';
 import { bearerOf, type Tenancy, type TenantScope } from './tenancy.js';
 
+/** Whether a route answers without a token: the given pages, and the docs page with its assets (Swagger UI). */
+export function publicRoutes(prefix: string, pages: readonly string[]): (url: string) => boolean {
+  const named = new Set(pages.map((url) => `${prefix}${url}`));
+  const docs = `${prefix}/docs`;
+  return (url) => named.has(url) || url === docs || url.startsWith(`${docs}/`);
+}
+
 export interface AuthenticationRoutes {
   /** Routes that answer without a token. */
   isPublic: (url: string) => boolean;

@@ -100,6 +100,18 @@ const FileConfig = z.strictObject({
       backgroundControl: z.boolean(),
     })
     .partial(),
+  /**
+   * OAuth 2.1 (MCP's authorization): an issuer whose JWT access tokens for this server's
+   * `resource` URL are taken beside `tokens`, the tenant a claim's value (default `sub`).
+   */
+  oauth: z.strictObject({
+    issuer: z.url(),
+    resource: z.url(),
+    jwksUri: z.url().optional(),
+    tenantClaim: z.string().min(1).optional(),
+    algorithms: z.array(z.string().min(1)).optional(),
+    scopes: z.array(z.string().min(1)).optional(),
+  }),
   /** The runtime as an A2A agent at `/a2a`, its card at `/.well-known/agent-card.json` (default true). */
   a2a: z.boolean(),
 });
@@ -132,6 +144,8 @@ const EnvConfig = z.object({
   BATON_BUILTINS: commaList.pipe(z.array(z.enum(BUILTIN_TOOLS))).optional(),
   BATON_MCP_BACKGROUND_CONTROL: z.stringbool().optional(),
   BATON_A2A: z.stringbool().optional(),
+  BATON_OAUTH_ISSUER: z.url().optional(),
+  BATON_OAUTH_RESOURCE: z.url().optional(),
   BATON_WEBHOOK_URL: WebhookEndpoint.shape.url.optional(),
   BATON_WEBHOOK_SECRET: WebhookEndpoint.shape.secret.optional(),
   BATON_WEBHOOK_ALLOW_PRIVATE: z.stringbool().optional(),
@@ -197,6 +211,8 @@ export interface ServerConfig {
   retentionDays?: number;
   /** Built-in tools served beside the module's, when configured. */
   builtins?: BuiltinTool[];
+  /** The OAuth issuer whose access tokens are taken, when configured. */
+  oauth?: z.infer<typeof FileConfig>['oauth'];
   /** False when the A2A agent is turned off. */
   a2a?: boolean;
   /** The server's webhook, when configured. */
@@ -262,6 +278,22 @@ function webhookOf(
   };
 }
 
+/** The OAuth issuer: the file's, with what the environment sets instead; an issuer needs its resource. */
+function oauthOf(
+  file: Partial<z.infer<typeof FileConfig>>['oauth'],
+  env: z.infer<typeof EnvConfig>,
+): ServerConfig['oauth'] {
+  const issuer = env.BATON_OAUTH_ISSUER ?? file?.issuer;
+  const resource = env.BATON_OAUTH_RESOURCE ?? file?.resource;
+  if (issuer === undefined && resource === undefined) return undefined;
+  if (issuer === undefined || resource === undefined) {
+    throw new ConfigError(
+      "bad configuration: OAuth needs both its issuer (BATON_OAUTH_ISSUER) and this server's resource URL (BATON_OAUTH_RESOURCE)",
+    );
+  }
+  return { ...file, issuer, resource };
+}
+
 export function isLoopback(host: string): boolean {
   if (host === 'localhost') return true;
   if (isIP(host) === 4) return host.startsWith('127.');
@@ -316,6 +348,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
   if (fromEnv.BATON_MCP_BACKGROUND_CONTROL !== undefined) {
     config.mcp = { ...config.mcp, backgroundControl: fromEnv.BATON_MCP_BACKGROUND_CONTROL };
   }
+  const oauth = oauthOf(file.oauth, fromEnv);
+  if (oauth) config.oauth = oauth;
   const a2a = fromEnv.BATON_A2A ?? file.a2a;
   if (a2a !== undefined) config.a2a = a2a;
   const builtins = fromEnv.BATON_BUILTINS ?? file.builtins;
@@ -337,32 +371,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
   if (allowedHosts) config.allowedHosts = allowedHosts;
   const allowedOrigins = fromEnv.BATON_ALLOWED_ORIGINS ?? file.allowedOrigins;
   if (allowedOrigins) config.allowedOrigins = allowedOrigins;
-  if (Object.keys(config.tokens).length === 0 && !isLoopback(config.host)) {
+  if (Object.keys(config.tokens).length === 0 && !config.oauth && !isLoopback(config.host)) {
     throw new ConfigError(
       `bad configuration: host: ${config.host} is not a loopback address; without tokens the server has no authentication and listens on loopback only`,
     );
   }
   return config;
-}
-
-const SECRET_PARAMETER = /pass|secret|token|key/i;
-
-/**
- * A store location as the banner and the logs may show it: a URL's user and password, and any
- * query parameter that looks like a secret (`?password=`, `sslkey=`), become `***`.
- */
-export function redactedLocation(location: string): string {
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) return location;
-  let url: URL;
-  try {
-    url = new URL(location);
-  } catch {
-    // Not a URL after all: show only its scheme, since what follows may hold a secret.
-    return `${location.slice(0, location.indexOf('://') + 3)}***`;
-  }
-  for (const name of [...url.searchParams.keys()]) {
-    if (SECRET_PARAMETER.test(name)) url.searchParams.set(name, '***');
-  }
-  const userinfo = url.username || url.password ? '***@' : '';
-  return `${url.protocol}//${userinfo}${url.host}${url.pathname}${url.search.replaceAll('%2A%2A%2A', '***')}`;
 }

@@ -50,7 +50,13 @@ export async function mountMcp(
     (serving ??= import('@baton/mcp').then(({ createMcpHandler, toNodeHandler }) => {
       mcp = createMcpHandler({
         runtime,
-        authenticate: (request) => tenancy.scopeOf(request.headers.get('authorization') ?? undefined),
+        authenticate: async (request) => {
+          const authentication = await tenancy.authenticate(
+            request.headers.get('authorization') ?? undefined,
+          );
+          return 'scope' in authentication ? authentication.scope : undefined;
+        },
+        challengeOf: (request) => tenancy.challengeOf(request.headers.get('authorization') ?? undefined),
         allowedHosts: 'any',
         allowedOrigins: 'any',
         sessions: {

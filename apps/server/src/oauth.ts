@@ -155,3 +155,6 @@ function describe(error: InstanceType<typeof errors.JOSEError>): string {
   if (error instanceof errors.JWSSignatureVerificationFailed) return "the token's signature does not verify";
   return 'the token is not a valid JWT access token';
 }
+
+/** Where the server publishes its Protected Resource Metadata, and under the resource's path (RFC 9728 §3.1). */
+export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';

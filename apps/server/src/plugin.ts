@@ -16,12 +16,14 @@ import type { z } from 'zod';
 import { type A2aAgentOptions, mountA2a } from './a2a.js';
 import { API, type Endpoint } from './api.js';
 import { answerErrors, fail, notFound, takeJsonBodies } from './api-errors.js';
-import { authenticationHook } from './authentication.js';
+import { authenticationHook, publicRoutes } from './authentication.js';
 import { sendMessage } from './call-messages.js';
 import { refusalOf, SHUTTING_DOWN } from './call-refusals.js';
 import { INSPECTOR_PAGES, mountInspector } from './inspector-pages.js';
 import { type McpSessionOptions, mountMcp } from './mcp.js';
 import { refusalCounter, runtimeMetrics } from './metrics.js';
+import { type OAuthOptions, OAuthResourceServer } from './oauth.js';
+import { METADATA_ROUTES, mountResourceMetadata } from './oauth-metadata.js';
 import { routeSchemaOf, swaggerOptions } from './openapi.js';
 import { healthOf, metricsRefusal } from './operations.js';
 import { resumeAfter, StreamLimits, streamEvents, untilLastEvent } from './sse.js';
@@ -43,6 +45,8 @@ export interface BatonPluginOptions {
   limits?: { streamsPerTenant?: number; streams?: number };
   /** MCP sessions: their idle TTL and how many may be open. */
   mcp?: McpSessionOptions;
+  /** OAuth 2.1: an issuer whose access tokens for this server's resource are taken beside `tokens`. */
+  oauth?: OAuthOptions;
   /** The runtime as an A2A agent at `/a2a` (its card at `/.well-known/agent-card.json`); `false`: none. */
   a2a?: A2aAgentOptions | false;
   /**
@@ -86,20 +90,23 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     limits = {},
     mcp = {},
     a2a = {},
+    oauth,
     bodyShape = {},
   },
 ) => {
-  /** Routes that answer without a token: a load balancer's probe, the API's description, and the
-   * inspector's page (which holds no data: it asks for a token when the API wants one). */
-  const PUBLIC = new Set(
-    [API.health.url, API.openapi.url, ...INSPECTOR_PAGES].map((url) => `${app.prefix}${url}`),
-  );
-  /** The docs page and its assets (the API's description, drawn by Swagger UI). */
-  const DOCS = `${app.prefix}/docs`;
-  const isPublic = (url: string) => PUBLIC.has(url) || url === DOCS || url.startsWith(`${DOCS}/`);
+  // A load balancer's probe, the API's description, the inspector's page (which holds no data: it
+  // asks for a token when the API wants one) and the OAuth metadata answer without a token.
+  const isPublic = publicRoutes(app.prefix, [
+    API.health.url,
+    API.openapi.url,
+    ...INSPECTOR_PAGES,
+    ...METADATA_ROUTES,
+  ]);
   /** MCP checks its token itself, and answers in JSON-RPC. */
   const SELF_AUTHENTICATED = `${app.prefix}/mcp`;
-  const tenancy = new Tenancy(tokens);
+  const resourceServer = oauth && new OAuthResourceServer(oauth);
+  const tenancy = new Tenancy(tokens, resourceServer);
+  if (resourceServer) mountResourceMetadata(app, resourceServer);
   const operators = new Set(operatorTokens);
   const METRICS = `${app.prefix}${API.metrics.url}`;
   const scopes = new WeakMap<FastifyRequest, TenantScope>();
@@ -120,15 +127,8 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     }
     return reply.send({ error: { code: 'shutting_down', message: SHUTTING_DOWN } });
   });
-  app.addHook(
-    'onRequest',
-    authenticationHook(
-      tenancy,
-      operators,
-      { isPublic, selfAuthenticated: new Set([SELF_AUTHENTICATED]), metrics: METRICS },
-      scopes,
-    ),
-  );
+  const routes = { isPublic, selfAuthenticated: new Set([SELF_AUTHENTICATED]), metrics: METRICS };
+  app.addHook('onRequest', authenticationHook(tenancy, operators, routes, scopes));
   answerErrors(app, RETRY_AFTER_SECONDS);
 
   // The routes' schemas describe them in the OpenAPI document. The zod schemas in the API table
@@ -389,6 +389,6 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   });
 
   await mountMcp(app, runtime, tenancy, { ...mcp, bodyShape });
-  if (a2a !== false) await mountA2a(app, runtime, tenancy, a2a);
+  if (a2a !== false) await mountA2a(app, runtime, (request) => scopes.get(request), a2a);
   await mountInspector(app);
 };

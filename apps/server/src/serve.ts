@@ -1,7 +1,8 @@
 import { toMcpTool } from '@baton/contracts';
-import { redactedLocation, type ServerConfig } from './config.js';
+import type { ServerConfig } from './config.js';
 import { demoTools } from './demo-tools.js';
 import { createLogger, type LogLevel } from './logger.js';
+import { redactedLocation } from './redacted-location.js';
 import { listenOn, retentionOf, stopOnSignals } from './served-runtime.js';
 import { createServer } from './server.js';
 import { readyRuntime } from './store-wait.js';
@@ -58,6 +59,7 @@ export async function serve(
     },
     mcp: { ...config.mcp, ...retentionOf(served, config) },
     ...(config.a2a === false ? { a2a: false } : {}),
+    ...(config.oauth ? { oauth: config.oauth } : {}),
     limits: {
       ...(config.streams?.perTenant ? { streamsPerTenant: config.streams.perTenant } : {}),
       ...(config.streams?.total ? { streams: config.streams.total } : {}),

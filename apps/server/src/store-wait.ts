@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Runtime } from '@baton/runtime';
 import type { Logger } from 'pino';
-import { redactedLocation, type ServerConfig } from './config.js';
+import type { ServerConfig } from './config.js';
+import { redactedLocation } from './redacted-location.js';
 import { openStore, type ProcessRole, runtimeFor, storeReady } from './served-runtime.js';
 import type { ServedModule } from './tools-module.js';
 

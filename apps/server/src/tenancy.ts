@@ -123,6 +123,18 @@ export class Tenancy {
         };
   }
 
+  /**
+   * The `WWW-Authenticate` of a refusal made elsewhere (MCP's handler): the OAuth metadata, and
+   * whether the token given was refused. Undefined without OAuth.
+   */
+  challengeOf(authorization: string | undefined): string | undefined {
+    if (!this.#oauth) return undefined;
+    const given = bearerOf(authorization) !== undefined;
+    return this.#oauth.challenge(
+      given ? { description: 'the token is not valid for this server' } : undefined,
+    );
+  }
+
   /** The scope of a request's static token (or the anonymous tenant's); undefined when it names none. */
   scopeOf(authorization: string | undefined): TenantScope | undefined {
     if (!this.authenticated) return this.#anonymous;

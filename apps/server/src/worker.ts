@@ -1,10 +1,11 @@
 import { DEFAULT_CONCURRENCY, type Runtime } from '@baton/runtime';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { redactedLocation, type ServerConfig } from './config.js';
+import type { ServerConfig } from './config.js';
 import { demoTools } from './demo-tools.js';
 import { createLogger, type LogLevel } from './logger.js';
 import { runtimeMetrics } from './metrics.js';
 import { healthOf, metricsRefusal } from './operations.js';
+import { redactedLocation } from './redacted-location.js';
 import { checkRole, listenOn, stopOnSignals } from './served-runtime.js';
 import { readyRuntime } from './store-wait.js';
 import { Tenancy } from './tenancy.js';

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig, redactedLocation } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
+import { redactedLocation } from '../src/redacted-location.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -32,11 +32,11 @@ export interface McpHandlerOptions {
    */
   authenticate?: (request: Request) => McpScope | undefined | Promise<McpScope | undefined>;
   /**
-   * The `WWW-Authenticate` of a request `authenticate` refused. Default
+   * The `WWW-Authenticate` of a request `authenticate` refused (undefined: the default). Default
    * `Bearer realm="baton", error="invalid_token"`; an OAuth resource server names its metadata
    * (RFC 9728: `Bearer resource_metadata="…"`).
    */
-  challengeOf?: (request: Request) => string;
+  challengeOf?: (request: Request) => string | undefined;
   /**
    * Host names (no port) that requests may name, against DNS rebinding. Default: the loopback
    * names; `'any'` turns the check off (for a server behind tokens or a proxy that checks).

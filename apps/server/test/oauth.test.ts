@@ -1,0 +1,163 @@
+import { createRuntime, type Runtime } from '@baton/runtime';
+import { SimulatedClock } from '@baton/runtime/testing';
+import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoTools } from '../src/demo-tools.js';
+import { createServer } from '../src/server.js';
+import {
+  CLIENT_ID,
+  CLIENT_SECRET,
+  forged,
+  freePort,
+  SCOPE,
+  signingKey,
+  startIssuer,
+} from './oauth-issuer.js';
+
+let runtime: Runtime;
+let app: FastifyInstance;
+let base: string;
+let resource: string;
+let issuer: Awaited<ReturnType<typeof startIssuer>>;
+let first: Awaited<ReturnType<typeof signingKey>>;
+
+beforeAll(async () => {
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  resource = `${base}/`;
+  first = await signingKey('key-1');
+  issuer = await startIssuer(resource, [first.jwk]);
+  runtime = createRuntime({ tools: demoTools, clock: new SimulatedClock() });
+  await runtime.ready;
+  app = createServer({
+    runtime,
+    tokens: { 'a-static-token-of-acme-01': 'acme' },
+    oauth: { issuer: issuer.issuer, resource, tenantClaim: 'client_id', scopes: [SCOPE], keysCooldownMs: 0 },
+  });
+  await app.listen({ host: '127.0.0.1', port });
+}, 30_000);
+
+afterAll(async () => {
+  await app.close();
+  await runtime.close();
+  await issuer.close();
+});
+
+const call = (authorization?: string) =>
+  fetch(`${base}/v1/calls`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+    body: JSON.stringify({ name: 'echo', args: { text: 'tide' }, sessionId: 's' }),
+  });
+
+const METADATA = () => `${base}/.well-known/oauth-protected-resource`;
+
+describe('the server as an OAuth 2.1 resource server, against a real authorization server (oidc-provider)', () => {
+  it('publishes its Protected Resource Metadata (RFC 9728), at the well-known name and under a path', async () => {
+    for (const url of [METADATA(), `${METADATA()}/mcp`]) {
+      const response = await fetch(url);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({
+        resource,
+        authorization_servers: [issuer.issuer],
+        bearer_methods_supported: ['header'],
+        scopes_supported: [SCOPE],
+      });
+    }
+  });
+
+  it('answers a request without a token 401, naming its metadata', async () => {
+    const response = await call();
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${METADATA()}"`);
+  });
+
+  it('takes an access token the issuer made for it: the client is the tenant, its calls its own', async () => {
+    const token = await issuer.token();
+    const response = await call(`Bearer ${token}`);
+    expect(response.status).toBe(200);
+    const { callId } = (await response.json()) as { callId: string };
+    expect((await runtime.get(`${CLIENT_ID}/${callId}`))?.toolName).toBe('echo');
+    // A static token's tenant does not see it.
+    const other = await fetch(`${base}/v1/calls/${callId}`, {
+      headers: { authorization: 'Bearer a-static-token-of-acme-01' },
+    });
+    expect(other.status).toBe(404);
+  });
+
+  it.each([
+    [
+      'issued for another audience',
+      () => forged(first.privateKey, 'key-1', { iss: issuer.issuer, aud: 'http://other.example/' }),
+      /aud/,
+    ],
+    [
+      'expired',
+      () =>
+        forged(first.privateKey, 'key-1', {
+          iss: issuer.issuer,
+          aud: resource,
+          exp: Math.floor(Date.now() / 1000) - 3_600,
+        }),
+      /expired/,
+    ],
+    [
+      'from another issuer',
+      () => forged(first.privateKey, 'key-1', { iss: 'http://127.0.0.1:1', aud: resource }),
+      /iss/,
+    ],
+    [
+      'signed by a key the issuer does not have',
+      async () =>
+        forged((await signingKey('key-x')).privateKey, 'key-x', { iss: issuer.issuer, aud: resource }),
+      /not signed by one of the issuer's keys/,
+    ],
+    [
+      'unsigned (alg none)',
+      async () => {
+        const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+        const now = Math.floor(Date.now() / 1000);
+        return `${encode({ alg: 'none', typ: 'at+jwt' })}.${encode({ iss: issuer.issuer, aud: resource, client_id: CLIENT_ID, exp: now + 300 })}.`;
+      },
+      /./,
+    ],
+  ])('refuses a token %s with 401 and invalid_token', async (_what, tokenOf, described) => {
+    const response = await call(`Bearer ${await tokenOf()}`);
+    expect(response.status).toBe(401);
+    const challenge = response.headers.get('www-authenticate') ?? '';
+    expect(challenge).toContain(`resource_metadata="${METADATA()}"`);
+    expect(challenge).toContain('error="invalid_token"');
+    expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(described);
+  });
+
+  it('picks up a rotated signing key without a restart', async () => {
+    const second = await signingKey('key-2');
+    issuer.rotate([second.jwk, first.jwk]);
+    const token = await forged(second.privateKey, 'key-2', { iss: issuer.issuer, aud: resource });
+    expect((await call(`Bearer ${token}`)).status).toBe(200);
+  });
+
+  it('lets the MCP SDK client’s own OAuth flow (client credentials) reach /mcp, list and call tools', async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+      authProvider: new ClientCredentialsProvider({
+        clientId: CLIENT_ID,
+        clientSecret: CLIENT_SECRET,
+        scope: SCOPE,
+        expectedIssuer: issuer.issuer,
+      }),
+    });
+    const client = new Client({ name: 'oauth-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toContain('echo');
+      const result = await client.callTool({ name: 'echo', arguments: { text: 'tide' } });
+      expect(result.isError).not.toBe(true);
+    } finally {
+      await client.close();
+    }
+  });
+});
