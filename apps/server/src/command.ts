@@ -5,7 +5,7 @@
  * (`BATON_*`) and `baton.config.json`, in that order, with the same validation.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isBatonError } from '@baton/contracts';
 import { SqliteStore, storeFileProblem } from '@baton/store-sqlite';
@@ -17,11 +17,17 @@ import { checkRole, isPostgres } from './served-runtime.js';
 import { serveWatching } from './watch.js';
 import { work } from './worker.js';
 
+/** The version of the installed package, as its package.json says. */
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
 export const USAGE = `Usage:
   baton serve [module] [options]   serve the tools a module exports (the demo tools without one)
   baton worker [module] [options]  run the calls that servers in the role client submit (PostgreSQL)
   baton doctor [--store path]      check a SQLite store file whole, and exit 0 when it is sound
   baton --help                     this text
+  baton --version                  the version of @baton/server
 
 A module exports tools made with defineTool() (each as an export, or a \`tools\` list), or a
 \`runtime\` made with createRuntime(): an ES module or CommonJS, JavaScript or TypeScript (.ts).
@@ -129,6 +135,10 @@ export async function runBaton(argv: readonly string[]): Promise<number | undefi
   try {
     const { values, positionals } = parseFlags(argv);
     const [command, module, ...extra] = positionals;
+    if (values.version) {
+      process.stdout.write(`${VERSION}\n`);
+      return 0;
+    }
     if (values.help || command === 'help' || command === undefined) {
       process.stdout.write(USAGE);
       return command === undefined && !values.help ? 2 : 0;

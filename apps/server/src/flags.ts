@@ -24,6 +24,7 @@ const FLAGS = {
   init: { type: 'boolean', env: undefined },
   watch: { type: 'boolean', env: undefined },
   help: { type: 'boolean', env: undefined, short: 'h' },
+  version: { type: 'boolean', env: undefined, short: 'v' },
 } as const;
 
 type Flag = keyof typeof FLAGS;

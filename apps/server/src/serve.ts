@@ -1,4 +1,5 @@
-import { toMcpTool } from '@baton/contracts';
+import { type AnyTool, toMcpTool } from '@baton/contracts';
+import { BUILTIN_TOOLS } from '@baton/runtime';
 import type { ServerConfig } from './config.js';
 import { demoTools } from './demo-tools.js';
 import { createLogger, type LogLevel } from './logger.js';
@@ -29,6 +30,20 @@ function sampleArgs(schema: {
       return [name, property?.default ?? samples[String(property?.type)] ?? null];
     }),
   );
+}
+
+/**
+ * The tool of the banner's sample `curl`: one that can answer the sample plainly, a read-only tool
+ * first (it changes nothing and does not fail for being tried), then one that needs no approval;
+ * the builtins last. Undefined without tools.
+ */
+export function toolToTry(tools: readonly AnyTool[]): AnyTool | undefined {
+  const builtins = new Set<string>(BUILTIN_TOOLS);
+  const rank = (tool: AnyTool) =>
+    (builtins.has(tool.name) ? 4 : 0) +
+    (tool.execution.readOnly ? 0 : 1) +
+    (tool.execution.needsApproval === undefined ? 0 : 2);
+  return [...tools].sort((a, b) => rank(a) - rank(b))[0];
 }
 
 /**
@@ -73,17 +88,25 @@ export async function serve(
   const tools = runtime.tools.names();
   log.info({ address, tools, store: redactedLocation(config.storePath), role: config.role }, 'started');
   const tenants = new Set(Object.values(config.tokens));
+  const oauth = config.oauth && `OAuth access tokens of ${config.oauth.issuer}`;
+  const operators =
+    config.operatorTokens.length > 0
+      ? '/metrics for operator tokens'
+      : '/metrics for none (no operator token)';
   const access =
     tenants.size === 0
-      ? 'no tokens configured: no authentication, so listening on loopback only'
-      : `bearer tokens for ${tenants.size} tenant(s)${config.operatorTokens.length > 0 ? ', /metrics for operator tokens' : ', /metrics for none (no operator token)'}`;
-  const first = runtime.tools.definitions()[0];
+      ? (oauth ?? 'no tokens configured: no authentication, so listening on loopback only')
+      : `bearer tokens for ${tenants.size} tenant(s), ${operators}${oauth ? `; ${oauth}` : ''}`;
+  const first = toolToTry(runtime.tools.definitions());
   const webhooks = webhookDestinations(config);
   process.stdout.write(
     [
       `Baton is listening on ${address}`,
       `  API:        ${address}/v1/calls  (OpenAPI: ${address}/openapi.json)`,
       `  MCP:        ${address}/mcp`,
+      ...(config.a2a === false
+        ? []
+        : [`  A2A:        ${address}/a2a  (card: ${address}/.well-known/agent-card.json)`]),
       `  inspector:  ${address}/inspector/`,
       `  metrics:    ${address}/metrics`,
       `  health:     ${address}/healthz`,

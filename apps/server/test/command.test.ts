@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -31,6 +31,12 @@ function baton(args: string[], cwd = dir): Promise<{ code: number | null; stdout
 }
 
 describe('the baton command', () => {
+  it('prints its version with --version, the one of its package', async () => {
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8'));
+    const printed = await baton(['--version']);
+    expect(printed).toMatchObject({ code: 0, stdout: `${version}\n` });
+  });
+
   it('prints its options with --help, and starts nothing', async () => {
     const help = await baton(['--help']);
     expect(help.code).toBe(0);
