@@ -104,7 +104,7 @@ export const greet = defineTool({
 `;
 
 describe("the README's rows, in order, in a fresh clone", () => {
-  it('runs the example (setting the clone up), serves your own tools with npx baton (building the server), restarts them under --watch on each kind of save, and starts the reference server, which answers /healthz', {
+  it('runs the example (setting the clone up), serves your own tools with npm run baton (building the server), restarts them under --watch on each kind of save, and starts the reference server, which answers /healthz', {
     timeout: 900_000,
   }, async () => {
     const clone = join(dir, 'repo');
@@ -128,7 +128,8 @@ describe("the README's rows, in order, in a fresh clone", () => {
       Number(process.versions.node.split('.')[0]) < 22 ? REPOSITORY_NEEDING_22 : [],
     );
 
-    // The server over your own tools: `npx baton` is linked by the install, and builds the server.
+    // The server over your own tools: `npm run baton` installs first if need be, and builds the server.
+    expect(readmeCommand(/your own tools/)).toMatch(/^npm run baton -- /);
     writeFileSync(join(clone, 'tools.js'), OWN_TOOLS);
     const own = running(readmeCommand(/your own tools/), clone);
     try {
