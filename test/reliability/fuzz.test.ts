@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * Arbitrary input against the real server: bodies, ids, query parameters and headers on every
- * route, and JSON-RPC on MCP. No answer is a 5xx, every refusal is in the documented format, the
+ * route, and JSON-RPC on MCP and A2A. No answer is a 5xx, every refusal is in the documented format, the
  * server is up afterwards, and honest calls made all along succeed.
  *
  * Replay a failure with the seed it printed: `FUZZ_SEED=123 npx vitest run reliability/fuzz`.
@@ -125,6 +125,7 @@ const ROUTES = [
   ['GET', '/v1/tools'],
   ['GET', '/v1/machine'],
   ['GET', '/openapi.json'],
+  ['GET', '/.well-known/agent-card.json'],
   ['GET', '/nowhere/:id'],
   ['DELETE', '/v1/calls/:id'],
 ] as const;
@@ -258,6 +259,62 @@ describe.each([
           };
           if (sessionId) headers['mcp-session-id'] = sessionId;
           const answer = await send('POST', '/mcp', headers, body);
+          expect(answer.status).toBeLessThan(500);
+        },
+      ),
+      { seed: SEED, numRuns: Math.ceil(RUNS / 2), endOnFailure: true },
+    );
+    expect((await send('GET', '/healthz', {})).status).toBe(200);
+  });
+  it('answers any JSON-RPC on /a2a without a 5xx, and stays up', { timeout: 120_000 }, async () => {
+    const message = fc.record(
+      {
+        jsonrpc: fc.oneof(fc.constant('2.0'), anyText),
+        id: fc.oneof(fc.integer(), anyText, fc.constant(null)),
+        method: fc.oneof(
+          fc.constantFrom('SendMessage', 'GetTask', 'ListTasks', 'CancelTask', 'SubscribeToTask'),
+          anyText,
+        ),
+        params: fc.oneof(
+          fc.jsonValue({ maxDepth: 5 }),
+          fc.record({
+            id: anyText,
+            message: fc.record({
+              messageId: anyText,
+              role: fc.constantFrom('ROLE_USER', 'ROLE_AGENT', 'user', 7),
+              parts: fc.array(
+                fc.oneof(
+                  fc.record({
+                    data: fc.record({
+                      skill: fc.constantFrom('echo', 'slow_report'),
+                      arguments: fc.jsonValue({ maxDepth: 3 }),
+                    }),
+                  }),
+                  fc.record({ text: anyText }),
+                  fc.jsonValue({ maxDepth: 3 }),
+                ),
+                { maxLength: 3 },
+              ),
+            }),
+            configuration: fc.jsonValue({ maxDepth: 3 }),
+          }),
+        ),
+      },
+      { requiredKeys: [] },
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          message.map((value) => JSON.stringify(value)),
+          bodyText,
+        ),
+        fc.constantFrom('application/json', 'text/plain', ''),
+        // Mostly the version the agent speaks, so that the requests reach its methods.
+        fc.constantFrom('1.0', '1.0', '1.0', '0.3', '', undefined),
+        async (body, contentType, version) => {
+          const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {};
+          if (version !== undefined) headers['a2a-version'] = version;
+          const answer = await send('POST', '/a2a', headers, body);
           expect(answer.status).toBeLessThan(500);
         },
       ),
