@@ -111,6 +111,8 @@ const FileConfig = z.strictObject({
     tenantClaim: z.string().min(1).optional(),
     algorithms: z.array(z.string().min(1)).optional(),
     scopes: z.array(z.string().min(1)).optional(),
+    /** The scope each tool needs, by name, beside (or instead of) the tools' own. */
+    toolScopes: z.record(z.string(), z.string().min(1)).optional(),
   }),
   /** The runtime as an A2A agent at `/a2a`, its card at `/.well-known/agent-card.json` (default true). */
   a2a: z.boolean(),

@@ -4,6 +4,7 @@ import type { Runtime } from '@baton/runtime';
 import type { FastifyInstance } from 'fastify';
 import { MCP_SCHEMA } from './openapi.js';
 import type { Tenancy } from './tenancy.js';
+import type { ToolScopes } from './tool-scopes.js';
 
 /** MCP sessions of the server (2025-11-25); the defaults are `@baton/mcp`'s. */
 export interface McpSessionOptions {
@@ -41,6 +42,7 @@ export async function mountMcp(
   app: FastifyInstance,
   runtime: Runtime,
   tenancy: Tenancy,
+  toolScopes: Pick<ToolScopes, 'lacks'>,
   options: McpSessionOptions,
 ): Promise<void> {
   const onError = (error: Error) => app.log.warn({ err: error }, 'MCP');
@@ -54,7 +56,15 @@ export async function mountMcp(
           const authentication = await tenancy.authenticate(
             request.headers.get('authorization') ?? undefined,
           );
-          return 'scope' in authentication ? authentication.scope : undefined;
+          if (!('scope' in authentication)) return undefined;
+          const { scope } = authentication;
+          return {
+            tenant: scope.tenant,
+            inside: (id: string) => scope.inside(id),
+            outside: (id: string) => scope.outside(id),
+            newCallId: () => scope.newCallId(),
+            lacks: (toolName: string) => toolScopes.lacks(scope, runtime.tools.get(toolName)),
+          };
         },
         challengeOf: (request) => tenancy.challengeOf(request.headers.get('authorization') ?? undefined),
         allowedHosts: 'any',

@@ -19,6 +19,8 @@ export interface OAuthOptions {
   clockToleranceSeconds?: number;
   /** The scopes the metadata names. */
   scopes?: string[];
+  /** The scope each tool needs, by name, for tools whose definition names none (or to name another). */
+  toolScopes?: Record<string, string>;
   /** How soon the keys are fetched again for a token signed by a key not among them, in ms. Default 30 s. */
   keysCooldownMs?: number;
 }
@@ -94,6 +96,11 @@ export class OAuthResourceServer {
     const named = `Bearer resource_metadata="${this.metadataUrl}"`;
     if (!refusal) return named;
     return `${named}, error="invalid_token", error_description="${refusal.description.replaceAll('"', "'")}"`;
+  }
+
+  /** The `WWW-Authenticate` of a 403 for a scope the token lacks: step-up, as MCP clients read it. */
+  insufficientScope(scope: string): string {
+    return `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.metadataUrl}"`;
   }
 
   async check(token: string): Promise<TokenCheck> {

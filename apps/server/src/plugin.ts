@@ -28,6 +28,7 @@ import { routeSchemaOf, swaggerOptions } from './openapi.js';
 import { healthOf, metricsRefusal } from './operations.js';
 import { resumeAfter, StreamLimits, streamEvents, untilLastEvent } from './sse.js';
 import { Tenancy, type TenantScope } from './tenancy.js';
+import { ToolScopes } from './tool-scopes.js';
 import { type WebSafetyOptions, webSafetyHook } from './web-safety.js';
 
 export interface BatonPluginOptions {
@@ -107,6 +108,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   const resourceServer = oauth && new OAuthResourceServer(oauth);
   const tenancy = new Tenancy(tokens, resourceServer);
   if (resourceServer) mountResourceMetadata(app, resourceServer);
+  const toolScopes = new ToolScopes(resourceServer, oauth?.toolScopes);
   const operators = new Set(operatorTokens);
   const METRICS = `${app.prefix}${API.metrics.url}`;
   const scopes = new WeakMap<FastifyRequest, TenantScope>();
@@ -232,6 +234,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   route(API.metrics, async ({ reply }) => reply.type(metrics.contentType).send(await metrics.metrics()));
 
   route(API.createCall, async ({ body, scope, reply: response }) => {
+    if (toolScopes.refusal(scope, runtime.tools.get(body.name), response)) return response;
     const reply = await runtime.call({
       ...body,
       sessionId: scope.inside(body.sessionId),
@@ -374,8 +377,8 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     );
   });
 
-  route(API.listTools, ({ query }) => {
-    const tools = runtime.tools.definitions();
+  route(API.listTools, ({ query, scope }) => {
+    const tools = toolScopes.visible(scope, runtime.tools.definitions());
     switch (query.format) {
       case 'openai':
         return tools.map(toOpenAITool);
@@ -388,7 +391,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     }
   });
 
-  await mountMcp(app, runtime, tenancy, { ...mcp, bodyShape });
+  await mountMcp(app, runtime, tenancy, toolScopes, { ...mcp, bodyShape });
   if (a2a !== false) await mountA2a(app, runtime, (request) => scopes.get(request), a2a);
   await mountInspector(app);
 };

@@ -10,8 +10,20 @@ import type { OAuthResourceServer } from './oauth.js';
 export class TenantScope {
   readonly prefix: string;
 
-  constructor(readonly tenant: string | undefined) {
+  /**
+   * `scopes`: what an OAuth access token lets its caller do; undefined for a static token and the
+   * anonymous tenant, which may do everything.
+   */
+  constructor(
+    readonly tenant: string | undefined,
+    readonly scopes?: ReadonlySet<string>,
+  ) {
     this.prefix = tenant === undefined ? '' : `${tenant}/`;
+  }
+
+  /** Whether the caller holds the scope (undefined: none is needed). */
+  holds(scope: string | undefined): boolean {
+    return scope === undefined || this.scopes === undefined || this.scopes.has(scope);
   }
 
   /** The id the runtime keeps for an id this tenant gave. */
@@ -107,7 +119,7 @@ export class Tenancy {
         challenge: this.#oauth.challenge(),
       };
     const checked = await this.#oauth.check(token);
-    if ('tenant' in checked) return { scope: new TenantScope(checked.tenant) };
+    if ('tenant' in checked) return { scope: new TenantScope(checked.tenant, new Set(checked.scopes)) };
     return checked.refused === 'unavailable'
       ? {
           status: 503,

@@ -1,3 +1,4 @@
+import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { SimulatedClock } from '@baton/runtime/testing';
 import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
@@ -5,6 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { demoTools } from '../src/demo-tools.js';
 import { createServer } from '../src/server.js';
 import {
@@ -30,12 +32,26 @@ beforeAll(async () => {
   resource = `${base}/`;
   first = await signingKey('key-1');
   issuer = await startIssuer(resource, [first.jwk]);
-  runtime = createRuntime({ tools: demoTools, clock: new SimulatedClock() });
+  const launch = defineTool({
+    name: 'launch',
+    description: 'Launches something: only for tokens that hold the scope launch',
+    scope: 'launch',
+    input: z.object({}),
+    execute: () => 'launched',
+  });
+  runtime = createRuntime({ tools: [...demoTools, launch], clock: new SimulatedClock() });
   await runtime.ready;
   app = createServer({
     runtime,
     tokens: { 'a-static-token-of-acme-01': 'acme' },
-    oauth: { issuer: issuer.issuer, resource, tenantClaim: 'client_id', scopes: [SCOPE], keysCooldownMs: 0 },
+    oauth: {
+      issuer: issuer.issuer,
+      resource,
+      tenantClaim: 'client_id',
+      scopes: [SCOPE],
+      keysCooldownMs: 0,
+      toolScopes: { echo: SCOPE, deploy: 'deploy' },
+    },
   });
   await app.listen({ host: '127.0.0.1', port });
 }, 30_000);
@@ -46,12 +62,19 @@ afterAll(async () => {
   await issuer.close();
 });
 
-const call = (authorization?: string) =>
+const call = (authorization?: string, name = 'echo', args: object = { text: 'tide' }) =>
   fetch(`${base}/v1/calls`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
-    body: JSON.stringify({ name: 'echo', args: { text: 'tide' }, sessionId: 's' }),
+    body: JSON.stringify({ name, args, sessionId: 's' }),
   });
+
+const toolNames = async (authorization: string) =>
+  (
+    (await (await fetch(`${base}/v1/tools`, { headers: { authorization } })).json()) as Array<{
+      name: string;
+    }>
+  ).map((tool) => tool.name);
 
 const METADATA = () => `${base}/.well-known/oauth-protected-resource`;
 
@@ -140,7 +163,7 @@ describe('the server as an OAuth 2.1 resource server, against a real authorizati
     expect((await call(`Bearer ${token}`)).status).toBe(200);
   });
 
-  it('lets the MCP SDK client’s own OAuth flow (client credentials) reach /mcp, list and call tools', async () => {
+  it('lets the MCP SDK client’s own OAuth flow (client credentials) reach /mcp, list and call the tools its scopes allow', async () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
       authProvider: new ClientCredentialsProvider({
         clientId: CLIENT_ID,
@@ -154,10 +177,39 @@ describe('the server as an OAuth 2.1 resource server, against a real authorizati
     try {
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name)).toContain('echo');
+      expect(tools.map((tool) => tool.name)).not.toContain('launch');
       const result = await client.callTool({ name: 'echo', arguments: { text: 'tide' } });
       expect(result.isError).not.toBe(true);
+      // A tool its token lacks the scope of: 403 insufficient_scope, which the client tries to step
+      // up from, and the issuer (which grants this client no such scope) does not let it.
+      await expect(client.callTool({ name: 'launch', arguments: {} })).rejects.toThrow();
+      expect((await runtime.list({ toolName: 'launch' })).calls).toEqual([]);
     } finally {
       await client.close();
     }
+  });
+
+  it('shows a token only the tools its scopes allow, and refuses a call of another 403 insufficient_scope, naming the scope', async () => {
+    const bearer = `Bearer ${await issuer.token()}`;
+    const seen = await toolNames(bearer);
+    expect(seen).toContain('echo');
+    expect(seen).not.toContain('launch');
+    expect(seen).not.toContain('deploy');
+    const refused = await call(bearer, 'launch', {});
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('www-authenticate')).toBe(
+      `Bearer error="insufficient_scope", scope="launch", resource_metadata="${METADATA()}"`,
+    );
+    expect(((await refused.json()) as { error: object }).error).toMatchObject({
+      code: 'insufficient_scope',
+      scope: 'launch',
+    });
+    expect((await runtime.list({ toolName: 'launch' })).calls).toEqual([]);
+    // A static token holds every scope.
+    const staticToken = 'Bearer a-static-token-of-acme-01';
+    expect(await toolNames(staticToken)).toContain('launch');
+    expect(((await (await call(staticToken, 'launch', {})).json()) as { output: string }).output).toBe(
+      'launched',
+    );
   });
 });

@@ -67,6 +67,11 @@ export interface ToolConfig<
   name: string;
   title?: string;
   description: string;
+  /**
+   * The OAuth scope a caller's access token must hold to see and call the tool, where a server
+   * takes OAuth tokens (static tokens hold every scope). Unset: any caller of the tenant.
+   */
+  scope?: string;
   input: I;
   /** When given, the tool's value is checked against it; a mismatch is an `internal_error`. */
   output?: O;
@@ -109,6 +114,7 @@ export interface Tool<
   readonly name: Name;
   readonly title?: string;
   readonly description: string;
+  readonly scope?: string;
   readonly input: ToolSchema;
   readonly output?: ToolSchema;
   readonly execution: Readonly<Required<Omit<ExecutionOptions, OptionalExecution>>> &
@@ -241,10 +247,19 @@ export function defineTool<
     );
   }
 
+  // RFC 6749 §3.3: a scope token is printable ASCII without spaces, quotes or backslashes.
+  if (config.scope !== undefined && !/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(config.scope)) {
+    throw new BatonError(
+      'invalid_definition',
+      `tool "${name}": scope must be one OAuth scope token (printable ASCII, no spaces, quotes or backslashes)`,
+    );
+  }
+
   return Object.freeze({
     name,
     title: config.title,
     description: config.description,
+    ...(config.scope !== undefined ? { scope: config.scope } : {}),
     input: config.input,
     output: config.output,
     execution: Object.freeze({

@@ -266,4 +266,15 @@ describe('defineTool', () => {
       defineTool({ name: 'ok', description: '', input: { type: 'object' }, execute: () => 0 }).name,
     ).toBe('ok');
   });
+
+  it('keeps the OAuth scope a tool needs, and refuses one that is not a scope token', () => {
+    const tool = (scope: string) =>
+      defineTool({ name: 'deploy', description: '', scope, input: { type: 'object' }, execute: () => 0 });
+    expect(tool('deploy:write').scope).toBe('deploy:write');
+    expect(
+      defineTool({ name: 'any', description: '', input: { type: 'object' }, execute: () => 0 }).scope,
+    ).toBe(undefined);
+    for (const bad of ['', 'two words', 'quo"te', 'back\\slash'])
+      expect(() => tool(bad)).toThrow(/scope must be one OAuth scope token/);
+  });
 });

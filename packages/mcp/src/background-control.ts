@@ -76,7 +76,8 @@ function servedControl(serving: ControlServing): readonly AnyTool[] {
 
 /** The runtime's tools as this endpoint lists them: the control tools, when served, are the endpoint's own. */
 export function listedTools(serving: ControlServing): AnyTool[] {
-  const tools = serving.runtime.tools.definitions();
+  // A tool the caller lacks the scope of is not listed (see `McpScope.lacks`).
+  const tools = serving.runtime.tools.definitions().filter((tool) => !serving.scope.lacks?.(tool.name));
   if (!servesControl(serving)) return tools;
   return [...tools.filter((tool) => !isControlTool(tool.name)), ...servedControl(serving)];
 }

@@ -17,7 +17,7 @@ import {
 import { cursorSeal } from './cursors.js';
 import { HEADER_MISMATCH, paramHeaderMismatch } from './param-headers.js';
 import { jsonRpcErrorResponse } from './responses.js';
-import { type McpScope, SINGLE_TENANT } from './scope.js';
+import { insufficientScopeOf, type McpScope, SINGLE_TENANT } from './scope.js';
 import { mcpServer, type ServerInfo } from './server.js';
 import type { InputRound } from './serving.js';
 import { type ClosedSession, LegacySessions, type SessionLimits } from './sessions.js';
@@ -243,6 +243,12 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
           `Parse error: ${error instanceof Error ? error.message : String(error)}`,
         );
       }
+    }
+    const lacking = insufficientScopeOf(scope, parsedBody);
+    if (lacking) {
+      return jsonRpcErrorResponse(403, -32000, `Forbidden: the tool needs the scope ${lacking.scope}`, {
+        'www-authenticate': lacking.challenge,
+      });
     }
     const authInfo = authInfoOf(scope);
     // A request on a session is 2025-11-25's: 2026-07-28 has none.

@@ -110,6 +110,10 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
   if (control) return callControlTool(serving, control, args, context);
   const tool = runtime.tools.get(name);
   if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  // A call in a batch, which the handler did not refuse 403 before it came here.
+  const lacking = scope.lacks?.(name);
+  if (lacking)
+    throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `The tool needs the scope ${lacking.scope}`);
   const support = taskSupportOf(tool, { defaultMode: serving.defaultMode });
   const legacy = serving.era === 'legacy';
   const taskAsked = legacy && (request.params as { task?: unknown }).task !== undefined;

@@ -118,6 +118,27 @@ function post(mcp: McpHandler, body: string, headers: Record<string, string> = {
 }
 
 describe('the MCP handler at its edge', () => {
+  it('lists only the tools the caller’s scope allows, and answers a call of another 403 with the host’s step-up challenge', async () => {
+    const challenge = 'Bearer error="insufficient_scope", scope="batch:run"';
+    const scoped: McpScope = {
+      ...tenant,
+      lacks: (name) => (name === 'batch' ? { scope: 'batch:run', challenge } : undefined),
+    };
+    const entry = await serve(undefined, { authenticate: () => scoped });
+    const client = await connect(entry);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('batch');
+    const call = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'batch', arguments: {} },
+    });
+    const refused = await post(entry.mcp, call, { 'mcp-protocol-version': '2026-07-28' });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('www-authenticate')).toBe(challenge);
+    expect((await entry.runtime.list({})).calls).toEqual([]);
+  });
+
   it('answers malformed JSON with -32700, a missing token with 401 and WWW-Authenticate, a foreign Host with 403', async () => {
     const { mcp } = await serve();
     const malformed = await post(mcp, '{"jsonrpc": "2.0", "method": ');
