@@ -24,3 +24,10 @@ export async function eventually(
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+/** Resolves with the id of the next call that starts (one whose id the test cannot know before). */
+export function nextStart(runtime: Pick<Runtime, 'events$'>): Promise<string> {
+  return firstValueFrom(runtime.events$.pipe(filter((event) => event.type === 'started'))).then(
+    (event) => event.callId,
+  );
+}

@@ -3,7 +3,7 @@ import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from
 import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { deferred, SimulatedClock } from '@baton/runtime/testing';
-import { eventually } from '@baton/test-support';
+import { eventually, nextStart } from '@baton/test-support';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -121,13 +121,7 @@ describe('the server as an A2A agent, with @a2a-js/sdk’s own client', () => {
 
   it('answers a call past its budget as a working task, and GetTask gives its end', async () => {
     const client = await clientOf(A);
-    const started = new Promise<void>((resolve) => {
-      const watching = runtime.events$.subscribe((event) => {
-        if (event.type !== 'started') return;
-        watching.unsubscribe();
-        resolve();
-      });
-    });
+    const started = nextStart(runtime);
     const answering = send(client, skillMessage('research', { topic: 'tides' }));
     await started;
     clock.increment(BUDGET_MS);

@@ -1,5 +1,5 @@
 import { TaskState } from '@a2a-js/sdk';
-import { AGENT_BUDGET_MS, agentLoopRuntime, eventually } from '@baton/test-support';
+import { AGENT_BUDGET_MS, agentLoopRuntime, eventually, nextStart } from '@baton/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentServer, artifactText, send, skillMessage } from './agent-server.js';
 
@@ -18,13 +18,7 @@ async function setUp() {
 /** Sends a message whose call is moved past its budget once it started, as a blocking request. */
 async function promoted(suite: Awaited<ReturnType<typeof setUp>>, topic: string) {
   const message = skillMessage('research', { topic });
-  const started = new Promise<string>((resolve) => {
-    const watching = suite.runtime.events$.subscribe((event) => {
-      if (event.type !== 'started') return;
-      watching.unsubscribe();
-      resolve(event.callId);
-    });
-  });
+  const started = nextStart(suite.runtime);
   const answer = send(suite.client, message);
   const callId = await started;
   suite.clock.increment(AGENT_BUDGET_MS);

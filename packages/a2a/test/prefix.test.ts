@@ -1,5 +1,5 @@
 import { TaskState } from '@a2a-js/sdk';
-import { AGENT_BUDGET_MS, agentLoopRuntime, eventually } from '@baton/test-support';
+import { AGENT_BUDGET_MS, agentLoopRuntime, eventually, nextStart } from '@baton/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentServer, artifactText, send, skillMessage } from './agent-server.js';
 
@@ -24,13 +24,7 @@ async function workingTask() {
   const suite = agentLoopRuntime();
   const acme = await agentServer(suite.runtime, { prefix: 'acme/' });
   closing.push(() => suite.runtime.close(), acme.close);
-  const started = new Promise<void>((resolve) => {
-    const watching = suite.runtime.events$.subscribe((event) => {
-      if (event.type !== 'started') return;
-      watching.unsubscribe();
-      resolve();
-    });
-  });
+  const started = nextStart(suite.runtime);
   const answering = send(acme.client, skillMessage('research', { topic: 'tides' }));
   await started;
   suite.clock.increment(AGENT_BUDGET_MS);

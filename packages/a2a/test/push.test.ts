@@ -1,6 +1,6 @@
 import { TaskState } from '@a2a-js/sdk';
 import { InMemoryPushNotificationStore } from '@a2a-js/sdk/server';
-import { AGENT_BUDGET_MS, agentLoopRuntime, eventually } from '@baton/test-support';
+import { AGENT_BUDGET_MS, agentLoopRuntime, eventually, nextStart } from '@baton/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PUSH_MESSAGES } from '../src/push.js';
 import { agentServer, send, skillMessage } from './agent-server.js';
@@ -29,13 +29,7 @@ async function promoted(
   topic: string,
   config?: ReturnType<typeof pushConfig>,
 ) {
-  const started = new Promise<void>((resolve) => {
-    const watching = suite.runtime.events$.subscribe((event) => {
-      if (event.type !== 'started') return;
-      watching.unsubscribe();
-      resolve();
-    });
-  });
+  const started = nextStart(suite.runtime);
   const answer = send(suite.client, skillMessage('research', { topic }), false, config);
   await started;
   suite.clock.increment(AGENT_BUDGET_MS);

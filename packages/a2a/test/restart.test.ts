@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TaskState } from '@a2a-js/sdk';
 import { DatabasePushNotificationStore } from '@a2a-js/sdk/server/database';
-import { eventually, RESTART_BUDGET_MS, recoveredAndNotified, restartingRuntime } from '@baton/test-support';
+import {
+  eventually,
+  nextStart,
+  RESTART_BUDGET_MS,
+  recoveredAndNotified,
+  restartingRuntime,
+} from '@baton/test-support';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -26,13 +32,7 @@ async function workingTask(
   first: Awaited<ReturnType<typeof agentServer>>,
   config?: ReturnType<typeof pushConfig>,
 ) {
-  const started = new Promise<void>((resolve) => {
-    const watching = before.runtime.events$.subscribe((event) => {
-      if (event.type !== 'started') return;
-      watching.unsubscribe();
-      resolve();
-    });
-  });
+  const started = nextStart(before.runtime);
   const answering = send(first.client, skillMessage('research', { topic: 'tides' }), false, config);
   await started;
   before.clock.increment(RESTART_BUDGET_MS);

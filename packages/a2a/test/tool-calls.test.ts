@@ -13,7 +13,7 @@ import {
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { notificationText, replyText } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
-import { AGENT_BUDGET_MS, agentLoopRuntime, eventually } from '@baton/test-support';
+import { AGENT_BUDGET_MS, agentLoopRuntime, eventually, nextStart } from '@baton/test-support';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { taskToolCalls } from '../src/index.js';
@@ -176,13 +176,7 @@ describe('taskToolCalls: an A2A agent’s own model’s tool calls through Baton
 
   it('does not hold the task for a call past its budget; its end comes to the context’s next task, once', async () => {
     const suite = await setUp();
-    const started = new Promise<void>((resolve) => {
-      const watching = suite.runtime.events$.subscribe((event) => {
-        if (event.type !== 'started') return;
-        watching.unsubscribe();
-        resolve();
-      });
-    });
+    const started = nextStart(suite.runtime);
     const answering = send(suite.client, userSays('waves'));
     await started;
     suite.clock.increment(AGENT_BUDGET_MS);
