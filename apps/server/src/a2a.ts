@@ -1,7 +1,10 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { User } from '@a2a-js/sdk/server';
 import type { BatonA2aAgent } from '@baton/a2a';
 import type { Runtime } from '@baton/runtime';
 import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify';
 import type { TenantScope } from './tenancy.js';
+import type { ToolScopes } from './tool-scopes.js';
 
 /** The A2A agent the server is: what its card says of it. */
 export interface A2aAgentOptions {
@@ -9,6 +12,29 @@ export interface A2aAgentOptions {
   name?: string;
   /** Default: the runtime's tools, as an A2A agent. */
   description?: string;
+  /**
+   * How many tenants' agents are kept at once (default 64): past it, the one used least recently
+   * is closed. Each agent follows its tenant's notifications; a closed one's are kept in the store
+   * and brought when the tenant's next request starts its agent again.
+   */
+  maxAgents?: number;
+}
+
+/** What the server knows of an A2A request's caller: the SDK hands it to the agent as its `User`. */
+interface A2aCaller {
+  scopeOf(request: FastifyRequest): TenantScope | undefined;
+  toolScopes: Pick<ToolScopes, 'visible' | 'lacks'>;
+}
+
+/** The SDK's `User` for a caller the server let in: its tenant, and what its token's scopes allow. */
+class ScopedUser implements User {
+  constructor(readonly scope: TenantScope) {}
+  get isAuthenticated(): boolean {
+    return true;
+  }
+  get userName(): string {
+    return this.scope.tenant ?? '';
+  }
 }
 
 export const A2A_PATH = '/a2a';
@@ -28,28 +54,37 @@ const CARD_SCHEMA = {
 interface ServedAgent {
   agent: BatonA2aAgent;
   /** The SDK's own JSON-RPC handler (an Express app): the request as the SDK reads and answers it. */
-  handle: (
-    request: import('node:http').IncomingMessage,
-    response: import('node:http').ServerResponse,
-  ) => void;
+  handle: (request: IncomingMessage, response: ServerResponse) => void;
 }
 
 /**
  * The runtime as an A2A agent (`@baton/a2a`): its card at `/.well-known/agent-card.json`, its
  * JSON-RPC endpoint (with SSE streams) at `/a2a`, behind the server's tokens like the REST API.
  * Each tenant has an agent of its own, its tasks under the tenant's prefix, so one tenant's tasks
- * never answer another. The SDK is loaded on the first A2A request.
+ * never answer another. A caller sees the skills its token's scopes allow, and a task of a tool it
+ * lacks the scope of is rejected, naming the scope. The SDK is loaded on the first A2A request.
  */
 export async function mountA2a(
   app: FastifyInstance,
   runtime: Runtime,
-  /** The tenant of a request the server's authentication let in. */
-  scopeOfRequest: (request: FastifyRequest) => TenantScope | undefined,
-  { name = 'baton', description = "The runtime's tools, as an A2A agent" }: A2aAgentOptions,
+  { scopeOf: scopeOfRequest, toolScopes }: A2aCaller,
+  { name = 'baton', description = "The runtime's tools, as an A2A agent", maxAgents = 64 }: A2aAgentOptions,
 ): Promise<void> {
+  // In the order they were last used: the first is the one to close when there are too many.
   const agents = new Map<string, Promise<ServedAgent>>();
+  const callers = new WeakMap<IncomingMessage, TenantScope>();
+  const refusal = (skill: string, caller: User | undefined) => {
+    if (!(caller instanceof ScopedUser)) return 'A2A: the request came without a tenant';
+    const lacking = toolScopes.lacks(caller.scope, runtime.tools.get(skill));
+    return lacking && `calling ${skill} needs the scope ${lacking.scope}`;
+  };
+  const userOf = async (request: IncomingMessage): Promise<User> => {
+    const scope = callers.get(request);
+    if (scope === undefined) throw new Error('A2A: a request reached the agent without a tenant');
+    return new ScopedUser(scope);
+  };
   const serve = async (scope: TenantScope): Promise<ServedAgent> => {
-    const [{ batonA2aAgent }, { default: express }, { jsonRpcHandler, UserBuilder }] = await Promise.all([
+    const [{ batonA2aAgent }, { default: express }, { jsonRpcHandler }] = await Promise.all([
       import('@baton/a2a'),
       import('express'),
       import('@a2a-js/sdk/server/express'),
@@ -58,22 +93,35 @@ export async function mountA2a(
       // The card's URL is the one each request reached the server by (see the card's route).
       card: { name, description, version: '1.0.0', url: `${app.prefix}${A2A_PATH}` },
       prefix: scope.prefix,
+      refusal,
       onError: (error) => app.log.warn({ err: error, tenant: scope.tenant }, 'A2A'),
     });
     await agent.ready;
     const handler = express();
     handler.use(
-      jsonRpcHandler({ requestHandler: agent.requestHandler, userBuilder: UserBuilder.noAuthentication }),
+      jsonRpcHandler({ requestHandler: agent.requestHandler, userBuilder: (request) => userOf(request) }),
     );
     return { agent, handle: handler };
   };
+  const closed = (served: Promise<ServedAgent>) =>
+    served.then(
+      ({ agent }) => agent.close(),
+      () => undefined, // a failed start was logged by the request it failed
+    );
   const agentOf = (scope: TenantScope) => {
     let served = agents.get(scope.prefix);
     if (served === undefined) {
       served = serve(scope);
+      const starting = served;
       // A failed start is not kept: the next request tries again.
-      served.catch(() => agents.delete(scope.prefix));
-      agents.set(scope.prefix, served);
+      served.catch(() => agents.get(scope.prefix) === starting && agents.delete(scope.prefix));
+    }
+    agents.delete(scope.prefix);
+    agents.set(scope.prefix, served);
+    for (const [prefix, oldest] of agents) {
+      if (agents.size <= maxAgents) break;
+      agents.delete(prefix);
+      void closed(oldest);
     }
     return served;
   };
@@ -83,15 +131,19 @@ export async function mountA2a(
     return scope;
   };
   app.addHook('onClose', async () => {
-    for (const served of agents.values()) (await served.catch(() => undefined))?.agent.close();
+    await Promise.all([...agents.values()].map(closed));
   });
 
   app.get(AGENT_CARD_PATH, { schema: CARD_SCHEMA }, async (request) => {
-    const { agent } = await agentOf(scopeOf(request));
+    const scope = scopeOf(request);
+    const { agent } = await agentOf(scope);
     const url = `${request.protocol}://${request.host}${app.prefix}${A2A_PATH}`;
+    const card = agent.agentCard;
+    const visible = new Set(toolScopes.visible(scope, runtime.tools.definitions()).map((tool) => tool.name));
     return {
-      ...agent.agentCard,
-      supportedInterfaces: agent.agentCard.supportedInterfaces.map((each) => ({ ...each, url })),
+      ...card,
+      supportedInterfaces: card.supportedInterfaces.map((each) => ({ ...each, url })),
+      skills: card.skills.filter((skill) => visible.has(skill.id)),
     };
   });
   await app.register(async (endpoint) => {
@@ -103,7 +155,9 @@ export async function mountA2a(
       url: A2A_PATH,
       schema: A2A_SCHEMA,
       handler: async (request, reply) => {
-        const { handle } = await agentOf(scopeOf(request));
+        const scope = scopeOf(request);
+        const { handle } = await agentOf(scope);
+        callers.set(request.raw, scope);
         reply.hijack();
         // The SDK's router answers at its own root, wherever the server mounts it.
         request.raw.url = '/';

@@ -392,6 +392,6 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   });
 
   await mountMcp(app, runtime, tenancy, toolScopes, { ...mcp, bodyShape });
-  if (a2a !== false) await mountA2a(app, runtime, (request) => scopes.get(request), a2a);
+  if (a2a !== false) await mountA2a(app, runtime, { scopeOf: (r) => scopes.get(r), toolScopes }, a2a);
   await mountInspector(app);
 };

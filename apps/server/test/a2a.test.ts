@@ -1,5 +1,5 @@
-import { type Message, Role, TaskState } from '@a2a-js/sdk';
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import { TaskState } from '@a2a-js/sdk';
+import { skillMessage as messageOfSkill } from '@baton/a2a';
 import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { deferred, SimulatedClock } from '@baton/runtime/testing';
@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { demoTools } from '../src/demo-tools.js';
 import { createServer } from '../src/server.js';
+import { a2aClientOf, sendTo } from './a2a-client.js';
 
 const A = 'token-of-tenant-a-0001';
 const B = 'token-of-tenant-b-0002';
@@ -18,9 +19,10 @@ let runtime: Runtime;
 let clock: SimulatedClock;
 let app: FastifyInstance;
 let base: string;
-const gate = deferred<string>();
+let gate: ReturnType<typeof deferred<string>>;
 
 beforeEach(async () => {
+  gate = deferred<string>();
   const research = defineTool({
     name: 'research',
     description: 'Researches a topic; takes minutes',
@@ -40,52 +42,10 @@ afterEach(async () => {
   await runtime.close();
 });
 
-/** The SDK's own client, sending a tenant's token with every request (the card's too). */
-async function clientOf(token: string) {
-  const fetchImpl: typeof fetch = (input, init) => {
-    const headers = new Headers(init?.headers);
-    headers.set('authorization', `Bearer ${token}`);
-    return fetch(input, { ...init, headers });
-  };
-  const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ fetchImpl })],
-    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
-  });
-  return factory.createFromUrl(base);
-}
-
-const skillMessage = (skill: string, args: unknown): Message => ({
-  messageId: crypto.randomUUID(),
-  contextId: 'context-1',
-  taskId: '',
-  role: Role.ROLE_USER,
-  parts: [
-    {
-      content: { $case: 'data', value: { skill, arguments: args } },
-      metadata: undefined,
-      filename: '',
-      mediaType: '',
-    },
-  ],
-  metadata: undefined,
-  extensions: [],
-  referenceTaskIds: [],
-});
-
-async function send(client: Awaited<ReturnType<typeof clientOf>>, message: Message) {
-  const result = await client.sendMessage({
-    tenant: '',
-    message,
-    configuration: {
-      acceptedOutputModes: [],
-      taskPushNotificationConfig: undefined,
-      returnImmediately: false,
-    },
-    metadata: undefined,
-  });
-  if (!('status' in result)) throw new Error('answered with a message, not a task');
-  return result;
-}
+const clientOf = (token: string) => a2aClientOf(base, token);
+const skillMessage = (skill: string, args: unknown) =>
+  messageOfSkill(skill, args, { contextId: 'context-1' });
+const send = sendTo;
 
 describe('the server as an A2A agent, with @a2a-js/sdk’s own client', () => {
   it('serves its card behind the tokens: the tools as skills, its endpoint where the request came', async () => {
@@ -135,5 +95,33 @@ describe('the server as an A2A agent, with @a2a-js/sdk’s own client', () => {
     );
     const ended = await client.getTask({ tenant: '', id: task.id });
     expect(ended.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
+  it('keeps a bounded number of tenants’ agents: one closed for another’s still brings its task’s end', async () => {
+    const small = createServer({ runtime, tokens: { [A]: 'acme', [B]: 'bolt' }, a2a: { maxAgents: 1 } });
+    const smallBase = await small.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const acme = await a2aClientOf(smallBase, A);
+      const started = nextStart(runtime);
+      const answering = send(acme, skillMessage('research', { topic: 'tides' }));
+      await started;
+      clock.increment(BUDGET_MS);
+      const task = await answering;
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+      // Bolt's agent takes the one place (its card is read first): acme's is closed.
+      const echoed = await send(await a2aClientOf(smallBase, B), skillMessage('echo', { text: 'tide' }));
+      expect(echoed.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+
+      gate.resolve('tides: high at noon');
+      const queued = () => runtime.notifications.count({ sessionId: 'acme/a2a:context-1', status: 'queued' });
+      // Nothing follows acme's notifications now: the end waits in the store...
+      await eventually(async () => (await queued()) === 1, 'the end is kept for acme');
+      // ...until acme's next request starts its agent again, which brings it.
+      const ended = await acme.getTask({ tenant: '', id: task.id });
+      expect(ended.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      await eventually(async () => (await queued()) === 0, 'the end is brought once');
+    } finally {
+      await small.close();
+    }
   });
 });

@@ -1,3 +1,5 @@
+import { TaskState } from '@a2a-js/sdk';
+import { skillMessage } from '@baton/a2a';
 import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { SimulatedClock } from '@baton/runtime/testing';
@@ -9,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { demoTools } from '../src/demo-tools.js';
 import { createServer } from '../src/server.js';
+import { a2aClientOf, sendTo } from './a2a-client.js';
 import {
   CLIENT_ID,
   CLIENT_SECRET,
@@ -211,5 +214,20 @@ describe('the server as an OAuth 2.1 resource server, against a real authorizati
     expect(((await (await call(staticToken, 'launch', {})).json()) as { output: string }).output).toBe(
       'launched',
     );
+  });
+
+  it('shows an A2A caller the skills its scopes allow, and rejects a task of another, naming the scope', async () => {
+    const a2a = await a2aClientOf(base, await issuer.token());
+    const skills = (await a2a.getAgentCard()).skills.map((skill) => skill.id);
+    expect(skills).toContain('echo');
+    expect(skills).not.toContain('launch');
+    expect(skills).not.toContain('deploy');
+    const echoed = await sendTo(a2a, skillMessage('echo', { text: 'tide' }));
+    expect(echoed.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const refused = await sendTo(a2a, skillMessage('launch', {}));
+    expect(refused.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
+    expect(JSON.stringify(refused.status?.message)).toContain('calling launch needs the scope launch');
+    const launches = (await runtime.list({ toolName: 'launch' })).calls;
+    expect(launches.filter((launch) => launch.callId.startsWith(`${CLIENT_ID}/`))).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import { AgentEvent, DefaultRequestHandler, type PushNotificationStore } from '@
 import { type Notification, notificationText } from '@baton/contracts';
 import { BUILTIN_TOOLS, type Runtime } from '@baton/runtime';
 import { BatonEventBuses } from './buses.js';
-import { BatonAgentExecutor, endEvents } from './executor.js';
+import { BatonAgentExecutor, endEvents, type SkillRefusal } from './executor.js';
 import { pushEnd, QUIET_SENDER, TaskPushConfigs } from './push.js';
 import { BatonTaskStore } from './task-store.js';
 import { statusOf, TaskNames, taskOfRecord } from './tasks.js';
@@ -29,6 +29,12 @@ export interface BatonA2aAgentOptions {
    * Default none: tasks are `a2a:<contextId>` sessions' calls, under the tasks' own ids.
    */
   prefix?: string;
+  /**
+   * Whether the caller may run a skill: the text its task is rejected with, or undefined (the
+   * default: every caller may run every skill). The caller is the `User` the transport's
+   * `userBuilder` made of the request; a server with scopes per tool refuses here.
+   */
+  refusal?: SkillRefusal;
   /** A failure to bring a call's end to its task (it is logged by default). */
   onError?: (error: unknown) => void;
 }
@@ -69,7 +75,13 @@ export function skillsOf(runtime: Pick<Runtime, 'tools' | 'defaultMode'>): Agent
  */
 export function batonA2aAgent(
   runtime: Runtime,
-  { card, pushNotificationStore, prefix, onError = (error) => console.error(error) }: BatonA2aAgentOptions,
+  {
+    card,
+    pushNotificationStore,
+    prefix,
+    refusal,
+    onError = (error) => console.error(error),
+  }: BatonA2aAgentOptions,
 ): BatonA2aAgent {
   const agentCard: AgentCard = {
     name: card.name,
@@ -88,7 +100,7 @@ export function batonA2aAgent(
   const names = new TaskNames(prefix);
   const buses = new BatonEventBuses();
   const taskStore = new BatonTaskStore(runtime, names);
-  const executor = new BatonAgentExecutor(runtime, buses, names);
+  const executor = new BatonAgentExecutor(runtime, buses, names, refusal);
   const pushConfigs = pushNotificationStore && new TaskPushConfigs(pushNotificationStore);
   const requestHandler = new DefaultRequestHandler(
     agentCard,

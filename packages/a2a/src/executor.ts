@@ -1,9 +1,10 @@
-import { type Message, type Task, TaskState } from '@a2a-js/sdk';
+import { type Message, Role, type Task, TaskState } from '@a2a-js/sdk';
 import {
   AgentEvent,
   type AgentExecutor,
   type ExecutionEventBus,
   type RequestContext,
+  type User,
 } from '@a2a-js/sdk/server';
 import type { CallReply } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
@@ -32,6 +33,27 @@ export function skillCallOf(message: Message): SkillCall | undefined {
     if (typeof skill === 'string') return { skill, arguments: value };
   }
   return undefined;
+}
+
+/** A user's message that calls one of the agent's skills: the data part `skillCallOf` reads. */
+export function skillMessage(skill: string, args: unknown, { contextId = '', taskId = '' } = {}): Message {
+  return {
+    messageId: crypto.randomUUID(),
+    contextId,
+    taskId,
+    role: Role.ROLE_USER,
+    parts: [
+      {
+        content: { $case: 'data', value: { skill, arguments: args } },
+        metadata: undefined,
+        filename: '',
+        mediaType: '',
+      },
+    ],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 /** The user's answer to a task that waits for its approval: a data part `{ approved, reason? }`. */
@@ -85,6 +107,12 @@ export function endEvents(task: Pick<Task, 'id' | 'contextId'>, reply: CallReply
 }
 
 /**
+ * Whether the caller (the `User` the transport's `userBuilder` made) may run the skill: the text
+ * its task is rejected with, or undefined. A server with scopes per tool refuses here.
+ */
+export type SkillRefusal = (skill: string, caller: User | undefined) => string | undefined;
+
+/**
  * Each task a Baton call of the skill its message names, with the task's id as the call's and its
  * context as the call's session. Within the inline budget the task ends with the call (its result
  * an artifact); past it, the task is answered `working`, whether or not the client asked to block,
@@ -94,15 +122,18 @@ export class BatonAgentExecutor implements AgentExecutor {
   readonly #runtime: Runtime;
   readonly #buses: Pick<BatonEventBuses, 'inBackground' | 'isInBackground' | 'ended'>;
   readonly #names: TaskNames;
+  readonly #refusal: SkillRefusal;
 
   constructor(
     runtime: Runtime,
     buses: Pick<BatonEventBuses, 'inBackground' | 'isInBackground' | 'ended'>,
     names = new TaskNames(),
+    refusal: SkillRefusal = () => undefined,
   ) {
     this.#runtime = runtime;
     this.#buses = buses;
     this.#names = names;
+    this.#refusal = refusal;
   }
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
@@ -124,6 +155,12 @@ export class BatonAgentExecutor implements AgentExecutor {
       const decision = approvalOf(userMessage);
       if (record?.approval !== 'pending' || decision === undefined) {
         status(TaskState.TASK_STATE_INPUT_REQUIRED, ASKS_APPROVAL);
+        return;
+      }
+      // Deciding is running: a caller who may not run the tool leaves the task waiting for one who may.
+      const refused = this.#refusal(record.toolName, context.context?.user);
+      if (refused !== undefined) {
+        status(TaskState.TASK_STATE_INPUT_REQUIRED, refused);
         return;
       }
       const request = {
@@ -148,6 +185,11 @@ export class BatonAgentExecutor implements AgentExecutor {
     );
     if (named === undefined) {
       status(TaskState.TASK_STATE_REJECTED, NAMES_NO_SKILL);
+      return;
+    }
+    const refused = this.#refusal(named.skill, context.context?.user);
+    if (refused !== undefined) {
+      status(TaskState.TASK_STATE_REJECTED, refused);
       return;
     }
     status(TaskState.TASK_STATE_WORKING);

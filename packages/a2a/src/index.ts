@@ -7,7 +7,13 @@
  */
 export { type BatonA2aAgent, type BatonA2aAgentOptions, batonA2aAgent, skillsOf } from './agent.js';
 export { BatonEventBuses } from './buses.js';
-export { BatonAgentExecutor, type SkillCall, skillCallOf } from './executor.js';
+export {
+  BatonAgentExecutor,
+  type SkillCall,
+  type SkillRefusal,
+  skillCallOf,
+  skillMessage,
+} from './executor.js';
 export { PUSH_MESSAGES, TaskPushConfigs } from './push.js';
 export { BatonTaskStore, MAX_TASKS_PAGE } from './task-store.js';
 export { SESSION_PREFIX } from './tasks.js';

@@ -1,11 +1,16 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Message, Role, type Task, type TaskPushNotificationConfig } from '@a2a-js/sdk';
+import type { Message, Task, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { type Client, ClientFactory } from '@a2a-js/sdk/client';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import type { Runtime } from '@baton/runtime';
 import express from 'express';
-import { type BatonA2aAgent, type BatonA2aAgentOptions, batonA2aAgent } from '../src/index.js';
+import {
+  type BatonA2aAgent,
+  type BatonA2aAgentOptions,
+  batonA2aAgent,
+  skillMessage as messageOfSkill,
+} from '../src/index.js';
 
 /** An A2A agent on the runtime, served by the SDK's own Express handlers on a free port of loopback. */
 export async function agentServer(
@@ -51,26 +56,9 @@ export async function agentServer(
   };
 }
 
-/** A user's message naming a skill with its arguments, as a data part. */
-export function skillMessage(skill: string, args: unknown, contextId = 'context-1'): Message {
-  return {
-    messageId: crypto.randomUUID(),
-    contextId,
-    taskId: '',
-    role: Role.ROLE_USER,
-    parts: [
-      {
-        content: { $case: 'data', value: { skill, arguments: args } },
-        metadata: undefined,
-        filename: '',
-        mediaType: '',
-      },
-    ],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
+/** A user's message naming a skill with its arguments, in the tests' one context. */
+export const skillMessage = (skill: string, args: unknown, contextId = 'context-1'): Message =>
+  messageOfSkill(skill, args, { contextId });
 
 /** Sends the message as a blocking request (the client waits), with a push config if given; gives the task it was answered with. */
 export async function send(
