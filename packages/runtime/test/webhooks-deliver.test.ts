@@ -3,7 +3,7 @@ import type { Notification } from '@baton/contracts';
 import { filter, firstValueFrom } from 'rxjs';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import type { Runtime, WebhookOptions } from '../src/index.js';
+import type { Runtime, WebhookOptions, WebhookSend } from '../src/index.js';
 import { gatedTool, settle, testRuntime } from './helpers.js';
 import { receiver } from './webhook-receiver.js';
 
@@ -36,22 +36,25 @@ async function endedNotification(test: ReturnType<typeof withSecret>): Promise<N
 const attempted = (runtime: Runtime) =>
   firstValueFrom(runtime.webhooks.attempts$.pipe(filter((delivery) => delivery.attempts === 1)));
 
+/** An ended call's notification delivered to one destination of its own, and that first attempt. */
+async function deliveredOnce(test: ReturnType<typeof withSecret>, send: WebhookSend) {
+  const notification = await endedNotification(test);
+  const settled = attempted(test.runtime);
+  await test.runtime.webhooks.deliver(notification, [send]);
+  return { notification, attempt: await settled };
+}
+
 describe('webhooks.deliver: a notification delivered to destinations of its own', () => {
   it("POSTs each destination's body with its headers, signed with webhooks.secret under its own webhook-id", async () => {
     const hook = await receiver();
-    const test = withSecret();
-    const notification = await endedNotification(test);
-    const settled = attempted(test.runtime);
-    await test.runtime.webhooks.deliver(notification, [
-      {
-        key: 'cfg-1',
-        url: hook.url,
-        body: '{"task":{"id":"t-1"}}',
-        headers: { 'Content-Type': 'application/a2a+json', 'X-A2A-Notification-Token': 'tok-1' },
-      },
-    ]);
+    const { notification, attempt } = await deliveredOnce(withSecret(), {
+      key: 'cfg-1',
+      url: hook.url,
+      body: '{"task":{"id":"t-1"}}',
+      headers: { 'Content-Type': 'application/a2a+json', 'X-A2A-Notification-Token': 'tok-1' },
+    });
     const { headers, body } = await hook.next();
-    expect(await settled).toMatchObject({ status: 'delivered', attempts: 1 });
+    expect(attempt).toMatchObject({ status: 'delivered', attempts: 1 });
     expect(body).toBe('{"task":{"id":"t-1"}}');
     expect(headers['content-type']).toBe('application/a2a+json');
     expect(headers['x-a2a-notification-token']).toBe('tok-1');
@@ -64,11 +67,8 @@ describe('webhooks.deliver: a notification delivered to destinations of its own'
   it('stores nothing more when asked again for the same notification and keys, so a redelivered end is sent once', async () => {
     const hook = await receiver();
     const test = withSecret();
-    const notification = await endedNotification(test);
     const send = { key: 'cfg-1', url: hook.url, body: '{}' };
-    const settled = attempted(test.runtime);
-    await test.runtime.webhooks.deliver(notification, [send]);
-    await settled;
+    const { notification } = await deliveredOnce(test, send);
     await test.runtime.webhooks.deliver(notification, [send]);
     test.clock.increment(86_400_000);
     expect(await test.runtime.webhooks.deliverDue()).toBe(0);
@@ -95,17 +95,12 @@ describe('webhooks.deliver: a notification delivered to destinations of its own'
   it("hides the values of a delivery's own headers when deliveries are listed, but its content type", async () => {
     const hook = await receiver();
     const test = withSecret();
-    const notification = await endedNotification(test);
-    const settled = attempted(test.runtime);
-    await test.runtime.webhooks.deliver(notification, [
-      {
-        key: 'cfg-1',
-        url: hook.url,
-        body: '{}',
-        headers: { authorization: 'Bearer s3cret', 'content-type': 'application/a2a+json' },
-      },
-    ]);
-    await settled;
+    await deliveredOnce(test, {
+      key: 'cfg-1',
+      url: hook.url,
+      body: '{}',
+      headers: { authorization: 'Bearer s3cret', 'content-type': 'application/a2a+json' },
+    });
     const [listed] = await test.runtime.webhooks.list();
     expect(listed?.destination).toEqual({
       url: hook.url,
