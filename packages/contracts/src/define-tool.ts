@@ -15,6 +15,7 @@ import {
   toJsonSchema,
   type Validate,
 } from './schema.js';
+import { type ArgPath, secretPathsOf } from './secret-args.js';
 
 export interface ExecutionOptions {
   /** Unset: the runtime's `defaultMode`, which is `inline` unless the runtime says otherwise. */
@@ -116,6 +117,12 @@ export interface Tool<
   readonly description: string;
   readonly scope?: string;
   readonly input: ToolSchema;
+  /**
+   * The arguments its input schema marks secret (`writeOnly: true`): shown `[redacted]` wherever a
+   * call leaves the runtime (the server's API, the inspector, logs). The store keeps them, since a
+   * call recovered after a crash runs with them.
+   */
+  readonly secretArgs?: readonly ArgPath[];
   readonly output?: ToolSchema;
   readonly execution: Readonly<Required<Omit<ExecutionOptions, OptionalExecution>>> &
     Readonly<Pick<ExecutionOptions, OptionalExecution>>;
@@ -191,12 +198,14 @@ export function checkRetryPolicy(owner: string, policy: RetryPolicy | undefined)
 /**
  * A tool's arguments are named: its input describes an object. Providers require it (an MCP
  * `inputSchema` and an OpenAI function's `parameters` are objects), and a model fills fields.
+ * Gives the arguments it marks secret.
  */
-function checkObjectInput(name: string, input: ToolSchema): void {
+function checkObjectInput(name: string, input: ToolSchema): readonly ArgPath[] {
   // A schema with no JSON Schema form is checked when a provider needs one.
-  if (isStandardSchema(input) && !hasJsonSchema(input)) return;
-  const { type } = toJsonSchema(input) as { type?: unknown };
-  if (type === undefined || type === 'object') return;
+  if (isStandardSchema(input) && !hasJsonSchema(input)) return [];
+  const schema = toJsonSchema(input);
+  const { type } = schema as { type?: unknown };
+  if (type === undefined || type === 'object') return Object.freeze(secretPathsOf(schema));
   throw new BatonError(
     'invalid_definition',
     `tool "${name}": input must describe an object (the arguments by name), not ${JSON.stringify(type)}: wrap it, as z.object({ text: z.string() })`,
@@ -233,7 +242,7 @@ export function defineTool<
   checkPositive(name, 'execution.timeoutMs', execution.timeoutMs);
   checkPositive(name, 'execution.heartbeatTimeoutMs', execution.heartbeatTimeoutMs);
   checkRetryPolicy(`tool "${name}": execution`, execution.retry);
-  checkObjectInput(name, config.input);
+  const secretArgs = checkObjectInput(name, config.input);
   if (config.prepare !== undefined && typeof config.prepare !== 'function') {
     throw new BatonError('invalid_definition', `tool "${name}": prepare must be a function`);
   }
@@ -261,6 +270,7 @@ export function defineTool<
     description: config.description,
     ...(config.scope !== undefined ? { scope: config.scope } : {}),
     input: config.input,
+    secretArgs,
     output: config.output,
     execution: Object.freeze({
       mode: execution.mode,

@@ -109,6 +109,13 @@ export {
   type Validate,
   type ValidationResult,
 } from './schema.js';
+export {
+  type ArgPath,
+  REDACTED,
+  redactedArgs,
+  secretPathsOf,
+  withSecretArgsRedacted,
+} from './secret-args.js';
 export { MAX_MESSAGES_PER_CALL, type SteerReceipt } from './steering.js';
 export { strictJsonSchema } from './strict-schema.js';
 export { isToolError, ToolError } from './tool-error.js';

@@ -1,4 +1,10 @@
-import { type CallRecord, type CallStatus, type CallUpdate, isTerminalStatus } from '@baton/contracts';
+import {
+  type CallRecord,
+  type CallStatus,
+  type CallUpdate,
+  isTerminalStatus,
+  withSecretArgsRedacted,
+} from '@baton/contracts';
 import type { PendingInput, Runtime } from '@baton/runtime';
 import { ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { McpScope } from './scope.js';
@@ -6,6 +12,8 @@ import type { McpScope } from './scope.js';
 /** What a task view needs of its server: whose ids, how often to ask clients to poll, how long tasks are kept. */
 export interface TaskViewing {
   scope: McpScope;
+  /** Its tools: what an approval's message shows of a call's arguments leaves out their secrets. */
+  runtime: Pick<Runtime, 'tools'>;
   pollIntervalMs: number;
   /** How long the runtime keeps an ended call; undefined when it keeps them all. */
   retentionMs: number | undefined;
@@ -109,7 +117,7 @@ export function legacyTaskOf(
  */
 export function taskOf(
   record: CallRecord,
-  { scope, pollIntervalMs, retentionMs }: TaskViewing,
+  { scope, pollIntervalMs, retentionMs, runtime }: TaskViewing,
   seed = false,
   inputs: readonly PendingInput[] = [],
 ) {
@@ -132,7 +140,9 @@ export function taskOf(
           },
         }
       : {}),
-    ...(status === 'input_required' ? { inputRequests: inputRequestsOf(record, inputs) } : {}),
+    ...(status === 'input_required'
+      ? { inputRequests: inputRequestsOf(withSecretArgsRedacted(runtime.tools, record), inputs) }
+      : {}),
   };
 }
 
@@ -152,8 +162,11 @@ export async function detailedTaskOf(record: CallRecord, serving: TaskViewing & 
 /** The key of the approval's elicitation among a task's input requests: one per call. */
 export const APPROVAL_INPUT_KEY = 'approval';
 
-/** The background continuation's approval, asked as an elicitation: accept approves, decline rejects with the reason. */
-export function approvalRequestOf(record: CallRecord) {
+/**
+ * The background continuation's approval, asked as an elicitation: accept approves, decline rejects
+ * with the reason. `record`: with its secret arguments redacted (`withSecretArgsRedacted`).
+ */
+export function approvalRequestOf(record: Pick<CallRecord, 'toolName' | 'args'>) {
   return {
     [APPROVAL_INPUT_KEY]: {
       method: 'elicitation/create',

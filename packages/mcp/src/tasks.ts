@@ -1,4 +1,4 @@
-import { type CallRecord, isTerminalStatus } from '@baton/contracts';
+import { type CallRecord, isTerminalStatus, withSecretArgsRedacted } from '@baton/contracts';
 import {
   MissingRequiredClientCapabilityError,
   ProtocolError,
@@ -58,7 +58,9 @@ async function askApproval(
   context: ServerContext,
   meta: Record<string, unknown>,
 ): Promise<void> {
-  const request = approvalRequestOf(record)[APPROVAL_INPUT_KEY];
+  const request = approvalRequestOf(withSecretArgsRedacted(serving.runtime.tools, record))[
+    APPROVAL_INPUT_KEY
+  ];
   try {
     const answer = ElicitResult.parse(
       await context.mcpReq.send({

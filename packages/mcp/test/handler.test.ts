@@ -482,7 +482,7 @@ describe('what a task waits for, on 2025-11-25', () => {
   const deleteFile = defineTool({
     name: 'delete_file',
     description: 'Deletes a file, once a person approves',
-    input: z.object({ path: z.string() }),
+    input: z.object({ path: z.string(), token: z.string().meta({ writeOnly: true }).optional() }),
     execution: { mode: 'auto', needsApproval: true },
     execute: async ({ path }) => `deleted ${path}`,
   });
@@ -520,7 +520,7 @@ describe('what a task waits for, on 2025-11-25', () => {
       return task.taskId;
     };
 
-    const deleting = await call('delete_file', { path: 'a.txt' });
+    const deleting = await call('delete_file', { path: 'a.txt', token: 'tok-SECRET-0001' });
     expect((await client.experimental.tasks.getTask(deleting)).status).toBe('input_required');
     expect(await client.experimental.tasks.getTaskResult(deleting, CallToolResultSchema)).toMatchObject({
       content: [{ type: 'text', text: 'deleted a.txt' }],
@@ -536,6 +536,9 @@ describe('what a task waits for, on 2025-11-25', () => {
       content: [{ type: 'text', text: 'Hello, Ada!' }],
     });
     expect(asked).toEqual([expect.stringContaining('Allow the tool call delete_file'), 'Your name?']);
+    // What the approver is shown of the arguments leaves out the secret ones.
+    expect(asked[0]).toContain('"token":"[redacted]"');
+    expect(asked[0]).not.toContain('tok-SECRET-0001');
   });
 });
 

@@ -10,7 +10,7 @@ import { MODERN, modernClient, TENANTS } from './modern-client.js';
 const deleteFile = defineTool({
   name: 'delete_file',
   description: 'Deletes a file, once a person approves',
-  input: z.object({ filename: z.string() }),
+  input: z.object({ filename: z.string(), token: z.string().meta({ writeOnly: true }).optional() }),
   execution: { mode: 'auto', needsApproval: true },
   execute: async ({ filename }) => `deleted ${filename}`,
 });
@@ -86,17 +86,26 @@ describe('tasks on 2026-07-28', () => {
     expect(await request('tasks/get', { taskId: created.taskId })).toMatchObject({ status: 'completed' });
   });
 
-  it('an approval is an input request: tasks/get shows its elicitation, tasks/update accept runs the call', async () => {
+  it('an approval is an input request: tasks/get shows its elicitation (secrets redacted), tasks/update accept runs the call', async () => {
     const { runtime, mcp } = await serve();
     const request = client(mcp);
-    const created = await request('tools/call', { name: 'delete_file', arguments: { filename: 'a.txt' } });
+    const created = await request('tools/call', {
+      name: 'delete_file',
+      arguments: { filename: 'a.txt', token: 'tok-SECRET-0001' },
+    });
     expect(created).toMatchObject({ resultType: 'task', status: 'working' });
     const waiting = await request('tasks/get', { taskId: created.taskId });
     expect(waiting).toMatchObject({
       resultType: 'complete',
       status: 'input_required',
-      inputRequests: { approval: { method: 'elicitation/create', params: { mode: 'form' } } },
+      inputRequests: {
+        approval: {
+          method: 'elicitation/create',
+          params: { mode: 'form', message: expect.stringContaining('"token":"[redacted]"') },
+        },
+      },
     });
+    expect(JSON.stringify(waiting)).not.toContain('tok-SECRET-0001');
     expect(
       await request('tasks/update', {
         taskId: created.taskId,

@@ -1,5 +1,10 @@
 /** Every text the runtime shows a model, a caller or an operator, in one place (with the seed it comes from). */
-import { type CallRecord, LATER_NOTIFICATION, type TerminalStatus } from '@baton/contracts';
+import {
+  type CallRecord,
+  type FormattedCall,
+  LATER_NOTIFICATION,
+  type TerminalStatus,
+} from '@baton/contracts';
 import { OUTPUT_LOG_MAX_CHARS, RUN_SUMMARY_CHARS } from './defaults.js';
 import { runPaths } from './keys.js';
 
@@ -175,7 +180,7 @@ function formatValue(value: unknown): string {
 
 /** The background continuation: "Tool call:\nNAME(ARGS)\nReturn value:\nVALUE", or "...\nError:\nMESSAGE". */
 export function notificationBody(
-  record: CallRecord,
+  record: FormattedCall,
   outcome: { value: unknown } | { error: string },
 ): string {
   const call = `Tool call:\n${record.toolName}(${formatValue(record.args)})`;
@@ -189,7 +194,7 @@ export function updateTitle(toolName: string, updateSeq: number): string {
   return `Task update ${updateSeq}: Background tool: ${toolName} (still running)`;
 }
 
-export function updateBody(record: CallRecord, updateSeq: number, value: unknown): string {
+export function updateBody(record: FormattedCall, updateSeq: number, value: unknown): string {
   const call = `Tool call:\n${record.toolName}(${formatValue(record.args)})`;
   return `${call}\nUpdate ${updateSeq} (call_id ${record.callId}, still running; its result comes later):\n${formatValue(value)}`;
 }
@@ -199,7 +204,7 @@ export function stillRunningTitle(toolName: string): string {
   return `Task still running: Background tool: ${toolName}`;
 }
 
-export function stillRunningBody(record: CallRecord, runningForMs: number): string {
+export function stillRunningBody(record: FormattedCall, runningForMs: number): string {
   const call = `Tool call:\n${record.toolName}(${formatValue(record.args)})`;
   return `${call}\nStill running after ${Math.round(runningForMs / 1_000)} s (call_id ${record.callId}); its result comes later.`;
 }

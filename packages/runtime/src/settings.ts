@@ -1,5 +1,6 @@
 import {
   type AnyTool,
+  type ArgPath,
   BatonError,
   checkRetryPolicy,
   DEFAULT_INLINE_BUDGET_MS,
@@ -29,6 +30,8 @@ export interface ToolSettings {
   /** Runs a recovered idempotent call may have in all: its policy's, else the runtime's `maxAttempts`. */
   recoveryAttempts: number;
   formatter: ResultFormatter;
+  /** The arguments its tool marks secret: what the model and the store are told of a call leaves them out. */
+  secretArgs: readonly ArgPath[];
 }
 
 /** The runtime's options, checked and with every default filled in: resolved once, read everywhere. */
@@ -124,6 +127,7 @@ export function resolveSettings(options: RuntimeOptions, store: Store): Settings
     maxAttempts: options.retry?.maxAttempts ?? 1,
     recoveryAttempts: options.retry?.maxAttempts ?? maxAttempts,
     formatter,
+    secretArgs: [],
   };
   const forTool = (tool: AnyTool | undefined): ToolSettings => {
     if (!tool) return runtimeWide;
@@ -138,6 +142,7 @@ export function resolveSettings(options: RuntimeOptions, store: Store): Settings
         maxAttempts: retry?.maxAttempts ?? 1,
         recoveryAttempts: retry?.maxAttempts ?? maxAttempts,
         formatter: tool.formatter ? { ...formatter, ...tool.formatter } : formatter,
+        secretArgs: tool.secretArgs ?? [],
       };
       perTool.set(tool, settings);
     }

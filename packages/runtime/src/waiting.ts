@@ -68,7 +68,7 @@ export async function waitForCall(
     return {
       callId,
       status: 'backgrounded',
-      output: toolSettings.formatter.running(formattedCall(now), waitMs),
+      output: toolSettings.formatter.running(formattedCall(now, toolSettings), waitMs),
     };
   }
   // Its end, and any update of it not yet given: the waiter has what replaces them.

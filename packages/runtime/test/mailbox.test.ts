@@ -39,6 +39,7 @@ function newCall(order: (actions: readonly CallAction[]) => readonly CallAction[
       maxAttempts: 1,
       recoveryAttempts: 1,
       formatter: defaultResultFormatter,
+      secretArgs: [],
     },
   });
   const send = call.send.bind(call);

@@ -37,11 +37,12 @@ export class CallNotifications {
     if (record.run && !record.run.signalOnCompletion) return;
     this.deps.updates.replacedByEnd(call);
     const visible = record.error && modelVisible(record.error);
+    const formatted = formattedCall(record, call.settings);
     const output =
       status === 'cancelled'
         ? record.output
         : call.settings.formatter.result(
-            formattedCall(record),
+            formatted,
             visible ? { ok: false, error: visible } : { ok: true, value: record.output },
           );
     const text =
@@ -60,7 +61,7 @@ export class CallNotifications {
       title: notificationTitle(record.toolName, status),
       body: record.run
         ? runEndedMessage(record, runStatusWord(status), runSummary(text))
-        : notificationBody(record, text),
+        : notificationBody(formatted, text),
       output,
       scheduling: call.tool.execution.scheduling,
       createdAt: clock.now(),

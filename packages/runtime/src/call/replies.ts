@@ -5,6 +5,7 @@ import {
   type FormattedCall,
   isTerminalStatus,
   type RecordedError,
+  redactedArgs,
 } from '@baton/contracts';
 import {
   APPROVAL_PENDING_MESSAGE,
@@ -19,8 +20,13 @@ import type { ToolSettings } from '../settings.js';
 export type BackgroundReason = 'budget' | 'mode' | 'approval' | 'handover';
 
 /** What a formatter is given of a call. */
-export function formattedCall(record: CallRecord): FormattedCall {
-  return { callId: record.callId, toolName: record.toolName, args: record.args };
+/** The call as a formatter and a notification show it: its secret arguments redacted. */
+export function formattedCall(record: CallRecord, settings: Pick<ToolSettings, 'secretArgs'>): FormattedCall {
+  return {
+    callId: record.callId,
+    toolName: record.toolName,
+    args: redactedArgs(record.args, settings.secretArgs),
+  };
 }
 
 /** What the model may see of an error: never an internal error's details. */
@@ -41,7 +47,7 @@ export function backgroundedReply(
       : reason === 'handover'
         ? { status: 'running', tool: record.toolName, call_id: record.callId, message: HANDOVER_MESSAGE }
         : settings.formatter.running(
-            formattedCall(record),
+            formattedCall(record, settings),
             reason === 'budget' ? settings.inlineBudgetMs : undefined,
           );
   return { callId: record.callId, status: 'backgrounded', output };
@@ -53,7 +59,7 @@ export function replyOf(record: CallRecord, settings: ToolSettings): CallReply {
     return {
       callId: record.callId,
       status: 'backgrounded',
-      output: settings.formatter.running(formattedCall(record)),
+      output: settings.formatter.running(formattedCall(record, settings)),
     };
   }
   const reply: CallReply = { callId: record.callId, status: record.status, output: record.output };

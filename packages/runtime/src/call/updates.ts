@@ -7,6 +7,7 @@ import { stillRunningBody, stillRunningTitle, updateBody, updateTitle } from '..
 import { storableValue } from '../storable.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import type { LiveCall } from './live-call.js';
+import { formattedCall } from './replies.js';
 import type { Timers } from './timers.js';
 import type { CallWrites } from './writes.js';
 
@@ -76,7 +77,7 @@ export class CallUpdates {
       ...this.#notificationBase(call, call.tool.execution.scheduling),
       runningForMs,
       title: stillRunningTitle(record.toolName),
-      body: stillRunningBody(record, runningForMs),
+      body: stillRunningBody(formattedCall(record, call.settings), runningForMs),
       output: { call_id: record.callId, status: 'running', running_for_ms: runningForMs },
     };
     this.deps.writer.add('notifications', notification);
@@ -128,7 +129,7 @@ export class CallUpdates {
       ...this.#notificationBase(call, scheduling),
       updateSeq,
       title: updateTitle(record.toolName, updateSeq),
-      body: updateBody(record, updateSeq, value),
+      body: updateBody(formattedCall(record, call.settings), updateSeq, value),
       output: { call_id: record.callId, status: 'running', update_seq: updateSeq, update: value },
     };
   }
