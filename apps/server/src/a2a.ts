@@ -3,6 +3,7 @@ import type { User } from '@a2a-js/sdk/server';
 import type { BatonA2aAgent } from '@baton/a2a';
 import type { Runtime } from '@baton/runtime';
 import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify';
+import type { TenantQuotas } from './quotas.js';
 import type { TenantScope } from './tenancy.js';
 import type { ToolScopes } from './tool-scopes.js';
 
@@ -24,6 +25,7 @@ export interface A2aAgentOptions {
 interface A2aCaller {
   scopeOf(request: FastifyRequest): TenantScope | undefined;
   toolScopes: Pick<ToolScopes, 'visible' | 'lacks'>;
+  quotas: Pick<TenantQuotas, 'take'>;
 }
 
 /** The SDK's `User` for a caller the server let in: its tenant, and what its token's scopes allow. */
@@ -67,7 +69,7 @@ interface ServedAgent {
 export async function mountA2a(
   app: FastifyInstance,
   runtime: Runtime,
-  { scopeOf: scopeOfRequest, toolScopes }: A2aCaller,
+  { scopeOf: scopeOfRequest, toolScopes, quotas }: A2aCaller,
   { name = 'baton', description = "The runtime's tools, as an A2A agent", maxAgents = 64 }: A2aAgentOptions,
 ): Promise<void> {
   // In the order they were last used: the first is the one to close when there are too many.
@@ -76,7 +78,8 @@ export async function mountA2a(
   const refusal = (skill: string, caller: User | undefined) => {
     if (!(caller instanceof ScopedUser)) return 'A2A: the request came without a tenant';
     const lacking = toolScopes.lacks(caller.scope, runtime.tools.get(skill));
-    return lacking && `calling ${skill} needs the scope ${lacking.scope}`;
+    if (lacking) return `calling ${skill} needs the scope ${lacking.scope}`;
+    return quotas.take(caller.scope.tenant)?.message;
   };
   const userOf = async (request: IncomingMessage): Promise<User> => {
     const scope = callers.get(request);

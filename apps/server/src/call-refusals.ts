@@ -6,7 +6,7 @@ export const SHUTTING_DOWN = 'the server is shutting down and takes no new reque
 /** A POST's call that the server refuses: its HTTP status, the API's code for it, and its words. */
 export interface CallRefusal {
   status: 429 | 503;
-  code: 'store_unavailable' | 'shutting_down' | 'overloaded';
+  code: 'store_unavailable' | 'shutting_down' | 'overloaded' | 'quota_exceeded';
   message: string;
 }
 

@@ -48,6 +48,7 @@ Options of serve (each also an environment variable, or a key of baton.config.js
   --role <role>       BATON_ROLE          both (default: runs its calls), or client: its calls run
                                           on the workers (baton worker), on a PostgreSQL store
   --concurrency <n>   BATON_CONCURRENCY   calls run at once (default 64)
+  --quota-calls-per-minute <n>  BATON_QUOTA_CALLS_PER_MINUTE  each tenant's calls a minute (default none)
   --request-timeout-ms <n>  BATON_REQUEST_TIMEOUT_MS  a request's time to arrive, body too (default 30000)
   --max-body-depth <n>      BATON_MAX_BODY_DEPTH      how deep a JSON body may nest (default 80)
   --max-body-keys <n>       BATON_MAX_BODY_KEYS       its keys and nested values (default 10000)

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { BUILTIN_TOOLS, type BuiltinTool } from '@baton/runtime';
 import { z } from 'zod';
+import { QuotaOptions, TenantQuota } from './quotas.js';
 
 /** How long a server that is told to stop lets its live calls run on, by default. */
 export const DEFAULT_DRAIN_MS = 30_000;
@@ -116,6 +117,8 @@ const FileConfig = z.strictObject({
   }),
   /** The runtime as an A2A agent at `/a2a`, its card at `/.well-known/agent-card.json` (default true). */
   a2a: z.boolean(),
+  /** Each tenant's calls per minute (`tenants`: by name, beside every tenant's). */
+  quotas: QuotaOptions.extend({ tenants: z.record(z.string().regex(TENANT_NAME), TenantQuota).optional() }),
 });
 
 const commaList = z.string().transform((list) =>
@@ -146,6 +149,7 @@ const EnvConfig = z.object({
   BATON_BUILTINS: commaList.pipe(z.array(z.enum(BUILTIN_TOOLS))).optional(),
   BATON_MCP_BACKGROUND_CONTROL: z.stringbool().optional(),
   BATON_A2A: z.stringbool().optional(),
+  BATON_QUOTA_CALLS_PER_MINUTE: z.coerce.number().int().positive().optional(),
   BATON_OAUTH_ISSUER: z.url().optional(),
   BATON_OAUTH_RESOURCE: z.url().optional(),
   BATON_WEBHOOK_URL: WebhookEndpoint.shape.url.optional(),
@@ -215,6 +219,7 @@ export interface ServerConfig {
   builtins?: BuiltinTool[];
   /** The OAuth issuer whose access tokens are taken, when configured. */
   oauth?: z.infer<typeof FileConfig>['oauth'];
+  quotas?: QuotaOptions;
   /** False when the A2A agent is turned off. */
   a2a?: boolean;
   /** The server's webhook, when configured. */
@@ -352,6 +357,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
   }
   const oauth = oauthOf(file.oauth, fromEnv);
   if (oauth) config.oauth = oauth;
+  const callsPerMinute = fromEnv.BATON_QUOTA_CALLS_PER_MINUTE ?? file.quotas?.callsPerMinute;
+  if (file.quotas || callsPerMinute)
+    config.quotas = { ...file.quotas, ...(callsPerMinute ? { callsPerMinute } : {}) };
   const a2a = fromEnv.BATON_A2A ?? file.a2a;
   if (a2a !== undefined) config.a2a = a2a;
   const builtins = fromEnv.BATON_BUILTINS ?? file.builtins;

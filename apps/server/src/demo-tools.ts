@@ -50,7 +50,11 @@ export const demoTools = [
     name: 'deploy',
     title: 'Deploy',
     description: 'Needs approval before it runs.',
-    input: z.object({ env: z.enum(['staging', 'production']) }),
+    input: z.object({
+      env: z.enum(['staging', 'production']),
+      // A secret argument: the API, the inspector and the logs show it redacted.
+      deployKey: z.string().meta({ writeOnly: true }).optional().describe('The key to deploy with'),
+    }),
     execution: { needsApproval: true },
     execute: ({ env }) => ({ deployed: env }),
   }),

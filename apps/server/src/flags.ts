@@ -17,6 +17,7 @@ const FLAGS = {
   'webhook-allow-loopback': { type: 'string', env: 'BATON_WEBHOOK_ALLOW_LOOPBACK' },
   role: { type: 'string', env: 'BATON_ROLE' },
   concurrency: { type: 'string', env: 'BATON_CONCURRENCY' },
+  'quota-calls-per-minute': { type: 'string', env: 'BATON_QUOTA_CALLS_PER_MINUTE' },
   'request-timeout-ms': { type: 'string', env: 'BATON_REQUEST_TIMEOUT_MS' },
   'max-body-depth': { type: 'string', env: 'BATON_MAX_BODY_DEPTH' },
   'max-body-keys': { type: 'string', env: 'BATON_MAX_BODY_KEYS' },

@@ -3,6 +3,7 @@ import type { McpHandler, NodeMcpHandler } from '@baton/mcp';
 import type { Runtime } from '@baton/runtime';
 import type { FastifyInstance } from 'fastify';
 import { MCP_SCHEMA } from './openapi.js';
+import type { TenantQuotas } from './quotas.js';
 import type { Tenancy } from './tenancy.js';
 import type { ToolScopes } from './tool-scopes.js';
 
@@ -43,6 +44,7 @@ export async function mountMcp(
   runtime: Runtime,
   tenancy: Tenancy,
   toolScopes: Pick<ToolScopes, 'lacks'>,
+  quotas: Pick<TenantQuotas, 'take'>,
   options: McpSessionOptions,
 ): Promise<void> {
   const onError = (error: Error) => app.log.warn({ err: error }, 'MCP');
@@ -64,6 +66,7 @@ export async function mountMcp(
             outside: (id: string) => scope.outside(id),
             newCallId: () => scope.newCallId(),
             lacks: (toolName: string) => toolScopes.lacks(scope, runtime.tools.get(toolName)),
+            takeCall: () => quotas.take(scope.tenant),
           };
         },
         challengeOf: (request) => tenancy.challengeOf(request.headers.get('authorization') ?? undefined),

@@ -25,10 +25,28 @@ function nextState(state: LiveState | undefined, event: CallEvent): LiveState | 
 export function refusalCounter(registry: Registry): Counter<'code'> {
   return new Counter({
     name: 'baton_calls_refused_total',
-    help: 'Calls the server refused before taking them, by code: overloaded (429), shutting_down and store_unavailable (503).',
+    help: 'Calls the server refused before taking them, by code: overloaded and quota_exceeded (429), shutting_down and store_unavailable (503).',
     labelNames: ['code'],
     registers: [registry],
   });
+}
+
+/** Tenants the quota refusals name; past them, the rest are counted as `(other)`. */
+const MAX_TENANT_LABELS = 1_000;
+
+/** Counts a call refused over its tenant's quota, by tenant (the one tenant of a server without tokens is ''). */
+export function quotaRefusalCounter(registry: Registry): (tenant: string | undefined) => void {
+  const counter = new Counter({
+    name: 'baton_quota_refusals_total',
+    help: "Calls refused over their tenant's quota (429 quota_exceeded), by tenant; past 1,000 tenants, the rest as (other).",
+    labelNames: ['tenant'],
+    registers: [registry],
+  });
+  const named = new Set<string>();
+  return (tenant = '') => {
+    if (!named.has(tenant) && named.size < MAX_TENANT_LABELS) named.add(tenant);
+    counter.inc({ tenant: named.has(tenant) ? tenant : '(other)' });
+  };
 }
 
 /**

@@ -1,13 +1,11 @@
 import {
+  type CallRecord,
   isTerminalStatus,
   type JsonTextLimits,
-  toAnthropicTool,
-  toGeminiFunctionDeclaration,
-  toMcpTool,
-  toOpenAITool,
+  withSecretArgsRedacted,
 } from '@baton/contracts';
 import { callMachine, machineGraph } from '@baton/machine';
-import { type Runtime, redactedUrl } from '@baton/runtime';
+import type { Runtime } from '@baton/runtime';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -18,18 +16,21 @@ import { API, type Endpoint } from './api.js';
 import { answerErrors, fail, notFound, takeJsonBodies } from './api-errors.js';
 import { authenticationHook, publicRoutes } from './authentication.js';
 import { sendMessage } from './call-messages.js';
-import { refusalOf, SHUTTING_DOWN } from './call-refusals.js';
+import { type CallRefusal, refusalOf, SHUTTING_DOWN } from './call-refusals.js';
 import { INSPECTOR_PAGES, mountInspector } from './inspector-pages.js';
 import { type McpSessionOptions, mountMcp } from './mcp.js';
-import { refusalCounter, runtimeMetrics } from './metrics.js';
+import { quotaRefusalCounter, refusalCounter, runtimeMetrics } from './metrics.js';
 import { type OAuthOptions, OAuthResourceServer } from './oauth.js';
 import { METADATA_ROUTES, mountResourceMetadata } from './oauth-metadata.js';
 import { routeSchemaOf, swaggerOptions } from './openapi.js';
 import { healthOf, metricsRefusal } from './operations.js';
+import { type QuotaOptions, TenantQuotas } from './quotas.js';
 import { resumeAfter, StreamLimits, streamEvents, untilLastEvent } from './sse.js';
 import { Tenancy, type TenantScope } from './tenancy.js';
+import { toolDeclarations } from './tool-declarations.js';
 import { ToolScopes } from './tool-scopes.js';
 import { type WebSafetyOptions, webSafetyHook } from './web-safety.js';
+import { shownDelivery } from './webhooks.js';
 
 export interface BatonPluginOptions {
   runtime: Runtime;
@@ -56,6 +57,8 @@ export interface BatonPluginOptions {
    * `DEFAULT_MAX_BODY_DEPTH` and `DEFAULT_MAX_BODY_KEYS` of `@baton/contracts`.
    */
   bodyShape?: JsonTextLimits;
+  /** Each tenant's calls per minute (REST, MCP and A2A alike); past it, 429 `quota_exceeded`. `now`: the clock. */
+  quotas?: QuotaOptions & { now?: () => number };
 }
 
 /** A request that comes while the server shuts down is told to come back after this long. */
@@ -93,6 +96,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     a2a = {},
     oauth,
     bodyShape = {},
+    quotas = {},
   },
 ) => {
   // A load balancer's probe, the API's description, the inspector's page (which holds no data: it
@@ -221,6 +225,12 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
 
   const metrics = runtimeMetrics(runtime);
   const refusals = refusalCounter(metrics);
+  const tenantQuotas = new TenantQuotas(quotas, quotas.now, quotaRefusalCounter(metrics));
+  const refuse = (response: FastifyReply, refusal: CallRefusal, retryAfter: number, extra: object) => {
+    if (refusal.code !== 'quota_exceeded') refusals.inc({ code: refusal.code });
+    response.header('retry-after', String(retryAfter));
+    return fail(response, refusal.status, refusal.code, refusal.message, extra);
+  };
 
   // Up means the store takes a write and a read; a store that fails (or hangs) makes it a 503.
   route(API.health, async ({ request, reply }) => {
@@ -235,6 +245,8 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
 
   route(API.createCall, async ({ body, scope, reply: response }) => {
     if (toolScopes.refusal(scope, runtime.tools.get(body.name), response)) return response;
+    const overQuota = tenantQuotas.take(scope.tenant);
+    if (overQuota) return refuse(response, { status: 429, ...overQuota }, overQuota.retryAfterSeconds, {});
     const reply = await runtime.call({
       ...body,
       sessionId: scope.inside(body.sessionId),
@@ -242,21 +254,18 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     });
     // A call that was not taken: its record could not be kept, or the server began to stop.
     const refusal = await refusalOf(runtime, reply);
-    if (refusal !== undefined) {
-      refusals.inc({ code: refusal.code });
-      response.header('retry-after', String(RETRY_AFTER_SECONDS));
-      return fail(response, refusal.status, refusal.code, refusal.message, {
-        callId: scope.outside(reply.callId),
-      });
-    }
-    return scope.show(reply);
+    if (refusal === undefined) return scope.show(reply);
+    return refuse(response, refusal, RETRY_AFTER_SECONDS, { callId: scope.outside(reply.callId) });
   });
 
+  // A record as its tenant sees it, its tool's secret arguments redacted.
+  const shownCall = (scope: TenantScope, record: CallRecord) =>
+    scope.show(withSecretArgsRedacted(runtime.tools, record));
   route(API.listCalls, async ({ query, scope }) => {
     const { tool, sessionId, callId, ...filter } = query;
     if (callId !== undefined) {
       const record = await runtime.get(scope.inside(callId));
-      return { calls: record && scope.owns(record.callId) ? [scope.show(record)] : [] };
+      return { calls: record && scope.owns(record.callId) ? [shownCall(scope, record)] : [] };
     }
     const page = await runtime.list({
       ...filter,
@@ -264,12 +273,12 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
       ...(sessionId !== undefined ? { sessionId: scope.inside(sessionId) } : {}),
       ...(tool !== undefined ? { toolName: tool } : {}),
     });
-    return { ...page, calls: page.calls.map((call) => scope.show(call)) };
+    return { ...page, calls: page.calls.map((call) => shownCall(scope, call)) };
   });
 
   route(API.getCall, async ({ params, scope, reply }) => {
     const record = await callOf(scope, params.id, reply);
-    return record ? scope.show(record) : reply;
+    return record ? shownCall(scope, record) : reply;
   });
 
   route(API.callEvents, async ({ params, query, scope, request, reply }) => {
@@ -364,34 +373,19 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
       ...(query.sessionId !== undefined ? { sessionId: scope.inside(query.sessionId) } : {}),
       ...(query.callId !== undefined ? { callId: scope.inside(query.callId) } : {}),
     });
-    // Deliveries attempted before URLs were redacted when stored are redacted as they are shown.
-    return deliveries.map((delivery) =>
-      scope.show(
-        delivery.lastAttempt
-          ? {
-              ...delivery,
-              lastAttempt: { ...delivery.lastAttempt, url: redactedUrl(delivery.lastAttempt.url) },
-            }
-          : delivery,
-      ),
-    );
+    return deliveries.map((delivery) => scope.show(shownDelivery(delivery)));
   });
 
-  route(API.listTools, ({ query, scope }) => {
-    const tools = toolScopes.visible(scope, runtime.tools.definitions());
-    switch (query.format) {
-      case 'openai':
-        return tools.map(toOpenAITool);
-      case 'anthropic':
-        return tools.map(toAnthropicTool);
-      case 'gemini':
-        return tools.map((tool) => toGeminiFunctionDeclaration(tool, { defaultMode: runtime.defaultMode }));
-      case 'mcp':
-        return tools.map((tool) => toMcpTool(tool, { defaultMode: runtime.defaultMode }));
-    }
-  });
+  route(API.listTools, ({ query, scope }) =>
+    toolDeclarations(
+      toolScopes.visible(scope, runtime.tools.definitions()),
+      query.format,
+      runtime.defaultMode,
+    ),
+  );
 
-  await mountMcp(app, runtime, tenancy, toolScopes, { ...mcp, bodyShape });
-  if (a2a !== false) await mountA2a(app, runtime, { scopeOf: (r) => scopes.get(r), toolScopes }, a2a);
+  await mountMcp(app, runtime, tenancy, toolScopes, tenantQuotas, { ...mcp, bodyShape });
+  const a2aCaller = { scopeOf: (r: FastifyRequest) => scopes.get(r), toolScopes, quotas: tenantQuotas };
+  if (a2a !== false) await mountA2a(app, runtime, a2aCaller, a2a);
   await mountInspector(app);
 };

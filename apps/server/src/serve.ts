@@ -75,6 +75,7 @@ export async function serve(
     mcp: { ...config.mcp, ...retentionOf(served, config) },
     ...(config.a2a === false ? { a2a: false } : {}),
     ...(config.oauth ? { oauth: config.oauth } : {}),
+    ...(config.quotas ? { quotas: config.quotas } : {}),
     limits: {
       ...(config.streams?.perTenant ? { streamsPerTenant: config.streams.perTenant } : {}),
       ...(config.streams?.total ? { streams: config.streams.total } : {}),

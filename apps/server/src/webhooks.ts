@@ -3,6 +3,15 @@ import { redactedUrl, webhookEndpointProblem } from '@baton/runtime';
 import { ConfigError, isLoopback, type ServerConfig } from './config.js';
 import { tenantOfId } from './tenancy.js';
 
+/** A delivery as the API lists it: one attempted before URLs were redacted when stored is redacted now. */
+export function shownDelivery<T extends { lastAttempt?: { url: string } }>(delivery: T): T {
+  if (!delivery.lastAttempt) return delivery;
+  return {
+    ...delivery,
+    lastAttempt: { ...delivery.lastAttempt, url: redactedUrl(delivery.lastAttempt.url) },
+  };
+}
+
 /** Where a webhook goes and its secret, as configured. */
 export interface WebhookTarget {
   url: string;

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
+import { environmentWith, parseFlags } from '../src/flags.js';
 import { redactedLocation } from '../src/redacted-location.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'baton-config-'));
@@ -174,5 +175,24 @@ describe('the A2A agent', () => {
     expect(loadConfig({ BATON_CONFIG: off }).a2a).toBe(false);
     expect(loadConfig({ BATON_CONFIG: off, BATON_A2A: 'true' }).a2a).toBe(true);
     expect(() => loadConfig({ BATON_A2A: 'maybe' }, dir)).toThrow(/^bad configuration: BATON_A2A: /);
+  });
+});
+
+describe('the quotas', () => {
+  it('come from the file, a tenant’s by name, and from the flag or the environment, which win', () => {
+    expect(loadConfig({}, dir).quotas).toBeUndefined();
+    const file = withFile({ quotas: { callsPerMinute: 600, tenants: { acme: { callsPerMinute: 6_000 } } } });
+    expect(loadConfig({ BATON_CONFIG: file }).quotas).toEqual({
+      callsPerMinute: 600,
+      tenants: { acme: { callsPerMinute: 6_000 } },
+    });
+    const { values } = parseFlags(['--quota-calls-per-minute', '60']);
+    expect(loadConfig(environmentWith(values, { BATON_CONFIG: file })).quotas?.callsPerMinute).toBe(60);
+    expect(() => loadConfig({ BATON_QUOTA_CALLS_PER_MINUTE: '0' }, dir)).toThrow(
+      /^bad configuration: BATON_QUOTA_CALLS_PER_MINUTE: /,
+    );
+    expect(() => loadConfig({ BATON_CONFIG: withFile({ quotas: { tenants: { 'a b': {} } } }) })).toThrow(
+      /quotas\.tenants/,
+    );
   });
 });

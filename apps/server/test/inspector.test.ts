@@ -227,8 +227,8 @@ describe('the inspector, in a real browser against the real server', () => {
     expect(text).toMatch(/\n\s+at .+:\d+:\d+/);
   });
 
-  it('draws the states inside a state, the open call in its own: a deploy awaiting approval', async () => {
-    void call('deploy', { env: 'staging' }, 'deploy-0');
+  it('draws the states inside a state, the open call in its own: a deploy awaiting approval, its key redacted', async () => {
+    void call('deploy', { env: 'staging', deployKey: 'dk-SECRET-0001' }, 'deploy-0');
     await row('deploy-0', 'queued').click();
     await page.locator('g[data-substate="queued.awaiting_approval"].current').waitFor();
     expect(await page.locator('g.substate').count()).toBe(6);
@@ -238,6 +238,9 @@ describe('the inspector, in a real browser against the real server', () => {
     expect(await detail.locator('p .pill').textContent()).toBe('awaiting approval');
     expect(await detail.locator('li[data-event="backgrounded"]').textContent()).toContain('awaits approval');
     expect(await detail.textContent()).toContain('not started yet');
+    // Its secret argument, as the page shows it: redacted, and nowhere in the page.
+    expect(await detail.textContent()).toContain('[redacted]');
+    expect(await page.content()).not.toContain('dk-SECRET-0001');
     await detail.getByRole('button', { name: 'Approve' }).click();
     await row('deploy-0', 'succeeded').waitFor();
     // Its duration counts from its admission, the wait for approval included; the run is said apart.

@@ -17,7 +17,7 @@ import {
 import { cursorSeal } from './cursors.js';
 import { HEADER_MISMATCH, paramHeaderMismatch } from './param-headers.js';
 import { jsonRpcErrorResponse } from './responses.js';
-import { insufficientScopeOf, type McpScope, SINGLE_TENANT } from './scope.js';
+import { type McpScope, SINGLE_TENANT, toolCallRefusal } from './scope.js';
 import { mcpServer, type ServerInfo } from './server.js';
 import type { InputRound } from './serving.js';
 import { type ClosedSession, LegacySessions, type SessionLimits } from './sessions.js';
@@ -244,12 +244,8 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
         );
       }
     }
-    const lacking = insufficientScopeOf(scope, parsedBody);
-    if (lacking) {
-      return jsonRpcErrorResponse(403, -32000, `Forbidden: the tool needs the scope ${lacking.scope}`, {
-        'www-authenticate': lacking.challenge,
-      });
-    }
+    const callRefused = toolCallRefusal(scope, parsedBody);
+    if (callRefused) return callRefused;
     const authInfo = authInfoOf(scope);
     // A request on a session is 2025-11-25's: 2026-07-28 has none.
     if (request.headers.has('mcp-session-id') || (await isLegacyRequest(request, parsedBody))) {
