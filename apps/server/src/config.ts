@@ -110,6 +110,7 @@ const FileConfig = z.strictObject({
     resource: z.url(),
     jwksUri: z.url().optional(),
     tenantClaim: z.string().min(1).optional(),
+    tenantScope: z.string().min(1).optional(),
     algorithms: z.array(z.string().min(1)).optional(),
     scopes: z.array(z.string().min(1)).optional(),
     /** The scope each tool needs, by name, beside (or instead of) the tools' own. */

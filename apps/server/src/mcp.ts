@@ -61,7 +61,8 @@ export async function mountMcp(
           if (!('scope' in authentication)) return undefined;
           const { scope } = authentication;
           return {
-            tenant: scope.tenant,
+            // A tenant's user has sessions and task cursors of its own.
+            tenant: scope.owner,
             inside: (id: string) => scope.inside(id),
             outside: (id: string) => scope.outside(id),
             newCallId: () => scope.newCallId(),

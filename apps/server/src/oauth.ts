@@ -13,6 +13,11 @@ export interface OAuthOptions {
   jwksUri?: string;
   /** The claim whose value is the caller's tenant (letters, digits, `_` or `-`). Default `sub`. */
   tenantClaim?: string;
+  /**
+   * The scope that lets a user's token (one whose `sub` is not its tenant) see and control every
+   * call of its tenant; without it, such a token reaches its own user's calls alone.
+   */
+  tenantScope?: string;
   /** The signature algorithms taken. Default RS256, PS256, ES256 and EdDSA (never `none`). */
   algorithms?: string[];
   /** The skew allowed on `exp` and `nbf`, in seconds. Default 30. */

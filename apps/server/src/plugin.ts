@@ -110,7 +110,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   /** MCP checks its token itself, and answers in JSON-RPC. */
   const SELF_AUTHENTICATED = `${app.prefix}/mcp`;
   const resourceServer = oauth && new OAuthResourceServer(oauth);
-  const tenancy = new Tenancy(tokens, resourceServer);
+  const tenancy = new Tenancy(tokens, resourceServer, oauth?.tenantScope);
   if (resourceServer) mountResourceMetadata(app, resourceServer);
   const toolScopes = new ToolScopes(resourceServer, oauth?.toolScopes);
   const operators = new Set(operatorTokens);

@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { ConfigError, type ServerConfig } from './config.js';
 import { redactedLocation } from './redacted-location.js';
-import { tenantOfId } from './tenancy.js';
+import { tenantOfId, USER_SEGMENT_CHARS } from './tenancy.js';
 import type { ServedModule } from './tools-module.js';
 import { webhooksOf } from './webhooks.js';
 
@@ -121,9 +121,13 @@ export function runtimeFor(
   const { retentionMs } = retentionOf(served, config);
   const webhooks = webhooksOf(config);
   const tenants = Object.values(config.tokens);
+  // An OAuth tenant's name may be any of 64 characters, and a user's ids have a segment of their own.
+  const longestPrefix = config.oauth
+    ? 65 + USER_SEGMENT_CHARS
+    : Math.max(0, ...tenants.map((tenant) => tenant.length + 1));
   return createRuntime({
     // One tenant that floods the server with slow calls leaves slots to the others.
-    ...(tenants.length > 0 ? { tenantOf: tenantOfId } : {}),
+    ...(tenants.length > 0 || config.oauth ? { tenantOf: tenantOfId } : {}),
     tools: served.tools,
     store: store ?? openStore(config.storePath, init),
     role,
@@ -136,7 +140,7 @@ export function runtimeFor(
     // A server keeps a week of ended calls by default: the store does not grow without end.
     ...(retentionMs !== undefined ? { retention: { endedTtlMs: retentionMs } } : {}),
     // Callers' ids are kept under their tenant's prefix (`tenant/`): room for the longest one.
-    maxIdChars: MAX_ID_CHARS + Math.max(0, ...tenants.map((tenant) => tenant.length + 1)),
+    maxIdChars: MAX_ID_CHARS + longestPrefix,
     logger: log.child({ component: 'runtime' }),
   });
 }

@@ -1,24 +1,44 @@
+import { createHash } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import type { OAuthResourceServer } from './oauth.js';
+
+/** The part of a user's ids after their tenant's: `~` and 22 characters of its subject's hash. */
+export const USER_SEGMENT_CHARS = 24;
+
+/** A user's segment of the ids (`tenant/~…/`): the same subject always has the same one. */
+export function userSegmentOf(subject: string): string {
+  return `~${createHash('sha256')
+    .update(subject)
+    .digest('base64url')
+    .slice(0, USER_SEGMENT_CHARS - 2)}/`;
+}
 
 /**
  * One tenant's view of the runtime. Its call and session ids are kept under the prefix
  * `tenant/`, so another tenant's ids never resolve: a lookup of someone else's call finds nothing
  * (404, not 403), and the same `callId` sent by two tenants names two calls. Without tokens there
- * is one tenant whose prefix is empty, and ids are kept as they are given.
+ * is one tenant whose prefix is empty, and ids are kept as they are given. A user of a tenant (an
+ * OAuth token naming a subject apart from its tenant) has a prefix of its own inside the tenant's,
+ * `tenant/~…/`: another user's ids do not resolve for it, while a view of the whole tenant (a
+ * static token, or the tenant scope) sees every user's, under their segment.
  */
 export class TenantScope {
   readonly prefix: string;
+  /** Whose calls these are: the tenant, or its user (`tenant/~…`); undefined for the one anonymous tenant. */
+  readonly owner: string | undefined;
 
   /**
    * `scopes`: what an OAuth access token lets its caller do; undefined for a static token and the
-   * anonymous tenant, which may do everything.
+   * anonymous tenant, which may do everything. `subject`: the user the scope is bound to, if any.
    */
   constructor(
     readonly tenant: string | undefined,
     readonly scopes?: ReadonlySet<string>,
+    subject?: string,
   ) {
-    this.prefix = tenant === undefined ? '' : `${tenant}/`;
+    const user = tenant !== undefined && subject !== undefined ? userSegmentOf(subject) : '';
+    this.prefix = tenant === undefined ? '' : `${tenant}/${user}`;
+    this.owner = tenant === undefined ? undefined : this.prefix.slice(0, -1);
   }
 
   /** Whether the caller holds the scope (undefined: none is needed). */
@@ -92,12 +112,22 @@ export class Tenancy {
   readonly #byToken: Map<string, TenantScope>;
   readonly #anonymous = new TenantScope(undefined);
   readonly #oauth: Pick<OAuthResourceServer, 'check' | 'challenge'> | undefined;
+  readonly #tenantWideScope: string | undefined;
 
-  constructor(tokens: Record<string, string>, oauth?: Pick<OAuthResourceServer, 'check' | 'challenge'>) {
+  /**
+   * `tenantWideScope`: the OAuth scope that lets a user's token see its whole tenant; without it a
+   * token whose subject is not its tenant sees that user's calls alone.
+   */
+  constructor(
+    tokens: Record<string, string>,
+    oauth?: Pick<OAuthResourceServer, 'check' | 'challenge'>,
+    tenantWideScope?: string,
+  ) {
     this.#byToken = new Map(
       Object.entries(tokens).map(([token, tenant]) => [token, new TenantScope(tenant)]),
     );
     this.#oauth = oauth;
+    this.#tenantWideScope = tenantWideScope;
   }
 
   get authenticated(): boolean {
@@ -119,7 +149,14 @@ export class Tenancy {
         challenge: this.#oauth.challenge(),
       };
     const checked = await this.#oauth.check(token);
-    if ('tenant' in checked) return { scope: new TenantScope(checked.tenant, new Set(checked.scopes)) };
+    if ('tenant' in checked) {
+      const { tenant, subject, scopes } = checked;
+      const tenantWide =
+        subject === undefined ||
+        subject === tenant ||
+        (this.#tenantWideScope !== undefined && scopes.includes(this.#tenantWideScope));
+      return { scope: new TenantScope(tenant, new Set(scopes), tenantWide ? undefined : subject) };
+    }
     return checked.refused === 'unavailable'
       ? {
           status: 503,

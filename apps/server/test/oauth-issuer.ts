@@ -98,7 +98,7 @@ export async function startIssuer(resource: string, keys: JWK[]) {
 export function forged(
   privateKey: PrivateKey,
   kid: string,
-  claims: { iss: string; aud: string; exp?: number; client_id?: string },
+  claims: { iss: string; aud: string; exp?: number } & Record<string, unknown>,
 ) {
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({ client_id: CLIENT_ID, scope: SCOPE, ...claims })
