@@ -1,0 +1,177 @@
+import { createRuntime, type Runtime } from '@baton/runtime';
+import fc from 'fast-check';
+import type { FastifyInstance } from 'fastify';
+import { type JWTPayload, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoTools } from '../src/demo-tools.js';
+import { createServer } from '../src/server.js';
+import { freePort, signingKey, startIssuer } from './oauth-issuer.js';
+
+/**
+ * Arbitrary credentials and OAuth routes against a server that takes a real issuer's tokens:
+ * whatever the `Authorization` header holds, no answer is a 5xx, a refusal says how to authenticate
+ * (its `WWW-Authenticate` names the metadata), and the metadata routes answer any path under them.
+ *
+ * Replay a failure with the seed it printed: `FUZZ_SEED=123 npx vitest run oauth-fuzz`.
+ */
+
+const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Date.now() % 2_147_483_647;
+const RUNS = Number(process.env.FUZZ_RUNS ?? 600);
+
+let runtime: Runtime;
+let app: FastifyInstance;
+let issuer: Awaited<ReturnType<typeof startIssuer>>;
+let resource: string;
+let key: Awaited<ReturnType<typeof signingKey>>;
+
+beforeAll(async () => {
+  const port = await freePort();
+  resource = `http://127.0.0.1:${port}/`;
+  key = await signingKey('key-1');
+  issuer = await startIssuer(resource, [key.jwk]);
+  runtime = createRuntime({ tools: demoTools });
+  await runtime.ready;
+  app = createServer({
+    runtime,
+    tokens: { 'a-static-token-of-acme-01': 'acme' },
+    oauth: {
+      issuer: issuer.issuer,
+      resource,
+      tenantClaim: 'org',
+      tenantScope: 'baton:tenant',
+      keysCooldownMs: 0,
+    },
+    quotas: { callsPerMinute: 100_000 },
+  });
+  await app.listen({ host: '127.0.0.1', port });
+  process.stdout.write(`oauth fuzz seed: ${SEED} (replay with FUZZ_SEED=${SEED})\n`);
+}, 30_000);
+
+afterAll(async () => {
+  await app.close();
+  await runtime.close();
+  await issuer.close();
+});
+
+const b64 = (value: unknown) =>
+  Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+const text = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 120 }),
+  fc.constantFrom('', ' ', 'null', '__proto__', 'x'.repeat(5_000)),
+);
+const claims = fc.record(
+  {
+    iss: fc.oneof(fc.constant('ISSUER'), text),
+    aud: fc.oneof(fc.constant('RESOURCE'), text, fc.array(text, { maxLength: 2 })),
+    org: fc.oneof(fc.constantFrom('acme', 'bolt', 'a b', ''), text, fc.integer()),
+    sub: fc.oneof(fc.constantFrom('alice', 'acme'), text),
+    scope: fc.oneof(fc.constantFrom('tools', 'tools baton:tenant', ''), text),
+    exp: fc.oneof(fc.integer(), fc.constant(Math.floor(Date.now() / 1000) + 300), text),
+    nbf: fc.oneof(fc.integer(), text),
+  },
+  { requiredKeys: [] },
+);
+
+/** A credential: garbage, a JWT's shape with any header and claims, or one signed by the issuer's key. */
+const credential = fc.oneof(
+  text,
+  text.map((token) => `Bearer ${token}`),
+  fc
+    .tuple(fc.jsonValue({ maxDepth: 3 }), claims, text)
+    .map(([header, body, signature]) => `Bearer ${b64(header)}.${b64(body)}.${b64(signature)}`),
+  fc
+    .tuple(fc.constantFrom('none', 'HS256', 'ES256', 'RS256', 'x'), claims)
+    .map(([alg, body]) => `Bearer ${b64({ alg, kid: 'key-1', typ: 'at+jwt' })}.${b64(body)}.`),
+  claims.map((body) => ({ signed: body })),
+  fc.constantFrom(
+    'Basic YTpi',
+    'Bearer',
+    'bearer a-static-token-of-acme-01',
+    'Bearer a-static-token-of-acme-01',
+  ),
+);
+
+/** Claims signed by the issuer's own key, as JWT bytes (jose refuses some claims: they go unsigned). */
+async function signed({ iss, aud, ...rest }: Record<string, unknown>): Promise<string> {
+  const payload = {
+    ...rest,
+    iss: iss === 'ISSUER' ? issuer.issuer : iss,
+    aud: aud === 'RESOURCE' ? resource : aud,
+  };
+  try {
+    return await new SignJWT(payload as JWTPayload)
+      .setProtectedHeader({ alg: 'ES256', kid: 'key-1', typ: 'at+jwt' })
+      .sign(key.privateKey);
+  } catch {
+    return `${b64({ alg: 'ES256', kid: 'key-1' })}.${b64(payload)}.`;
+  }
+}
+
+const ROUTES = [
+  ['GET', '/.well-known/oauth-protected-resource'],
+  ['GET', '/.well-known/oauth-protected-resource/PATH'],
+  ['GET', '/v1/calls'],
+  ['POST', '/v1/calls'],
+  ['GET', '/v1/calls/PATH'],
+  ['GET', '/v1/tools'],
+  ['GET', '/v1/notifications'],
+  ['GET', '/.well-known/agent-card.json'],
+  ['POST', '/mcp'],
+  ['POST', '/a2a'],
+  ['GET', '/metrics'],
+] as const;
+
+describe('fuzzing the OAuth resource server', () => {
+  it('answers any credential on any route without a 5xx, and every 401 but the operators’ /metrics names the metadata', {
+    timeout: 120_000,
+  }, async () => {
+    const statuses = new Set<number>();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...ROUTES),
+        fc.oneof(text, fc.stringMatching(/^[a-z0-9/._~%-]{0,40}$/)).map((path) => encodeURIComponent(path)),
+        credential,
+        async ([method, template], path, given) => {
+          const credentials = typeof given === 'string' ? given : `Bearer ${await signed(given.signed)}`;
+          // What a server reads of a header sent as UTF-8: its bytes as Latin-1, with no control characters.
+          const authorization = [...Buffer.from(credentials, 'utf8').toString('latin1')]
+            .filter((char) => char === '\t' || (char >= ' ' && char !== '\u007f'))
+            .join('');
+          const answer = await app.inject({
+            method,
+            url: template.replace('PATH', path),
+            headers: {
+              authorization,
+              'content-type': 'application/json',
+              accept: 'application/json, text/event-stream',
+            },
+            payload:
+              method === 'POST'
+                ? JSON.stringify({
+                    name: 'echo',
+                    args: { text: 'x' },
+                    sessionId: 's',
+                    jsonrpc: '2.0',
+                    id: 1,
+                    method: 'tools/list',
+                  })
+                : undefined,
+          });
+          statuses.add(answer.statusCode);
+          expect(answer.statusCode).toBeLessThan(500);
+          if (answer.statusCode === 401) {
+            const challenge = String(answer.headers['www-authenticate']);
+            // `/metrics` takes operator tokens alone: its challenge names no OAuth metadata.
+            if (template === '/metrics') expect(challenge).toMatch(/^Bearer/);
+            else expect(challenge).toContain('resource_metadata="');
+          }
+        },
+      ),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    );
+    // It reached past the credentials as well as being refused at them.
+    expect(statuses).toContain(200);
+    expect(statuses).toContain(401);
+    expect((await app.inject('/healthz')).statusCode).toBe(200);
+  });
+});
