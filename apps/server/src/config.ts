@@ -111,6 +111,14 @@ const FileConfig = z.strictObject({
     jwksUri: z.url().optional(),
     tenantClaim: z.string().min(1).optional(),
     tenantScope: z.string().min(1).optional(),
+    /** Opaque access tokens asked of the issuer (RFC 7662) with the server's own client credentials. */
+    introspection: z
+      .strictObject({
+        clientId: z.string().min(1),
+        clientSecret: z.string().min(1),
+        endpoint: z.url().optional(),
+      })
+      .optional(),
     algorithms: z.array(z.string().min(1)).optional(),
     scopes: z.array(z.string().min(1)).optional(),
     /** The scope each tool needs, by name, beside (or instead of) the tools' own. */

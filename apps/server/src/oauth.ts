@@ -1,4 +1,5 @@
 import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import { type IntrospectionOptions, TokenIntrospection } from './token-introspection.js';
 
 /** The server as an OAuth 2.1 resource server (MCP's authorization): whose tokens it takes. */
 export interface OAuthOptions {
@@ -28,6 +29,11 @@ export interface OAuthOptions {
   toolScopes?: Record<string, string>;
   /** How soon the keys are fetched again for a token signed by a key not among them, in ms. Default 30 s. */
   keysCooldownMs?: number;
+  /**
+   * Opaque access tokens (not JWTs) are asked of the issuer by token introspection (RFC 7662),
+   * with these client credentials. Unset: only JWT access tokens are taken.
+   */
+  introspection?: IntrospectionOptions;
 }
 
 /** A token taken: its tenant and what it may do; or why it was not. */
@@ -37,6 +43,8 @@ export type TokenCheck =
 
 const DEFAULT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
 const TENANT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** A JWS in compact form: three base64url parts. Anything else is an opaque token. */
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
 
 /** Where RFC 9728 puts a resource's metadata: the well-known name between its host and its path. */
 export function metadataUrlOf(resource: string): string {
@@ -45,8 +53,8 @@ export function metadataUrlOf(resource: string): string {
   return `${url.origin}/.well-known/oauth-protected-resource${path}`;
 }
 
-/** The issuer's key set URL, from its metadata: OAuth's (RFC 8414) first, then OpenID Connect's. */
-async function jwksUriOf(issuer: string): Promise<string> {
+/** The issuer's metadata: OAuth's (RFC 8414) first, then OpenID Connect's. */
+async function issuerMetadataOf(issuer: string): Promise<Record<string, unknown>> {
   const url = new URL(issuer);
   const path = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
   const candidates = [
@@ -60,12 +68,11 @@ async function jwksUriOf(issuer: string): Promise<string> {
       problems.push(`${candidate}: ${response.status}`);
       continue;
     }
-    const metadata = (await response.json()) as { issuer?: unknown; jwks_uri?: unknown };
+    const metadata = (await response.json()) as Record<string, unknown>;
     // RFC 8414 §3.3: metadata that names another issuer is not this issuer's.
     if (metadata.issuer !== issuer)
       throw new Error(`${candidate} names the issuer ${String(metadata.issuer)}`);
-    if (typeof metadata.jwks_uri !== 'string') throw new Error(`${candidate} names no jwks_uri`);
-    return metadata.jwks_uri;
+    return metadata;
   }
   throw new Error(`no metadata for the issuer ${issuer} (${problems.join(', ')})`);
 }
@@ -79,10 +86,27 @@ export class OAuthResourceServer {
   readonly metadataUrl: string;
   readonly #options: OAuthOptions;
   #keys: Promise<JWTVerifyGetKey> | undefined;
+  #issuerMetadata: Promise<Record<string, unknown>> | undefined;
+  readonly #introspection: TokenIntrospection | undefined;
 
   constructor(options: OAuthOptions) {
     this.#options = options;
     this.metadataUrl = metadataUrlOf(options.resource);
+    this.#introspection =
+      options.introspection &&
+      new TokenIntrospection(options.introspection, () => this.#named('introspection_endpoint'));
+  }
+
+  /** A URL the issuer's metadata names (read once; read again after a failure). */
+  async #named(field: 'jwks_uri' | 'introspection_endpoint'): Promise<string> {
+    this.#issuerMetadata ??= issuerMetadataOf(this.#options.issuer);
+    const metadata = await this.#issuerMetadata.catch((error: unknown) => {
+      this.#issuerMetadata = undefined;
+      throw error;
+    });
+    const url = metadata[field];
+    if (typeof url !== 'string') throw new Error(`the issuer's metadata names no ${field}`);
+    return url;
   }
 
   /** Protected Resource Metadata (RFC 9728). */
@@ -109,6 +133,7 @@ export class OAuthResourceServer {
   }
 
   async check(token: string): Promise<TokenCheck> {
+    if (this.#introspection && !JWT_SHAPE.test(token)) return this.#introspected(this.#introspection, token);
     let keys: JWTVerifyGetKey;
     try {
       keys = await this.#keySet();
@@ -127,13 +152,7 @@ export class OAuthResourceServer {
         algorithms,
         clockTolerance: clockToleranceSeconds,
       });
-      const claim = this.#options.tenantClaim ?? 'sub';
-      const tenant = payload[claim];
-      if (typeof tenant !== 'string' || !TENANT_NAME.test(tenant)) {
-        return { refused: 'invalid_token', description: `the token's ${claim} claim is not a tenant name` };
-      }
-      const scope = typeof payload.scope === 'string' ? payload.scope : '';
-      return { tenant, subject: payload.sub, scopes: scope.split(' ').filter(Boolean) };
+      return this.#taken(payload);
     } catch (error) {
       if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid)
         return { refused: 'unavailable', description: `the issuer's keys cannot be read: ${error.message}` };
@@ -143,9 +162,46 @@ export class OAuthResourceServer {
     }
   }
 
+  /** A token's claims, checked and taken: its tenant, its user, its scopes. */
+  #taken(claims: Record<string, unknown>): TokenCheck {
+    const claim = this.#options.tenantClaim ?? 'sub';
+    const tenant = claims[claim];
+    if (typeof tenant !== 'string' || !TENANT_NAME.test(tenant)) {
+      return { refused: 'invalid_token', description: `the token's ${claim} claim is not a tenant name` };
+    }
+    const scope = typeof claims.scope === 'string' ? claims.scope : '';
+    const subject = typeof claims.sub === 'string' ? claims.sub : undefined;
+    return { tenant, subject, scopes: scope.split(' ').filter(Boolean) };
+  }
+
+  /** An opaque token, as the issuer's introspection tells it: active, for this server, unexpired. */
+  async #introspected(introspection: TokenIntrospection, token: string): Promise<TokenCheck> {
+    let claims: Awaited<ReturnType<TokenIntrospection['claimsOf']>>;
+    try {
+      claims = await introspection.claimsOf(token);
+    } catch (error) {
+      // The issuer is down, its metadata names no endpoint, or it answered other than RFC 7662 says.
+      return { refused: 'unavailable', description: (error as Error).message };
+    }
+    if (!claims)
+      return { refused: 'invalid_token', description: 'the token is not active (the issuer says so)' };
+    const { issuer, resource, clockToleranceSeconds = 30 } = this.#options;
+    if (claims.iss !== undefined && claims.iss !== issuer)
+      return {
+        refused: 'invalid_token',
+        description: 'the token was not issued by the configured issuer (iss)',
+      };
+    const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+    if (!audiences.includes(resource))
+      return { refused: 'invalid_token', description: 'the token was not issued for this server (aud)' };
+    if (typeof claims.exp === 'number' && claims.exp + clockToleranceSeconds < Date.now() / 1_000)
+      return { refused: 'invalid_token', description: 'the token has expired' };
+    return this.#taken(claims);
+  }
+
   #keySet(): Promise<JWTVerifyGetKey> {
     this.#keys ??= (async () => {
-      const uri = this.#options.jwksUri ?? (await jwksUriOf(this.#options.issuer));
+      const uri = this.#options.jwksUri ?? (await this.#named('jwks_uri'));
       return createRemoteJWKSet(new URL(uri), {
         cooldownDuration: this.#options.keysCooldownMs ?? 30_000,
       });

@@ -6,6 +6,9 @@ import Provider from 'oidc-provider';
 export const CLIENT_ID = 'agent-one';
 export const CLIENT_SECRET = 'a-secret-of-agent-one-0001';
 export const SCOPE = 'tools';
+/** The server's own client, for token introspection (RFC 7662). */
+export const RESOURCE_SERVER_ID = 'baton-server';
+export const RESOURCE_SERVER_SECRET = 'a-secret-of-the-resource-server-01';
 
 /** A signing key of the issuer's: its private JWK, published (public part) in its JWKS. */
 type PrivateKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
@@ -26,10 +29,16 @@ export async function freePort(): Promise<number> {
 
 /**
  * A real authorization server (`oidc-provider`) on loopback: client credentials, resource
- * indicators (RFC 8707) issuing JWT access tokens for `resource`. `rotate` makes it publish
- * another key set (a key rotation) without a restart of the server it issues for.
+ * indicators (RFC 8707) issuing access tokens for the resource asked for (`resource` by default),
+ * JWTs or opaque ones (`accessTokenFormat`), and token introspection (RFC 7662) for the server's own
+ * client. `rotate` makes it publish another key set (a key rotation) without a restart of the
+ * server it issues for.
  */
-export async function startIssuer(resource: string, keys: JWK[]) {
+export async function startIssuer(
+  resource: string,
+  keys: JWK[],
+  { accessTokenFormat = 'jwt' }: { accessTokenFormat?: 'jwt' | 'opaque' } = {},
+) {
   const http: Server = createServer();
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
@@ -46,20 +55,29 @@ export async function startIssuer(resource: string, keys: JWK[]) {
           // The issuer signs with ES256 alone: a client's default (RS256) would be refused.
           id_token_signed_response_alg: 'ES256',
         },
+        {
+          client_id: RESOURCE_SERVER_ID,
+          client_secret: RESOURCE_SERVER_SECRET,
+          grant_types: [],
+          redirect_uris: [],
+          response_types: [],
+          id_token_signed_response_alg: 'ES256',
+        },
       ],
       scopes: [SCOPE],
       jwks: { keys: published },
       features: {
         devInteractions: { enabled: false },
         clientCredentials: { enabled: true },
+        introspection: { enabled: true },
         resourceIndicators: {
           enabled: true,
           defaultResource: () => resource,
           useGrantedResource: () => true,
-          getResourceServerInfo: () => ({
+          getResourceServerInfo: (_context, indicator) => ({
             scope: SCOPE,
-            audience: resource,
-            accessTokenFormat: 'jwt',
+            audience: indicator,
+            accessTokenFormat,
             accessTokenTTL: 300,
             jwt: { sign: { alg: 'ES256' } },
           }),
@@ -73,15 +91,15 @@ export async function startIssuer(resource: string, keys: JWK[]) {
     rotate: (published: JWK[]) => {
       provider = providerOf(published);
     },
-    /** An access token by the client credentials grant, as a machine client gets one. */
-    async token(): Promise<string> {
+    /** An access token by the client credentials grant, as a machine client gets one (for `resource`, or another). */
+    async token(forResource = resource): Promise<string> {
       const response = await fetch(`${issuer}/token`, {
         method: 'POST',
         headers: {
           authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`,
           'content-type': 'application/x-www-form-urlencoded',
         },
-        body: new URLSearchParams({ grant_type: 'client_credentials', scope: SCOPE, resource }),
+        body: new URLSearchParams({ grant_type: 'client_credentials', scope: SCOPE, resource: forResource }),
       });
       const body = (await response.json()) as { access_token?: string; error?: string };
       if (!body.access_token) throw new Error(`no token: ${JSON.stringify(body)}`);
