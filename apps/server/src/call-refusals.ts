@@ -1,5 +1,6 @@
 import type { CallReply } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export const SHUTTING_DOWN = 'the server is shutting down and takes no new requests: try again shortly';
 
@@ -44,4 +45,21 @@ export async function refusalOf(
       message: `the call may not have been kept (${message}), and the store could not say: ${(error as Error).message}`,
     };
   }
+}
+
+/**
+ * A runtime that drains (a deploy) takes no new calls: nor does its server, which says when to come
+ * back; a load balancer's probe hears it too, and sends the next requests elsewhere. `jsonRpc`: the
+ * route answered in JSON-RPC (MCP).
+ */
+export function drainingHook(runtime: Pick<Runtime, 'closing'>, jsonRpc: string, retryAfterSeconds: number) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (!runtime.closing) return;
+    // Each answer closes its connection: none is left idle for the listener's close to reset.
+    reply.code(503).header('retry-after', String(retryAfterSeconds)).header('connection', 'close');
+    if (request.routeOptions.url === jsonRpc) {
+      return reply.send({ jsonrpc: '2.0', error: { code: -32000, message: SHUTTING_DOWN }, id: null });
+    }
+    return reply.send({ error: { code: 'shutting_down', message: SHUTTING_DOWN } });
+  };
 }

@@ -16,7 +16,7 @@ import { API, type Endpoint } from './api.js';
 import { answerErrors, fail, notFound, takeJsonBodies } from './api-errors.js';
 import { authenticationHook, publicRoutes } from './authentication.js';
 import { sendMessage } from './call-messages.js';
-import { type CallRefusal, refusalOf, SHUTTING_DOWN } from './call-refusals.js';
+import { type CallRefusal, drainingHook, refusalOf } from './call-refusals.js';
 import { INSPECTOR_PAGES, mountInspector } from './inspector-pages.js';
 import { type McpSessionOptions, mountMcp } from './mcp.js';
 import { quotaRefusalCounter, refusalCounter, runtimeMetrics } from './metrics.js';
@@ -122,17 +122,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     'onRequest',
     webSafetyHook({ ...webSafety, authenticated: tenancy.authenticated, jsonRpc: [SELF_AUTHENTICATED] }),
   );
-  // A runtime that drains (a deploy) takes no new calls: nor does its server, which says when to
-  // come back; a load balancer's probe hears it too, and sends the next requests elsewhere.
-  app.addHook('onRequest', async (request, reply) => {
-    if (!runtime.closing) return;
-    // Each answer closes its connection: none is left idle for the listener's close to reset.
-    reply.code(503).header('retry-after', String(RETRY_AFTER_SECONDS)).header('connection', 'close');
-    if (request.routeOptions.url === SELF_AUTHENTICATED) {
-      return reply.send({ jsonrpc: '2.0', error: { code: -32000, message: SHUTTING_DOWN }, id: null });
-    }
-    return reply.send({ error: { code: 'shutting_down', message: SHUTTING_DOWN } });
-  });
+  app.addHook('onRequest', drainingHook(runtime, SELF_AUTHENTICATED, RETRY_AFTER_SECONDS));
   const routes = { isPublic, selfAuthenticated: new Set([SELF_AUTHENTICATED]), metrics: METRICS };
   app.addHook('onRequest', authenticationHook(tenancy, operators, routes, scopes));
   answerErrors(app, RETRY_AFTER_SECONDS);
@@ -329,14 +319,26 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     return sendMessage(runtime, scope, params.id, body.message, reply);
   });
 
-  route(API.approveCall, async ({ params, scope, reply }) => {
-    if (!(await callOf(scope, params.id, reply))) return reply;
-    return { approved: await runtime.inputs.approve(scope.inside(params.id)) };
+  // Deciding is running: it needs the tool's scope. Who decided what is logged: the approvals' audit.
+  type Deciding = Pick<RouteInput<typeof API.approveCall>, 'params' | 'scope' | 'reply' | 'request'>;
+  const decide = async ({ params, scope, reply, request }: Deciding, reason?: string) => {
+    const record = await callOf(scope, params.id, reply);
+    if (!record || toolScopes.refusal(scope, runtime.tools.get(record.toolName), reply)) return undefined;
+    const approved = reason === undefined;
+    const decided = approved
+      ? await runtime.inputs.approve(record.callId)
+      : await runtime.inputs.reject(record.callId, reason);
+    const by = scope.owner ?? '(anonymous)';
+    if (decided) request.log.info({ callId: record.callId, by, approved }, 'approval decided');
+    return decided;
+  };
+  route(API.approveCall, async (input) => {
+    const approved = await decide(input);
+    return approved === undefined ? input.reply : { approved };
   });
-
-  route(API.rejectCall, async ({ params, body, scope, reply }) => {
-    if (!(await callOf(scope, params.id, reply))) return reply;
-    return { rejected: await runtime.inputs.reject(scope.inside(params.id), body.reason) };
+  route(API.rejectCall, async (input) => {
+    const rejected = await decide(input, input.body.reason);
+    return rejected === undefined ? input.reply : { rejected };
   });
 
   route(API.listNotifications, async ({ query, scope }) => {

@@ -22,6 +22,9 @@ import {
   startIssuer,
 } from './oauth-issuer.js';
 
+/** A static token of the OAuth client's own tenant: it holds every scope. */
+const AGENT_STATIC = 'a-static-token-of-agent-one-01';
+
 let runtime: Runtime;
 let app: FastifyInstance;
 let base: string;
@@ -46,7 +49,7 @@ beforeAll(async () => {
   await runtime.ready;
   app = createServer({
     runtime,
-    tokens: { 'a-static-token-of-acme-01': 'acme' },
+    tokens: { 'a-static-token-of-acme-01': 'acme', [AGENT_STATIC]: CLIENT_ID },
     oauth: {
       issuer: issuer.issuer,
       resource,
@@ -229,5 +232,25 @@ describe('the server as an OAuth 2.1 resource server, against a real authorizati
     expect(JSON.stringify(refused.status?.message)).toContain('calling launch needs the scope launch');
     const launches = (await runtime.list({ toolName: 'launch' })).calls;
     expect(launches.filter((launch) => launch.callId.startsWith(`${CLIENT_ID}/`))).toEqual([]);
+  });
+
+  it('lets only a token that holds a tool’s scope approve its call: deciding is running', async () => {
+    const staticToken = `Bearer ${AGENT_STATIC}`;
+    const made = await call(staticToken, 'deploy', { env: 'staging' });
+    const { callId } = (await made.json()) as { callId: string };
+    const decide = (authorization: string) =>
+      fetch(`${base}/v1/calls/${callId}/approve`, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        body: '{}',
+      });
+    const refused = await decide(`Bearer ${await issuer.token()}`);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: object }).error).toMatchObject({
+      code: 'insufficient_scope',
+      scope: 'deploy',
+    });
+    expect((await runtime.get(`${CLIENT_ID}/${callId}`))?.approval).toBe('pending');
+    expect(await (await decide(staticToken)).json()).toEqual({ approved: true });
   });
 });

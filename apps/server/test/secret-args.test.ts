@@ -73,6 +73,10 @@ describe('an argument its tool marks secret (writeOnly) never leaves the server 
     for (const read of reads) expect(read).not.toContain(SECRET);
     expect(JSON.stringify(await runtime.replay('acme/c1'))).not.toContain(SECRET);
     expect(lines.length).toBeGreaterThan(3);
+    // Who approved is logged: the approvals' audit.
+    expect(lines.map((line) => JSON.parse(line))).toContainEqual(
+      expect.objectContaining({ msg: 'approval decided', callId: 'acme/c1', by: 'acme', approved: true }),
+    );
     for (const line of lines) {
       expect(line).not.toContain(SECRET);
       expect(line).not.toContain(TOKEN);
