@@ -19,3 +19,9 @@ export const systemClock: Clock = {
 export function unref(handle: unknown): void {
   (handle as { unref?: () => void } | null)?.unref?.();
 }
+
+/** Timers that do not keep the process alive (housekeeping, followers' polls), as the runtime's `Timers` keep them. */
+export interface BackgroundTimers {
+  background(fire: () => void, ms: number): unknown;
+  cancelBackground(handle: unknown): void;
+}

@@ -2,9 +2,9 @@ import type { EventBus } from '@baton/bus';
 import type { CallEvent } from '@baton/contracts';
 import type { SessionEvent, Store, StoreNotice } from '@baton/store';
 import { EMPTY, filter, firstValueFrom, merge, Observable, repeat, Subject, share } from 'rxjs';
-import type { Timers } from './call/timers.js';
+import type { BackgroundTimers } from './clock.js';
 import { type FollowOptions, followStore } from './follow-store.js';
-import { queuedEventOf } from './shared/queued-event.js';
+import { queuedEventOf } from './queued-event.js';
 
 /** The bus's event when it is the one after `seq` (the bus tells of each call's events in order). */
 function nextEvent(signal: unknown, seq: number): CallEvent | undefined {
@@ -18,7 +18,7 @@ export type FollowTarget = { callId: string; after?: number } | { sessionId: str
 export interface FollowingDeps {
   bus: EventBus;
   store: Pick<Store, 'listEvents' | 'listSessionEvents' | 'listen' | 'getCall'>;
-  timers: Pick<Timers, 'background' | 'cancelBackground'>;
+  timers: BackgroundTimers;
   pollMs: number;
   /** This runtime's `StoreWrite.writer`: the events it stores reach its followers through its bus. */
   instanceId: string;

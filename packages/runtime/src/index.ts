@@ -9,6 +9,7 @@ export {
   runApproved,
   runDecided,
 } from './bridge/approvals.js';
+export { BACKGROUND_CONTROL, type BackgroundControlTool, BUILTIN_TOOLS } from './builtin-names.js';
 export {
   type BackgroundCaller,
   type BackgroundControl,
@@ -18,7 +19,6 @@ export {
   MAX_WAIT_MS,
   WAIT_BEAT_MS,
 } from './builtins/background-control.js';
-export { BACKGROUND_CONTROL, type BackgroundControlTool, BUILTIN_TOOLS } from './builtins/names.js';
 export { type Clock, systemClock } from './clock.js';
 export {
   DEFAULT_BACKGROUND_PER_SESSION,

@@ -10,7 +10,7 @@ import type {
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import type { InspectionEvent, Observer } from 'xstate';
-import type { BUILTIN_TOOLS } from './builtins/names.js';
+import type { BUILTIN_TOOLS } from './builtin-names.js';
 import type { Clock } from './clock.js';
 import type { Logger } from './log.js';
 

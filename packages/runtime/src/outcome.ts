@@ -1,5 +1,6 @@
 import {
   type AnyTool,
+  type CallError,
   type CallIssue,
   type ErrorCode,
   INTERNAL_ERROR_MESSAGE,
@@ -125,4 +126,10 @@ export function returnedOutcome(tool: AnyTool, returned: unknown): Outcome | Pro
 
 export function invalidArgumentsMessage(toolName: string, issues: readonly CallIssue[]): string {
   return invalidArgumentsFor(toolName, describeIssues(issues));
+}
+
+/** What the model may see of an error: never an internal error's details. */
+export function modelVisible(error: RecordedError): CallError {
+  const { details: _details, ...visible } = error;
+  return visible;
 }

@@ -14,7 +14,7 @@ import {
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import type { ArgumentLimits } from './arguments.js';
-import { BUILTIN_TOOLS } from './builtins/names.js';
+import { BUILTIN_TOOLS } from './builtin-names.js';
 import * as defaults from './defaults.js';
 import { newId } from './ids.js';
 import { invalidOptionMessage, roleNeedsSharedStoreMessage, unknownBuiltinMessage } from './messages.js';

@@ -9,10 +9,10 @@ import {
   ToolError,
   type ToolRegistry,
 } from '@baton/contracts';
+import { BACKGROUND_CONTROL, type BackgroundControlTool } from '../builtin-names.js';
 import { BACKGROUND_MESSAGES, STEERING_MESSAGES } from '../messages.js';
 import { invalidArgumentsMessage } from '../outcome.js';
 import type { Runtime } from '../runtime-api.js';
-import { BACKGROUND_CONTROL, type BackgroundControlTool } from './names.js';
 
 /** `wait_background` waits this long unless told otherwise, and never longer than the maximum. */
 export const DEFAULT_WAIT_MS = 30_000;

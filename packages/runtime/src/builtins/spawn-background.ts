@@ -7,11 +7,11 @@ import {
   ToolError,
   type ToolRegistry,
 } from '@baton/contracts';
+import { SPAWN_BACKGROUND } from '../builtin-names.js';
 import { newId } from '../ids.js';
 import { runPaths } from '../keys.js';
 import { SPAWN_MESSAGES } from '../messages.js';
 import type { CallRequest } from '../options.js';
-import { SPAWN_BACKGROUND } from './names.js';
 import { parseScheduleTiming, type ScheduleRunner, scheduledReply } from './schedules.js';
 
 /**

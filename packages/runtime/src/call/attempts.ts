@@ -8,16 +8,15 @@ import {
 } from '../defaults.js';
 import type { Logger } from '../log.js';
 import { stalledMessage } from '../messages.js';
-import { type Outcome, returnedOutcome, thrownOutcome } from '../outcome.js';
-import type { CallTracing } from '../tracing.js';
+import { modelVisible, type Outcome, returnedOutcome, thrownOutcome } from '../outcome.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import { CallContext, type ContextHost } from './call-context.js';
 import type { DriverEvent, Send } from './driver.js';
 import { refusalHandledElsewhere } from './ending.js';
 import type { LiveCall } from './live-call.js';
-import { modelVisible } from './replies.js';
 import { Stalls } from './stalls.js';
 import type { Timers } from './timers.js';
+import type { CallTracing } from './tracing.js';
 import type { CallWrites } from './writes.js';
 
 export interface AttemptsDeps {

@@ -11,6 +11,7 @@ import {
   stalledMessage,
   timedOutMessage,
 } from '../messages.js';
+import { modelVisible } from '../outcome.js';
 import type { RefusedWrite, Rows, WriteBatcher } from '../write-batcher.js';
 import { firstEventOf } from '../write-parts.js';
 import { failBatch } from './batches.js';
@@ -18,7 +19,7 @@ import type { DriverEvent, Send } from './driver.js';
 import type { LiveCall } from './live-call.js';
 import type { CallNotifications } from './notifications.js';
 import type { CallRegistry } from './registry.js';
-import { forModel, modelVisible, notSavedReply } from './replies.js';
+import { forModel, notSavedReply } from './replies.js';
 import type { CallWrites } from './writes.js';
 
 export interface EndingDeps {

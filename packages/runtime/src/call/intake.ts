@@ -20,10 +20,9 @@ import {
   toolNotFoundMessage,
 } from '../messages.js';
 import type { BatchOptions, BatchRequest, CallRequest } from '../options.js';
-import { invalidArgumentsMessage, thrownOutcome } from '../outcome.js';
+import { invalidArgumentsMessage, modelVisible, thrownOutcome } from '../outcome.js';
 import type { Settings } from '../settings.js';
 import { storableValue } from '../storable.js';
-import type { CallTracing } from '../tracing.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import { failBatch } from './batches.js';
 import type { Send } from './driver.js';
@@ -32,8 +31,9 @@ import { failedReply, PrepareInputs } from './prepare-inputs.js';
 import { closedReply, refusedRecord, runHook } from './refusals.js';
 import type { CallRegistry } from './registry.js';
 import type { RepeatedCalls } from './repeated.js';
-import { modelVisible, notSavedReply, replyOf } from './replies.js';
+import { notSavedReply, replyOf } from './replies.js';
 import type { Slots } from './slots.js';
+import type { CallTracing } from './tracing.js';
 import type { CallWrites } from './writes.js';
 
 export interface IntakeDeps {

@@ -9,10 +9,11 @@ import {
   runStatusWord,
   runSummary,
 } from '../messages.js';
+import { modelVisible } from '../outcome.js';
 import type { WebhookDeliveries } from '../webhooks/deliveries.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import type { LiveCall } from './live-call.js';
-import { formattedCall, modelVisible } from './replies.js';
+import { formattedCall } from './replies.js';
 import type { CallUpdates } from './updates.js';
 import type { CallWrites } from './writes.js';
 

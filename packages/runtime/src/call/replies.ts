@@ -1,10 +1,8 @@
 import {
-  type CallError,
   type CallRecord,
   type CallReply,
   type FormattedCall,
   isTerminalStatus,
-  type RecordedError,
   redactedArgs,
 } from '@baton/contracts';
 import {
@@ -15,6 +13,7 @@ import {
   persistenceFailedMessage,
   truncatedOutput,
 } from '../messages.js';
+import { modelVisible } from '../outcome.js';
 import type { ToolSettings } from '../settings.js';
 
 export type BackgroundReason = 'budget' | 'mode' | 'approval' | 'handover';
@@ -27,12 +26,6 @@ export function formattedCall(record: CallRecord, settings: Pick<ToolSettings, '
     toolName: record.toolName,
     args: redactedArgs(record.args, settings.secretArgs),
   };
-}
-
-/** What the model may see of an error: never an internal error's details. */
-export function modelVisible(error: RecordedError): CallError {
-  const { details: _details, ...visible } = error;
-  return visible;
 }
 
 /** The background continuation and the result scheduling: the reply that tells the caller the call continues, with its id as the handle. */

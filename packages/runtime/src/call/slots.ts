@@ -1,5 +1,5 @@
-import type { Admission } from '../admission.js';
 import type { Clock } from '../clock.js';
+import type { Admission } from './admission.js';
 import type { Send } from './driver.js';
 import type { LiveCall } from './live-call.js';
 

@@ -1,5 +1,5 @@
 import type { CallTimer } from '@baton/machine';
-import { type Clock, unref } from '../clock.js';
+import { type BackgroundTimers, type Clock, unref } from '../clock.js';
 import type { CallTimerKind, LiveCall } from './live-call.js';
 import type { TalkState } from './talk-state.js';
 
@@ -36,7 +36,7 @@ function slotOf(call: LiveCall, kind: CallTimerKind): { holder: Record<string, u
  * Every timer of every call, armed on the runtime's clock and counted (`stats().timers`): arming,
  * clearing and counting down are written here once.
  */
-export class Timers {
+export class Timers implements BackgroundTimers {
   readonly #clock: Clock;
   #armed = 0;
 

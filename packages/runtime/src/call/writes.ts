@@ -1,8 +1,8 @@
 import type { CallEvent, CallEventInput, CallRecord } from '@baton/contracts';
 import type { Clock } from '../clock.js';
-import type { CallTracing } from '../tracing.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import type { LiveCall } from './live-call.js';
+import type { CallTracing } from './tracing.js';
 
 /**
  * What a call writes: its record and its events, through the write batcher. A call this process no

@@ -10,10 +10,10 @@ import { changeableCopy } from '../changeable-copy.js';
 import type { Clock } from '../clock.js';
 import type { Failures } from '../log.js';
 import { INTERRUPTED_MESSAGE, LOST_CLAIM_MESSAGE } from '../messages.js';
+import { afterQueuedEvent } from '../queued-event.js';
 import type { StoreOutage } from '../ride-out.js';
 import type { Settings } from '../settings.js';
 import type { Peers } from '../shared/peers.js';
-import { afterQueuedEvent } from '../shared/queued-event.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import { goneInstances, thisInstance, unregisteredTool } from './instances.js';
 

@@ -12,11 +12,11 @@ import { HANDOVER_REPLY_WAIT_MS } from '../defaults.js';
 import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
 import { overloadedMessage } from '../messages.js';
+import { afterQueuedEvent, queuedEventOf } from '../queued-event.js';
 import { SPLIT_EVENTS_PROTOCOL } from '../recovery/instances.js';
 import type { Settings, ToolSettings } from '../settings.js';
 import type { WriteBatcher } from '../write-batcher.js';
 import type { Peers } from './peers.js';
-import { afterQueuedEvent, queuedEventOf } from './queued-event.js';
 import { RemoteReplies } from './remote-replies.js';
 
 export interface ClientDeps {

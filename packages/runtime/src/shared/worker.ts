@@ -9,9 +9,9 @@ import { changeableCopy } from '../changeable-copy.js';
 import { CLAIM_BATCH_MAX } from '../defaults.js';
 import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
+import { afterQueuedEvent } from '../queued-event.js';
 import type { Settings } from '../settings.js';
 import type { WriteBatcher } from '../write-batcher.js';
-import { afterQueuedEvent } from './queued-event.js';
 
 export interface WorkerDeps {
   settings: Pick<Settings, 'instanceId' | 'role' | 'limits'>;

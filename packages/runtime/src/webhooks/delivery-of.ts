@@ -1,6 +1,6 @@
 import type { CallRecord, Notification, WebhookDelivery } from '@baton/contracts';
-import { modelVisible } from '../call/replies.js';
 import type { WebhookEndpoint } from '../options.js';
+import { modelVisible } from '../outcome.js';
 
 /** The event type of a delivery's body: a call whose caller was answered `backgrounded` ended. */
 export const CALL_ENDED = 'call.ended';

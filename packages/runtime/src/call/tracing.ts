@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { type CallEvent, type CallStatus, isTerminalStatus, type TraceCarrier } from '@baton/contracts';
 import type * as OpenTelemetry from '@opentelemetry/api';
-import type { LiveCall } from './call/live-call.js';
+import type { LiveCall } from './live-call.js';
 
 type Api = typeof OpenTelemetry;
 

@@ -1,5 +1,5 @@
 import type { CallEvent, CallRecord } from '@baton/contracts';
-import type { WriteBatcher } from '../write-batcher.js';
+import type { WriteBatcher } from './write-batcher.js';
 
 /**
  * The `queued` event of a call that a client stored for the workers, made from its record alone.

@@ -1,4 +1,4 @@
-import type { LiveCall } from './call/live-call.js';
+import type { LiveCall } from './live-call.js';
 
 /** The calls of one session: those waiting, oldest first, and what of it runs now. */
 interface SessionLane {
