@@ -7,6 +7,5 @@ export {
   type BatonRealtimeResultsOptions,
   batonRealtimeResults,
   type RealtimeConversation,
-  resultText,
 } from './results.js';
 export { type BatonRealtimeTool, type BatonRealtimeToolsOptions, batonRealtimeTools } from './tools.js';

@@ -12,11 +12,6 @@ export interface BatonRealtimeResultsOptions {
   onError?: (error: unknown) => void;
 }
 
-/** The text the model is given of a background result: what the other bridges give. */
-export function resultText(notification: Notification): string {
-  return notificationText(notification);
-}
-
 /** The server event of the user starting to speak (voice activity detection). */
 const SPEECH_STARTED = 'input_audio_buffer.speech_started';
 
@@ -135,7 +130,7 @@ export class BatonRealtimeResults {
     if (!session) throw new Error('the Realtime session is not connected');
     if (how === 'interrupt' && this.#responding) this.#interrupt(session);
     session.transport.sendMessage(
-      results.map(resultText).join('\n\n'),
+      results.map(notificationText).join('\n\n'),
       {},
       { triggerResponse: how !== 'silent' },
     );
