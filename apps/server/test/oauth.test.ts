@@ -2,10 +2,11 @@ import { TaskState } from '@a2a-js/sdk';
 import { skillMessage } from '@baton/a2a';
 import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
-import { SimulatedClock } from '@baton/runtime/testing';
+import { deferred, SimulatedClock } from '@baton/runtime/testing';
 import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -26,6 +27,7 @@ import {
 const AGENT_STATIC = 'a-static-token-of-agent-one-01';
 
 let runtime: Runtime;
+const researched = deferred<string>();
 let app: FastifyInstance;
 let base: string;
 let resource: string;
@@ -45,7 +47,14 @@ beforeAll(async () => {
     input: z.object({}),
     execute: () => 'launched',
   });
-  runtime = createRuntime({ tools: [...demoTools, launch], clock: new SimulatedClock() });
+  const research = defineTool({
+    name: 'research',
+    description: 'Researches a topic; takes minutes',
+    input: z.object({ topic: z.string() }),
+    execution: { mode: 'auto' },
+    execute: () => researched.promise,
+  });
+  runtime = createRuntime({ tools: [...demoTools, launch, research], clock: new SimulatedClock() });
   await runtime.ready;
   app = createServer({
     runtime,
@@ -169,7 +178,7 @@ describe('the server as an OAuth 2.1 resource server, against a real authorizati
     expect((await call(`Bearer ${token}`)).status).toBe(200);
   });
 
-  it('lets the MCP SDK client’s own OAuth flow (client credentials) reach /mcp, list and call the tools its scopes allow', async () => {
+  it('lets the MCP SDK client’s own OAuth flow (client credentials) reach /mcp, list and call the tools its scopes allow, and get a background result', async () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
       authProvider: new ClientCredentialsProvider({
         clientId: CLIENT_ID,
@@ -186,6 +195,17 @@ describe('the server as an OAuth 2.1 resource server, against a real authorizati
       expect(tools.map((tool) => tool.name)).not.toContain('launch');
       const result = await client.callTool({ name: 'echo', arguments: { text: 'tide' } });
       expect(result.isError).not.toBe(true);
+      // A call that goes on in the background, as a task: its result comes to the same client.
+      const { task } = await client.request(
+        { method: 'tools/call', params: { name: 'research', arguments: { topic: 'tides' } } },
+        CreateTaskResultSchema,
+        { task: { ttl: 60_000 } },
+      );
+      expect(task.status).toBe('working');
+      researched.resolve('tides: high at noon');
+      expect(await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)).toMatchObject({
+        content: [{ type: 'text', text: 'tides: high at noon' }],
+      });
       // A tool its token lacks the scope of: 403 insufficient_scope, which the client tries to step
       // up from, and the issuer (which grants this client no such scope) does not let it.
       await expect(client.callTool({ name: 'launch', arguments: {} })).rejects.toThrow();
