@@ -75,11 +75,11 @@ export async function mountA2a(
   // In the order they were last used: the first is the one to close when there are too many.
   const agents = new Map<string, Promise<ServedAgent>>();
   const callers = new WeakMap<IncomingMessage, TenantScope>();
-  const refusal = (skill: string, caller: User | undefined) => {
+  const refusal = async (skill: string, caller: User | undefined) => {
     if (!(caller instanceof ScopedUser)) return 'A2A: the request came without a tenant';
     const lacking = toolScopes.lacks(caller.scope, runtime.tools.get(skill));
     if (lacking) return `calling ${skill} needs the scope ${lacking.scope}`;
-    return quotas.take(caller.scope.tenant)?.message;
+    return (await quotas.take(caller.scope.tenant))?.message;
   };
   const userOf = async (request: IncomingMessage): Promise<User> => {
     const scope = callers.get(request);

@@ -215,7 +215,12 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
 
   const metrics = runtimeMetrics(runtime);
   const refusals = refusalCounter(metrics);
-  const tenantQuotas = new TenantQuotas(quotas, quotas.now, quotaRefusalCounter(metrics));
+  const queued = (tenant?: string) =>
+    runtime.notifications.count({
+      sessionPrefix: tenant === undefined ? '' : `${tenant}/`,
+      status: 'queued',
+    });
+  const tenantQuotas = new TenantQuotas(quotas, quotas.now, quotaRefusalCounter(metrics), queued);
   const refuse = (response: FastifyReply, refusal: CallRefusal, retryAfter: number, extra: object) => {
     if (refusal.code !== 'quota_exceeded') refusals.inc({ code: refusal.code });
     response.header('retry-after', String(retryAfter));
@@ -235,7 +240,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
 
   route(API.createCall, async ({ body, scope, reply: response }) => {
     if (toolScopes.refusal(scope, runtime.tools.get(body.name), response)) return response;
-    const overQuota = tenantQuotas.take(scope.tenant);
+    const overQuota = await tenantQuotas.take(scope.tenant);
     if (overQuota) return refuse(response, { status: 429, ...overQuota }, overQuota.retryAfterSeconds, {});
     const reply = await runtime.call({
       ...body,

@@ -1,9 +1,12 @@
 import { TaskState } from '@a2a-js/sdk';
 import { skillMessage } from '@baton/a2a';
+import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { SimulatedClock } from '@baton/runtime/testing';
+import { eventually } from '@baton/test-support';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { demoTools } from '../src/demo-tools.js';
 import { TenantQuotas } from '../src/quotas.js';
 import { createServer } from '../src/server.js';
@@ -13,8 +16,8 @@ const A = 'token-of-tenant-a-0001';
 const B = 'token-of-tenant-b-0002';
 const OPERATOR = 'token-of-the-operator-01';
 
-describe('TenantQuotas: calls per minute as a token bucket, per tenant', () => {
-  it('lets a burst of the quota in, refuses the next with when to come back, and refills evenly', () => {
+describe('TenantQuotas: calls per minute as a token bucket, and notifications kept, per tenant', () => {
+  it('lets a burst of the quota in, refuses the next with when to come back, and refills evenly', async () => {
     const clock = new SimulatedClock();
     const refused: Array<string | undefined> = [];
     const quotas = new TenantQuotas(
@@ -22,26 +25,54 @@ describe('TenantQuotas: calls per minute as a token bucket, per tenant', () => {
       () => clock.now(),
       (tenant) => refused.push(tenant),
     );
-    for (let i = 0; i < 6; i++) expect(quotas.take('acme')).toBeUndefined();
-    expect(quotas.take('acme')).toMatchObject({ code: 'quota_exceeded', retryAfterSeconds: 10 });
+    for (let i = 0; i < 6; i++) expect(await quotas.take('acme')).toBeUndefined();
+    expect(await quotas.take('acme')).toMatchObject({ code: 'quota_exceeded', retryAfterSeconds: 10 });
     // Another tenant's bucket is its own.
-    expect(quotas.take('bolt')).toBeUndefined();
+    expect(await quotas.take('bolt')).toBeUndefined();
     clock.increment(9_000);
-    expect(quotas.take('acme')?.retryAfterSeconds).toBe(1);
+    expect((await quotas.take('acme'))?.retryAfterSeconds).toBe(1);
     clock.increment(1_000);
-    expect(quotas.take('acme')).toBeUndefined();
+    expect(await quotas.take('acme')).toBeUndefined();
     expect(refused).toEqual(['acme', 'acme']);
   });
 
-  it('takes a tenant’s own quota over every tenant’s, and none is none', () => {
+  it('takes a tenant’s own quota over every tenant’s, and none is none', async () => {
     const quotas = new TenantQuotas({ callsPerMinute: 1, tenants: { acme: { callsPerMinute: 2 } } });
-    expect([quotas.take('acme'), quotas.take('acme'), quotas.take('acme')].map(Boolean)).toEqual([
-      false,
-      false,
-      true,
-    ]);
-    expect([quotas.take('bolt'), quotas.take('bolt')].map(Boolean)).toEqual([false, true]);
-    expect(new TenantQuotas({}).take('acme')).toBeUndefined();
+    const taken = async (tenant: string, times: number) => {
+      const answers: boolean[] = [];
+      for (let i = 0; i < times; i++) answers.push(Boolean(await quotas.take(tenant)));
+      return answers;
+    };
+    expect(await taken('acme', 3)).toEqual([false, false, true]);
+    expect(await taken('bolt', 2)).toEqual([false, true]);
+    expect(await new TenantQuotas({}).take('acme')).toBeUndefined();
+  });
+
+  it('refuses a tenant that keeps its notifications past its quota, reading the store’s count once a second', async () => {
+    const clock = new SimulatedClock();
+    const queued = new Map([['acme', 3]]);
+    const counts: Array<string | undefined> = [];
+    const quotas = new TenantQuotas(
+      { notificationsKept: 3 },
+      () => clock.now(),
+      undefined,
+      async (tenant) => {
+        counts.push(tenant);
+        return queued.get(tenant ?? '') ?? 0;
+      },
+    );
+    expect(await quotas.take('acme')).toMatchObject({
+      code: 'quota_exceeded',
+      retryAfterSeconds: 5,
+      message: expect.stringContaining('keeps 3 notifications not yet acknowledged (at most 3)'),
+    });
+    expect(await quotas.take('bolt')).toBeUndefined();
+    // It acknowledges one: within the second, the count it was refused on still holds.
+    queued.set('acme', 2);
+    expect(await quotas.take('acme')).toBeDefined();
+    clock.increment(1_000);
+    expect(await quotas.take('acme')).toBeUndefined();
+    expect(counts).toEqual(['acme', 'bolt', 'acme']);
   });
 });
 
@@ -122,5 +153,60 @@ describe('a tenant over its quota, on the server', () => {
     expect(task.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
     expect(JSON.stringify(task.status?.message)).toContain('try again in');
     expect((await runtime.list({ sessionPrefix: 'acme/' })).calls).toHaveLength(5);
+  });
+
+  it('refuses a tenant that leaves its notifications unacknowledged past its quota, until it acknowledges', async () => {
+    const note = defineTool({
+      name: 'note',
+      description: 'Notes something in the background: its end is a notification',
+      input: z.object({}),
+      execution: { mode: 'background' },
+      execute: () => 'noted',
+    });
+    const own = createRuntime({ tools: [note], clock });
+    await own.ready;
+    const kept = createServer({
+      runtime: own,
+      tokens: { [A]: 'acme', [B]: 'bolt' },
+      quotas: { tenants: { acme: { notificationsKept: 2 } }, now: () => clock.now() },
+    });
+    try {
+      const post = (token: string) =>
+        kept.inject({
+          method: 'POST',
+          url: '/v1/calls',
+          headers: { authorization: `Bearer ${token}` },
+          payload: { name: 'note', args: {}, sessionId: 's' },
+        });
+      for (let i = 0; i < 2; i++) expect((await post(A)).statusCode).toBe(200);
+      // Their ends wait for acme in the store, unacknowledged.
+      await eventually(
+        async () => (await own.notifications.count({ sessionPrefix: 'acme/', status: 'queued' })) === 2,
+        'the notifications are kept',
+      );
+      clock.increment(1_000);
+      const refused = await post(A);
+      expect(refused.statusCode).toBe(429);
+      expect(refused.headers['retry-after']).toBe('5');
+      expect(refused.json()).toMatchObject({ error: { code: 'quota_exceeded' } });
+      expect((await post(B)).statusCode).toBe(200);
+      const [first] = (
+        await kept.inject({
+          url: '/v1/notifications?status=queued',
+          headers: { authorization: `Bearer ${A}` },
+        })
+      ).json() as Array<{ id: string }>;
+      await kept.inject({
+        method: 'POST',
+        url: `/v1/notifications/${first?.id}/ack`,
+        headers: { authorization: `Bearer ${A}` },
+        payload: {},
+      });
+      clock.increment(1_000);
+      expect((await post(A)).statusCode).toBe(200);
+    } finally {
+      await kept.close();
+      await own.close();
+    }
   });
 });

@@ -110,7 +110,10 @@ export function endEvents(task: Pick<Task, 'id' | 'contextId'>, reply: CallReply
  * Whether the caller (the `User` the transport's `userBuilder` made) may run the skill: the text
  * its task is rejected with, or undefined. A server with scopes per tool refuses here.
  */
-export type SkillRefusal = (skill: string, caller: User | undefined) => string | undefined;
+export type SkillRefusal = (
+  skill: string,
+  caller: User | undefined,
+) => string | undefined | Promise<string | undefined>;
 
 /**
  * Each task a Baton call of the skill its message names, with the task's id as the call's and its
@@ -158,7 +161,7 @@ export class BatonAgentExecutor implements AgentExecutor {
         return;
       }
       // Deciding is running: a caller who may not run the tool leaves the task waiting for one who may.
-      const refused = this.#refusal(record.toolName, context.context?.user);
+      const refused = await this.#refusal(record.toolName, context.context?.user);
       if (refused !== undefined) {
         status(TaskState.TASK_STATE_INPUT_REQUIRED, refused);
         return;
@@ -187,7 +190,7 @@ export class BatonAgentExecutor implements AgentExecutor {
       status(TaskState.TASK_STATE_REJECTED, NAMES_NO_SKILL);
       return;
     }
-    const refused = this.#refusal(named.skill, context.context?.user);
+    const refused = await this.#refusal(named.skill, context.context?.user);
     if (refused !== undefined) {
       status(TaskState.TASK_STATE_REJECTED, refused);
       return;

@@ -24,7 +24,10 @@ export interface McpScope {
    * Takes one call of the caller's quota, or says why it may not and when it may: a `tools/call`
    * over it is answered 429 with `Retry-After` before it reaches the runtime. Unset: no quota.
    */
-  takeCall?(): { message: string; retryAfterSeconds: number } | undefined;
+  takeCall?():
+    | { message: string; retryAfterSeconds: number }
+    | undefined
+    | Promise<{ message: string; retryAfterSeconds: number } | undefined>;
 }
 
 /** The tool a single `tools/call` request names, or undefined for any other request. */
@@ -38,7 +41,7 @@ export function toolCallOf(body: unknown): string | undefined {
  * A `tools/call` the caller may not make now, as its HTTP answer: 403 `insufficient_scope` for a
  * tool it lacks the scope of (the way MCP's authorization has clients step up), 429 past its quota.
  */
-export function toolCallRefusal(scope: McpScope, body: unknown): Response | undefined {
+export async function toolCallRefusal(scope: McpScope, body: unknown): Promise<Response | undefined> {
   const name = toolCallOf(body);
   if (name === undefined) return undefined;
   const lacking = scope.lacks?.(name);
@@ -47,7 +50,7 @@ export function toolCallRefusal(scope: McpScope, body: unknown): Response | unde
       'www-authenticate': lacking.challenge,
     });
   }
-  const overQuota = scope.takeCall?.();
+  const overQuota = await scope.takeCall?.();
   return overQuota
     ? jsonRpcErrorResponse(429, -32000, `Too many requests: ${overQuota.message}`, {
         'retry-after': String(overQuota.retryAfterSeconds),
