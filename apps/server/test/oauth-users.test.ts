@@ -1,6 +1,9 @@
 import { skillMessage } from '@baton/a2a';
 import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -60,16 +63,30 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
+  for (const client of mcpClients) await client.close();
   await app.close();
   await runtime.close();
   await issuer.close();
 });
 
+const mcpClients: Client[] = [];
+/** The MCP SDK's client, its requests carrying the token. */
+async function mcpClientOf(token: string): Promise<Client> {
+  const client = new Client({ name: 'oauth-users', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+    }),
+  );
+  mcpClients.push(client);
+  return client;
+}
+
 const as = async (token: string, method: 'GET' | 'POST', url: string, payload?: object) =>
   app.inject({ method, url, headers: { authorization: `Bearer ${token}` }, ...(payload ? { payload } : {}) });
 
 describe('two tenants and two users of one tenant, by OAuth tokens that name a user', () => {
-  it('lets none reach another’s call, task, notification or webhook delivery by id, on any route; the tenant scope sees them all', async () => {
+  it('lets none reach another’s call, MCP or A2A task, notification or webhook delivery by id, on any route; the tenant scope sees them all', async () => {
     const alice = await tokenOf('acme', 'alice');
     const bob = await tokenOf('acme', 'bob');
     const carol = await tokenOf('bolt', 'carol');
@@ -89,6 +106,13 @@ describe('two tenants and two users of one tenant, by OAuth tokens that name a u
     expect(notification?.id).toEqual(expect.any(String));
     expect(delivery?.id).toEqual(expect.any(String));
     const task = await sendTo(await a2aClientOf(base, alice), skillMessage('echo', { text: 'tide' }));
+    const alicesMcp = await mcpClientOf(alice);
+    const { task: mcpTask } = await alicesMcp.request(
+      { method: 'tools/call', params: { name: 'note', arguments: { text: 'm' } } },
+      CreateTaskResultSchema,
+      { task: { ttl: 60_000 } },
+    );
+    expect((await alicesMcp.experimental.tasks.getTask(mcpTask.taskId)).taskId).toBe(mcpTask.taskId);
 
     // Alice reaches her own.
     expect((await as(alice, 'GET', '/v1/calls/a-1')).statusCode).toBe(200);
@@ -116,6 +140,9 @@ describe('two tenants and two users of one tenant, by OAuth tokens that name a u
       await expect((await a2aClientOf(base, other)).getTask({ tenant: '', id: task.id })).rejects.toThrow(
         /not found/i,
       );
+      const othersMcp = await mcpClientOf(other);
+      await expect(othersMcp.experimental.tasks.getTask(mcpTask.taskId)).rejects.toThrow(/Task not found/);
+      expect((await othersMcp.experimental.tasks.listTasks()).tasks).toEqual([]);
     }
 
     // A token with the tenant scope sees the tenant's users' calls, each under its user's segment.
