@@ -1,6 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
 import { type CallEvent, isDueAt, type Notification, type Scheduling } from '@baton/contracts';
-import type { NotificationFilter, Store } from '@baton/store';
+import type { NotificationFilter, StoreNotifications } from '@baton/store';
 import { merge, Observable, filter as rxFilter } from 'rxjs';
 import { replacedUpdates } from './replaced-notifications.js';
 import type { Runtime } from './runtime-api.js';
@@ -15,7 +15,7 @@ const TOLD: ReadonlySet<CallEvent['type']> = new Set(['notification', 'update', 
  * acknowledged, not given.
  */
 export async function holdDue(
-  store: Pick<Store, 'holdNotifications' | 'acknowledgeNotification'>,
+  store: Pick<StoreNotifications, 'holdNotifications' | 'acknowledgeNotification'>,
   holder: string,
   now: () => number,
   { sessionId, idle }: { sessionId: string; idle: boolean },
@@ -44,7 +44,7 @@ export async function takeNotifications(
 export type NotificationTarget = { sessionId: string } | { sessionPrefix: string };
 
 export interface WatchDeps {
-  store: Pick<Store, 'listNotifications'>;
+  store: Pick<StoreNotifications, 'listNotifications'>;
   /** This process's stored events: a notification's says it is stored. */
   events$: Observable<CallEvent>;
   /** Other processes' commits that concern these sessions, and a poll under them (a shared store). */

@@ -24,7 +24,16 @@ export {
   type QueueDepth,
   type SessionEvent,
   type Store,
+  type StoreCallFiles,
+  type StoreDeliveries,
+  type StoreInstances,
   type StoreNotice,
+  type StoreNotices,
+  type StoreNotifications,
+  type StoreReads,
+  type StoreRetention,
+  type StoreSchedules,
   type StoreWrite,
+  type StoreWrites,
 } from './store.js';
 export { asStoreError, withStoreErrors } from './store-errors.js';

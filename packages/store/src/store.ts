@@ -174,11 +174,8 @@ export interface SessionEvent {
   event: CallEvent;
 }
 
-/**
- * Where Baton keeps every call, its events and its notifications. Adapters (memory, SQLite,
- * PostgreSQL) must pass the conformance suite of `@baton/store/testing`.
- */
-export interface Store {
+/** Writing: a batch at once, and what the store says of itself to the writer. */
+export interface StoreWrites {
   /**
    * Writes a batch atomically. It must take what it keeps from the batch before it returns (copy
    * or serialise it synchronously): the caller goes on changing those objects afterwards.
@@ -210,6 +207,10 @@ export interface Store {
    * (`storeRetryMs`). Absent: no error is.
    */
   isUnavailable?(error: unknown): boolean;
+}
+
+/** Reading calls: their records, their events, a session's events. */
+export interface StoreReads {
   getCall(callId: string): Promise<CallRecord | undefined>;
   /** The records of these calls that exist, in any order: one read for many (a client's replies). */
   getCalls(callIds: readonly string[]): Promise<CallRecord[]>;
@@ -222,6 +223,10 @@ export interface Store {
    * keep the order given or group the events by call).
    */
   listSessionEvents(sessionId: string, afterPosition?: number, limit?: number): Promise<SessionEvent[]>;
+}
+
+/** The notifications of calls that ended in the background: read, counted, held by one loop, acknowledged. */
+export interface StoreNotifications {
   /** Oldest first, so that a session takes its results in the order they came. */
   listNotifications(filter?: NotificationFilter): Promise<Notification[]>;
   /** How many notifications match (for a gauge of those not yet acknowledged). */
@@ -238,6 +243,10 @@ export interface Store {
   holdNotifications(hold: NotificationHold): Promise<Notification[]>;
   /** Ends `holder`'s holds of these notifications without acknowledging them: they are due again. */
   releaseNotifications(ids: readonly string[], holder: string): Promise<void>;
+}
+
+/** Webhook deliveries: claimed for an attempt by one process, settled, listed. */
+export interface StoreDeliveries {
   /**
    * Takes up to `limit` pending webhook deliveries that are due at `now` and that no process holds
    * (or whose hold lapsed), oldest due first, and holds each for `ownerId` until `now + leaseMs`:
@@ -252,12 +261,20 @@ export interface Store {
   /** Newest first. */
   listDeliveries(filter?: DeliveryFilter): Promise<WebhookDelivery[]>;
   countDeliveries(filter?: DeliveryCountFilter): Promise<number>;
+}
+
+/** What a call keeps beside its record: its artifacts, its durable steps, the resolutions of what it waits for. */
+export interface StoreCallFiles {
   getArtifact(callId: string, name: string): Promise<string | undefined>;
   /** The names of a call's artifacts. */
   listArtifacts(callId: string): Promise<string[]>;
   /** The finished durable steps of a call. */
   listSteps(callId: string): Promise<StepResult[]>;
   getResolution(key: string): Promise<EventResolution | undefined>;
+}
+
+/** Schedules (the background runs): listed, and each firing claimed by one runtime. */
+export interface StoreSchedules {
   listSchedules(filter?: { sessionId?: string; enabled?: boolean }): Promise<Schedule[]>;
   /**
    * Claims the firing of a schedule due at `dueAt`: moves it on to `next` only if it is still
@@ -269,6 +286,10 @@ export interface Store {
     dueAt: number,
     next: { nextAt?: number; enabled: boolean },
   ): Promise<boolean>;
+}
+
+/** Retention: ended calls removed with what they kept. */
+export interface StoreRetention {
   /**
    * Removes calls that ended before `time`, at most `limit` of them when it is given, with their
    * events, artifacts, steps, resolutions, acknowledged notifications (a notification not yet
@@ -278,7 +299,10 @@ export interface Store {
    * as much.
    */
   deleteEndedBefore(time: number, limit?: number): Promise<number>;
+}
 
+/** Instances and claims: the processes on a store, and the calls each of them runs. */
+export interface StoreInstances {
   /** Records (or refreshes) a runtime instance. */
   registerInstance(instance: RuntimeInstance): Promise<void>;
   /** False when the instance is not registered (any more): its calls may have gone to others. */
@@ -310,7 +334,10 @@ export interface Store {
    * them up. A store that cannot lose an answer may leave it out.
    */
   heldBy?(ownerId: string): Promise<ClaimedCall[]>;
+}
 
+/** Notices, for stores that several processes share: what each commits, and requests for a call's runner. */
+export interface StoreNotices {
   /**
    * Stores that several processes share: hears what the processes commit on a topic, this one's
    * writes included (an `events` notice names its writer). Runtimes on such a store can split into
@@ -327,7 +354,24 @@ export interface Store {
    * (its LISTEN was down, or it took the calls over from another).
    */
   requestsFor?(callIds: readonly string[]): Promise<CallControl[]>;
+}
 
+/**
+ * Where Baton keeps every call, its events and its notifications: each role an interface of its own,
+ * so that a module takes only the role it uses (`Pick<>` of one) and a store is written role by
+ * role. Adapters (memory, SQLite, PostgreSQL) must pass the conformance suite of
+ * `@baton/store/testing`, one file per role.
+ */
+export interface Store
+  extends StoreWrites,
+    StoreReads,
+    StoreNotifications,
+    StoreDeliveries,
+    StoreCallFiles,
+    StoreSchedules,
+    StoreRetention,
+    StoreInstances,
+    StoreNotices {
   close(): Promise<void>;
 }
 

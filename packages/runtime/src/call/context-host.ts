@@ -9,7 +9,7 @@ import {
   type Progress,
   type UpdateOptions,
 } from '@baton/contracts';
-import type { Store } from '@baton/store';
+import type { StoreCallFiles } from '@baton/store';
 import type { Clock } from '../clock.js';
 import { callOfEventKey, eventKey } from '../keys.js';
 import type { Failures } from '../log.js';
@@ -35,7 +35,7 @@ type WaitOutcome = EventOutcome | { timedOut: true };
 export interface ContextHostDeps {
   writes: CallWrites;
   writer: Pick<WriteBatcher, 'write'>;
-  store: Pick<Store, 'getResolution' | 'listSteps'>;
+  store: Pick<StoreCallFiles, 'getResolution' | 'listSteps'>;
   timers: Timers;
   clock: Clock;
   failures: Failures;

@@ -1,5 +1,5 @@
 import { isTerminalStatus, type Notification, type Scheduling, type UpdateOptions } from '@baton/contracts';
-import type { Store } from '@baton/store';
+import type { StoreNotifications } from '@baton/store';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Failures } from '../log.js';
@@ -16,7 +16,7 @@ export interface UpdatesDeps {
   writer: Pick<WriteBatcher, 'add'>;
   timers: Pick<Timers, 'armFor'>;
   clock: Pick<Clock, 'now'>;
-  store: Pick<Store, 'acknowledgeNotification'>;
+  store: Pick<StoreNotifications, 'acknowledgeNotification'>;
   failures: Failures;
   updateIntervalMs: number;
   /** Whether a running call's updates and reminders may be notifications (every peer reads them so). */

@@ -1,11 +1,11 @@
 import type { RuntimeInstance } from '@baton/contracts';
-import type { Store } from '@baton/store';
+import type { StoreInstances } from '@baton/store';
 import type { Clock } from '../clock.js';
 import type { Failures, Logger } from '../log.js';
 import { goneInstances, PROCESS_PROTOCOL } from '../recovery/instances.js';
 
 export interface PeersDeps {
-  store: Pick<Store, 'listInstances'>;
+  store: Pick<StoreInstances, 'listInstances'>;
   instanceId: string;
   clock: Clock;
   logger: Logger;

@@ -1,5 +1,5 @@
 import { BatonError, type MessageOptions } from '@baton/contracts';
-import type { Store } from '@baton/store';
+import type { StoreCallFiles } from '@baton/store';
 import type { LiveCall } from '../call/live-call.js';
 import type { CallWrites } from '../call/writes.js';
 import { STEERING_MESSAGES } from '../messages.js';
@@ -8,7 +8,7 @@ import { isSentMessage, messageKey } from './sent-message.js';
 export interface InboxDeps {
   /** The durable context's wait for an external event: a message is one, under its number's key. */
   waitFor<T>(call: LiveCall, key: string, options: MessageOptions): Promise<T>;
-  store: Pick<Store, 'getResolution'>;
+  store: Pick<StoreCallFiles, 'getResolution'>;
   writes: Pick<CallWrites, 'emit' | 'saved'>;
 }
 

@@ -7,7 +7,7 @@ import {
   type SteerReceipt,
   type ToolRegistry,
 } from '@baton/contracts';
-import type { Store } from '@baton/store';
+import type { StoreCallFiles } from '@baton/store';
 import type { CallContextHost } from '../call/context-host.js';
 import { newId } from '../ids.js';
 import { STEERING_MESSAGES } from '../messages.js';
@@ -18,7 +18,7 @@ import { isSentMessage, messageKey, type SentMessage } from './sent-message.js';
 export interface SteerDeps {
   /** The call as this process knows it best: live here, or as stored. */
   runtime: { get(callId: string): Promise<CallRecord | undefined> };
-  store: Pick<Store, 'getResolution'>;
+  store: Pick<StoreCallFiles, 'getResolution'>;
   tools: Pick<ToolRegistry, 'get'>;
   /** Stores an external event's resolution and wakes the call's wait, in this process or another. */
   host: Pick<CallContextHost, 'resolveEvent'>;

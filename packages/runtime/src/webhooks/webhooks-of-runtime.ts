@@ -1,5 +1,5 @@
 import { BatonError } from '@baton/contracts';
-import type { Store } from '@baton/store';
+import type { StoreDeliveries } from '@baton/store';
 import { EMPTY } from 'rxjs';
 import { WEBHOOK_MESSAGES } from '../messages.js';
 import type { Runtime } from '../runtime-api.js';
@@ -8,7 +8,7 @@ import { shownDelivery } from './targets.js';
 
 /** The runtime's `webhooks`: the deliveries in the store, and this process's attempts (none without `webhooks`). */
 export function webhooksOfRuntime(
-  store: Pick<Store, 'listDeliveries' | 'countDeliveries'>,
+  store: Pick<StoreDeliveries, 'listDeliveries' | 'countDeliveries'>,
   webhooks: WebhookDeliveries | undefined,
 ): Runtime['webhooks'] {
   return {
