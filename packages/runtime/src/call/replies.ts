@@ -18,8 +18,7 @@ import type { ToolSettings } from '../settings.js';
 
 export type BackgroundReason = 'budget' | 'mode' | 'approval' | 'handover';
 
-/** What a formatter is given of a call. */
-/** The call as a formatter and a notification show it: its secret arguments redacted. */
+/** What a formatter (and a notification) is given of a call: its secret arguments redacted. */
 export function formattedCall(record: CallRecord, settings: Pick<ToolSettings, 'secretArgs'>): FormattedCall {
   return {
     callId: record.callId,
