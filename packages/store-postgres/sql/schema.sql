@@ -98,15 +98,6 @@ CREATE FUNCTION baton.baton_claimable(p_status text, p_owner text, p_record json
               ELSE (p_record->>'approval') IS DISTINCT FROM 'pending' END
 $$;
 
-CREATE FUNCTION baton.baton_delete_event() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-  DELETE FROM event_rows WHERE call_id = OLD.call_id AND seq <= OLD.seq AND last_seq >= OLD.seq;
-  RETURN OLD;
-END;
-$$;
-
 CREATE FUNCTION baton.baton_holder(p_status text, p_owner text, p_ended bigint) RETURNS text
     LANGUAGE sql IMMUTABLE
     AS $$
@@ -156,57 +147,6 @@ CREATE FUNCTION baton.baton_unheld(p_call text, p_writer text) RETURNS boolean
   SELECT NOT EXISTS (
     SELECT 1 FROM calls owner WHERE owner.call_id = p_call
       AND (owner.owner_id <> p_writer OR (p_writer IS NOT NULL AND owner.ended_at IS NOT NULL)))
-$$;
-
-CREATE FUNCTION baton.baton_write(p_calls json, p_events json, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_channel text, p_notices text[], p_sessions text[]) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-  PERFORM baton_write_rows(
-    p_calls,
-    (SELECT json_agg(json_build_object(
-              'callId', e->>'callId', 'sessionId', e->>'sessionId', 'seq', (e->>'seq')::int,
-              'lastSeq', (e->>'seq')::int, 'events', json_build_array(e)) ORDER BY n)
-     FROM json_array_elements(p_events) WITH ORDINALITY AS t(e, n)),
-    p_notifications, p_artifacts, p_steps, p_schedules, p_resolutions, p_writer, p_sessions, '[]');
-  IF p_notices IS NOT NULL THEN
-    PERFORM pg_notify(p_channel, notice) FROM unnest(p_notices) AS notice;
-  END IF;
-END;
-$$;
-
-CREATE FUNCTION baton.baton_write_calls(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_created bigint[], p_call_attempts integer[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json) RETURNS void
-    LANGUAGE sql
-    AS $$
-  SELECT baton_write_calls(
-    p_call_ids, p_call_sessions, p_call_tools, p_call_statuses, p_call_owners, p_call_ended,
-    p_call_created, p_call_attempts, p_call_records, p_row_calls, p_row_sessions, p_row_seqs,
-    p_row_last_seqs, p_row_events, p_notifications, p_artifacts, p_steps, p_schedules,
-    p_resolutions, p_writer, p_sessions, p_notices, NULL::text[])
-$$;
-
-CREATE FUNCTION baton.baton_write_calls(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_created bigint[], p_call_attempts integer[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json, p_new_calls text[]) RETURNS void
-    LANGUAGE sql
-    AS $$
-  SELECT baton_write_calls(
-    p_call_ids, p_call_sessions, p_call_tools, p_call_statuses, p_call_owners, p_call_ended,
-    p_call_created, p_call_attempts, p_call_records, p_row_calls, p_row_sessions, p_row_seqs,
-    p_row_last_seqs, p_row_events, p_notifications, p_artifacts, p_steps, p_schedules,
-    p_resolutions, p_writer, p_sessions, p_notices, p_new_calls, false, false)
-$$;
-
-CREATE FUNCTION baton.baton_write_calls(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_created bigint[], p_call_attempts integer[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json, p_new_calls text[], p_first_try boolean, p_only_new_calls boolean) RETURNS void
-    LANGUAGE sql
-    AS $$
-  SELECT baton_write_calls(
-    p_call_ids, p_call_sessions, p_call_tools, p_call_statuses, p_call_owners, p_call_ended,
-    p_call_created, p_call_attempts, p_call_records, p_row_calls, p_row_sessions, p_row_seqs,
-    p_row_last_seqs, p_row_events, p_notifications, p_artifacts, p_steps, p_schedules,
-    p_resolutions, p_writer, p_sessions,
-    (SELECT array_agg(e->>0 ORDER BY n) FROM json_array_elements(p_notices) WITH ORDINALITY AS t(e, n)),
-    (SELECT string_agg((e->1)::text, E'\n' ORDER BY n)
-     FROM json_array_elements(p_notices) WITH ORDINALITY AS t(e, n)),
-    p_new_calls, p_first_try, p_only_new_calls, false)
 $$;
 
 CREATE FUNCTION baton.baton_write_calls(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_created bigint[], p_call_attempts integer[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notice_channels text[], p_notice_payloads text, p_new_calls text[], p_first_try boolean, p_only_new_calls boolean, p_only_stored_calls boolean) RETURNS void
@@ -433,58 +373,6 @@ BEGIN
   END IF;
   PERFORM set_config('baton.keeps_calls', 'off', true);
 END;
-$$;
-
-CREATE FUNCTION baton.baton_write_lines(p_call_ids text[], p_call_sessions text[], p_call_tools text[], p_call_statuses text[], p_call_owners text[], p_call_ended bigint[], p_call_records text, p_row_calls text[], p_row_sessions text[], p_row_seqs integer[], p_row_last_seqs integer[], p_row_events text, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json) RETURNS void
-    LANGUAGE sql
-    AS $$
-  SELECT baton_write_calls(
-    p_call_ids, p_call_sessions, p_call_tools, p_call_statuses, p_call_owners, p_call_ended,
-    (SELECT array_agg((r->>'createdAt')::bigint ORDER BY n)
-     FROM unnest(string_to_array(p_call_records, E'\n')::json[]) WITH ORDINALITY AS u(r, n)),
-    (SELECT array_agg((r->>'attempt')::int ORDER BY n)
-     FROM unnest(string_to_array(p_call_records, E'\n')::json[]) WITH ORDINALITY AS u(r, n)),
-    p_call_records, p_row_calls, p_row_sessions, p_row_seqs, p_row_last_seqs, p_row_events,
-    p_notifications, p_artifacts, p_steps, p_schedules, p_resolutions, p_writer, p_sessions,
-    p_notices)
-$$;
-
-CREATE FUNCTION baton.baton_write_notifying(p_calls json, p_events json, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json) RETURNS void
-    LANGUAGE plpgsql
-    AS $$
-DECLARE
-  entry json;
-BEGIN
-  PERFORM baton_write(p_calls, p_events, p_notifications, p_artifacts, p_steps, p_schedules,
-                      p_resolutions, p_writer, NULL, NULL, p_sessions);
-  -- Delivered when the transaction commits, and only then: a listener can read what it hears of.
-  FOR entry IN SELECT e FROM json_array_elements(p_notices) AS e LOOP
-    PERFORM pg_notify(entry->>0, (entry->1)::text);
-  END LOOP;
-END;
-$$;
-
-CREATE FUNCTION baton.baton_write_rows(p_calls json, p_event_rows json, p_notifications jsonb, p_artifacts jsonb, p_steps jsonb, p_schedules jsonb, p_resolutions jsonb, p_writer text, p_sessions text[], p_notices json) RETURNS void
-    LANGUAGE sql
-    AS $$
-  SELECT baton_write_calls(
-    c.ids, c.sessions, c.tools, c.statuses, c.owners, c.ended, c.created, c.attempts, c.records,
-    r.calls, r.sessions, r.seqs, r.last_seqs, r.events,
-    p_notifications, p_artifacts, p_steps, p_schedules, p_resolutions, p_writer, p_sessions,
-    coalesce(p_notices, '[]'))
-  FROM (SELECT array_agg(x->>'callId' ORDER BY n) AS ids, array_agg(x->>'sessionId' ORDER BY n) AS sessions,
-               array_agg(x->>'toolName' ORDER BY n) AS tools, array_agg(x->>'status' ORDER BY n) AS statuses,
-               array_agg(x->>'ownerId' ORDER BY n) AS owners,
-               array_agg((x->>'endedAt')::bigint ORDER BY n) AS ended,
-               array_agg((x->>'createdAt')::bigint ORDER BY n) AS created,
-               array_agg((x->>'attempt')::int ORDER BY n) AS attempts,
-               string_agg(x::text, E'\n' ORDER BY n) AS records
-        FROM json_array_elements(p_calls) WITH ORDINALITY AS t(x, n)) AS c,
-       (SELECT array_agg(x->>'callId' ORDER BY n) AS calls, array_agg(x->>'sessionId' ORDER BY n) AS sessions,
-               array_agg((x->>'seq')::int ORDER BY n) AS seqs,
-               array_agg((x->>'lastSeq')::int ORDER BY n) AS last_seqs,
-               string_agg((x->'events')::text, E'\n' ORDER BY n) AS events
-        FROM json_array_elements(p_event_rows) WITH ORDINALITY AS t(x, n)) AS r
 $$;
 
 CREATE TABLE baton.artifacts (
@@ -741,5 +629,3 @@ CREATE INDEX webhook_deliveries_by_session ON baton.webhook_deliveries USING btr
 CREATE INDEX webhook_deliveries_due ON baton.webhook_deliveries USING btree (next_at) WHERE (status = 'pending'::text);
 
 CREATE TRIGGER calls_written AFTER INSERT OR DELETE OR UPDATE ON baton.calls FOR EACH ROW WHEN ((current_setting('baton.keeps_calls'::text, true) IS DISTINCT FROM 'on'::text)) EXECUTE FUNCTION baton.baton_call_written();
-
-CREATE TRIGGER events_delete INSTEAD OF DELETE ON baton.events FOR EACH ROW EXECUTE FUNCTION baton.baton_delete_event();

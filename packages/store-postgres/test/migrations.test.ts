@@ -1,14 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CallEvent } from '@baton/contracts';
-import type { StoreNotice } from '@baton/store';
 import { makeCallRecord } from '@baton/store/testing';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
 import { MIGRATIONS } from '../src/migrations.js';
-import { Channels } from '../src/notices.js';
 import { type ThrowawayPostgres, throwawayPostgres } from '../src/testing.js';
 
 let server: ThrowawayPostgres;
@@ -16,50 +13,6 @@ beforeAll(async () => {
   server = await throwawayPostgres();
 }, 60_000);
 afterAll(() => server.stop());
-
-function event(callId: string, seq: number): CallEvent {
-  return {
-    type: 'progress',
-    callId,
-    sessionId: 's',
-    toolName: 't',
-    seq,
-    at: seq,
-    progress: { current: seq },
-  };
-}
-
-/** A schema as a store of an earlier version left it: the first `steps` migrations, and some rows. */
-async function schemaAtStep(schema: string, steps: number, { rows = true } = {}): Promise<void> {
-  const client = new pg.Client({ connectionString: server.url });
-  await client.connect();
-  try {
-    await client.query(`CREATE SCHEMA ${schema}; SET search_path = ${schema}`);
-    await client.query(
-      'CREATE TABLE baton_schema (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
-    );
-    for (let step = 0; step < steps; step++) {
-      await client.query(MIGRATIONS[step] as string);
-      await client.query('INSERT INTO baton_schema (version) VALUES ($1)', [step + 1]);
-    }
-    if (!rows) return;
-    const record = makeCallRecord({ callId: 'old', sessionId: 's' });
-    await client.query(
-      'INSERT INTO calls (call_id, session_id, tool_name, status, record) VALUES ($1, $2, $3, $4, $5)',
-      [record.callId, record.sessionId, record.toolName, record.status, JSON.stringify(record)],
-    );
-    for (const seq of [1, 2]) {
-      await client.query('INSERT INTO events (call_id, seq, session_id, event) VALUES ($1, $2, $3, $4)', [
-        'old',
-        seq,
-        's',
-        JSON.stringify(event('old', seq)),
-      ]);
-    }
-  } finally {
-    await client.end();
-  }
-}
 
 /** PostgreSQL's own `pg_dump`, of the newest installed version (Debian's layout), or the one on the PATH. */
 function pgDump(): string {
@@ -85,11 +38,6 @@ function schemaOf(schema: string): string {
     .trim()}\n`;
 }
 
-/** Two schemas compared by what they do: a function's body may differ in its spaces and newlines. */
-function comparable(schema: string): string {
-  return schema.replaceAll("E'\n'", "E'\\n'").replace(/\s+/g, ' ');
-}
-
 /** Opens a store on a schema (which runs the steps it lacks), and closes it. */
 async function openOn(schema: string): Promise<void> {
   const store = postgresStore({ connectionString: server.url, schema });
@@ -109,243 +57,6 @@ describe('the PostgreSQL schema', () => {
     const made = schemaOf(schema);
     if (process.env.BATON_UPDATE_SCHEMA === '1') writeFileSync(SNAPSHOT, made);
     expect(made).toBe(readFileSync(SNAPSHOT, 'utf8'));
-  });
-
-  // Every step from every earlier step: about a second on a quiet 2-core machine, several when
-  // both cores are busy; a limit sized for the busy one.
-  it('is the same for a database left at any earlier step, once a store opens it', {
-    timeout: 60_000,
-  }, async () => {
-    const expected = readFileSync(SNAPSHOT, 'utf8');
-    for (let steps = 1; steps < MIGRATIONS.length; steps++) {
-      const schema = `at_step_${steps}_${process.pid}`;
-      await schemaAtStep(schema, steps, { rows: false });
-      await openOn(schema);
-      expect(schemaOf(schema), `from step ${steps}`).toBe(expected);
-    }
-  });
-
-  it('is the same for a database the TypeScript migrations made, before the steps were SQL files', async () => {
-    const schema = `before_sql_files_${process.pid}`;
-    const client = new pg.Client({ connectionString: server.url });
-    await client.connect();
-    try {
-      const fixture = readFileSync(
-        join(import.meta.dirname, 'fixtures', 'schema-before-sql-files.sql'),
-        'utf8',
-      );
-      await client.query(fixture.replaceAll('__SCHEMA__', schema));
-    } finally {
-      await client.end();
-    }
-    await openOn(schema);
-    expect(comparable(schemaOf(schema))).toBe(comparable(readFileSync(SNAPSHOT, 'utf8')));
-  });
-});
-
-describe('PostgreSQL migrations on a database of an earlier version', () => {
-  it('keeps the events of an earlier version: read, numbered and followed as before, other events under their numbers refused', async () => {
-    const schema = `before_step_7_${process.pid}`;
-    await schemaAtStep(schema, 6);
-    const store = postgresStore({ connectionString: server.url, schema });
-    try {
-      expect(await store.listEvents('old')).toEqual([event('old', 1), event('old', 2)]);
-      const before = await store.listSessionEvents('s');
-      await store.write({ events: [event('old', 3), event('old', 4)] });
-      const session = await store.listSessionEvents('s');
-      expect(session.map(({ event: { seq } }) => seq)).toEqual([1, 2, 3, 4]);
-      expect(session.slice(0, 2)).toEqual(before);
-      expect(await store.listSessionEvents('s', before[1]?.position)).toEqual(session.slice(2));
-      expect(session[2]?.position).toBeGreaterThan(session[1]?.position ?? Number.POSITIVE_INFINITY);
-      // Other events under numbers stored already are refused; the same event again (a write
-      // made again, its answer lost) is kept once.
-      await expect(store.write({ events: [{ ...event('old', 2), at: 99 }] })).rejects.toThrow();
-      await expect(store.write({ events: [{ ...event('old', 4), at: 99 }] })).rejects.toThrow();
-      await store.write({ events: [event('old', 2)] });
-      expect(await store.listEvents('old')).toEqual([1, 2, 3, 4].map((seq) => event('old', seq)));
-      const client = new pg.Client({ connectionString: server.url });
-      await client.connect();
-      const { rows } = await client.query(
-        `SELECT tablename, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'event_rows' ORDER BY indexname`,
-        [schema],
-      );
-      const identity = await client.query(`SELECT relreplident FROM pg_class WHERE oid = $1::regclass`, [
-        `${schema}.event_rows`,
-      ]);
-      await client.end();
-      expect(identity.rows).toEqual([{ relreplident: 'i' }]);
-      // Two indexes: the call's (call_id, seq) and the session's; none of the position alone.
-      expect(rows.map(({ indexdef }) => (indexdef as string).replace(/^.* ON /, ''))).toEqual([
-        `${schema}.event_rows USING btree (session_id, "position")`,
-        `${schema}.event_rows USING btree (call_id, seq)`,
-      ]);
-    } finally {
-      await store.close();
-    }
-  });
-
-  it('takes the writes of a process of the previous version while this one starts, and their events read as before', async () => {
-    const schema = `before_step_9_${process.pid}`;
-    await schemaAtStep(schema, 8);
-    const store = postgresStore({ connectionString: server.url, schema });
-    const client = new pg.Client({ connectionString: server.url });
-    await client.connect();
-    try {
-      await store.write({ events: [event('old', 3)] });
-      // The statement of step 8's store, as it was written: a flat array of events.
-      await client.query(`SET search_path = ${schema}`);
-      await client.query(
-        `SELECT baton_write_notifying($1::json, $2::json, NULL, NULL, NULL, NULL, NULL, NULL, $3::text[], '[]'::json)`,
-        [
-          JSON.stringify([makeCallRecord({ callId: 'new', sessionId: 's' })]),
-          JSON.stringify([event('new', 1), event('old', 4), event('new', 2)]),
-          ['s'],
-        ],
-      );
-      const session = await store.listSessionEvents('s');
-      expect(session.map(({ event: { callId, seq } }) => `${callId}${seq}`)).toEqual([
-        'old1',
-        'old2',
-        'old3',
-        'new1',
-        'old4',
-        'new2',
-      ]);
-      expect(await store.listEvents('new')).toEqual([event('new', 1), event('new', 2)]);
-      // Its reads: the events one a row, numbered as this version numbers them.
-      const { rows } = await client.query(
-        `SELECT position::float8 AS position, event FROM events WHERE session_id = 's' ORDER BY position`,
-      );
-      expect(rows).toEqual(session);
-      // And its retention sweep, which removes a call's events by call_id.
-      await client.query('DELETE FROM events WHERE call_id = ANY($1)', [['new']]);
-      expect(await store.listEvents('new')).toEqual([]);
-      expect((await store.listEvents('old')).map(({ seq }) => seq)).toEqual([1, 2, 3, 4]);
-    } finally {
-      await client.end();
-      await store.close();
-    }
-  });
-
-  it('takes the records and events of a process of the previous version (json rows) while this one writes lines', async () => {
-    const schema = `before_lines_${process.pid}`;
-    const lines = MIGRATIONS.findIndex((step) => step.includes('CREATE FUNCTION baton_write_lines('));
-    await schemaAtStep(schema, lines, { rows: false });
-    const client = new pg.Client({ connectionString: server.url });
-    await client.connect();
-    await client.query(`SET search_path = ${schema}`);
-    // The statement of the previous version's store, as it was written.
-    const previousWrite = (calls: unknown[], rows: unknown[]) =>
-      client.query(
-        'SELECT baton_write_rows($1::json, $2::json, NULL, NULL, NULL, NULL, NULL, NULL, $3::text[], $4::json)',
-        [JSON.stringify(calls), JSON.stringify(rows), ['s'], '[]'],
-      );
-    const row = (callId: string, seqs: number[]) => ({
-      callId,
-      sessionId: 's',
-      seq: seqs[0],
-      lastSeq: seqs.at(-1),
-      events: seqs.map((seq) => event(callId, seq)),
-    });
-    const old = makeCallRecord({ callId: 'old', sessionId: 's' });
-    await previousWrite([old], [row('old', [1, 2])]);
-    const store = postgresStore({ connectionString: server.url, schema });
-    try {
-      const current = makeCallRecord({
-        callId: 'new',
-        sessionId: 's',
-        status: 'inline',
-        args: { text: 'a\nb' },
-      });
-      await store.write({ calls: [current], events: [event('new', 1), event('old', 3)] });
-      const finished = { ...old, status: 'succeeded' as const, endedAt: 5, result: 'done' };
-      await previousWrite([finished], [row('old', [4])]);
-      await expect(
-        previousWrite([], [{ ...row('new', [1]), events: [{ ...event('new', 1), at: 99 }] }]),
-      ).rejects.toThrow();
-      expect(await store.getCall('old')).toEqual(finished);
-      expect(await store.getCall('new')).toEqual(current);
-      const session = await store.listSessionEvents('s');
-      expect(session.map(({ event: { callId, seq } }) => `${callId}${seq}`)).toEqual([
-        'old1',
-        'old2',
-        'new1',
-        'old3',
-        'old4',
-      ]);
-    } finally {
-      await client.end();
-      await store.close();
-    }
-  });
-  it('takes the writes of a process of step 15 (its notices as JSON) while this one starts: stored, and each notice heard as it was sent', async () => {
-    const schema = `step_15_writes_${process.pid}`;
-    const store = postgresStore({ connectionString: server.url, schema });
-    const client = new pg.Client({ connectionString: server.url });
-    await client.connect();
-    let stop: (() => void) | undefined;
-    try {
-      let listened = () => {};
-      const listening = new Promise<void>((resolve) => {
-        listened = resolve;
-      });
-      const heard = new Promise<StoreNotice>((resolve) => {
-        stop = store.listen?.(
-          (notice) => {
-            if (notice.type === 'listening') listened();
-            if (notice.type === 'events') resolve(notice);
-          },
-          { type: 'events' },
-        );
-      });
-      // The store opens (and migrates) first, and listens.
-      await store.getCall('opened');
-      await listening;
-      const record = makeCallRecord({ callId: 'c1', sessionId: 's' });
-      const told = { type: 'events', callIds: ['c1'], sessionIds: ['s'], writer: 'previous' };
-      await client.query(`SET search_path = ${schema}`);
-      // The statement of step 15's store, as it was written: its notices a JSON array of [channel, notice].
-      await client.query(
-        `SELECT baton_write_calls($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[],
-           $7::bigint[], $8::int[], $9::text, $10::text[], $11::text[], $12::int[], $13::int[], $14::text,
-           $15::jsonb, $16::jsonb, $17::jsonb, $18::jsonb, $19::jsonb, $20::text, $21::text[], $22::json,
-           $23::text[], $24::boolean, $25::boolean)`,
-        [
-          ['c1'],
-          ['s'],
-          [record.toolName],
-          [record.status],
-          [null],
-          [null],
-          [record.createdAt],
-          [record.attempt],
-          JSON.stringify(record),
-          ['c1'],
-          ['s'],
-          [1],
-          [1],
-          JSON.stringify([event('c1', 1)]),
-          null,
-          null,
-          null,
-          null,
-          null,
-          'previous',
-          ['s'],
-          JSON.stringify([[new Channels(schema).events, told]]),
-          null,
-          true,
-          true,
-        ],
-      );
-      expect(await heard).toEqual(told);
-      expect(await store.getCall('c1')).toEqual(record);
-      expect(await store.listEvents('c1')).toEqual([event('c1', 1)]);
-    } finally {
-      stop?.();
-      await client.end();
-      await store.close();
-    }
   });
 });
 
@@ -410,8 +121,8 @@ describe('the queue and the owners of calls', () => {
     }
   });
 
-  it('follow the statements of a process of the previous version: a call its worker claimed is not claimed again, and is recovered once that worker is gone', async () => {
-    const schema = `previous_claims_${process.pid}`;
+  it('follow the rows a person changes by hand: a call given an owner is not claimed again, and is recovered once that owner is gone', async () => {
+    const schema = `claims_by_hand_${process.pid}`;
     const store = postgresStore({ connectionString: server.url, schema });
     const client = new pg.Client({ connectionString: server.url });
     await client.connect();
@@ -420,16 +131,16 @@ describe('the queue and the owners of calls', () => {
         calls: ['first', 'second', 'third'].map((callId) => makeCallRecord({ callId, sessionId: 's' })),
       });
       await client.query(`SET search_path = ${schema}`);
-      // The claim of the previous version's store, as it was written.
-      const previousClaim = await client.query<{ call_id: string }>(
+      // A claim made by hand, by a statement that keeps neither the queue nor the owners itself.
+      const claimByHand = await client.query<{ call_id: string }>(
         `UPDATE calls SET owner_id = $1 WHERE position IN (
            SELECT position FROM calls WHERE owner_id IS NULL AND status = 'queued'
              AND (record->>'approval') IS DISTINCT FROM 'pending'
            ORDER BY position LIMIT $2 FOR UPDATE SKIP LOCKED)
          RETURNING call_id`,
-        ['previous-worker', 1],
+        ['worker-by-hand', 1],
       );
-      expect(previousClaim.rows.map((row) => row.call_id)).toEqual(['first']);
+      expect(claimByHand.rows.map((row) => row.call_id)).toEqual(['first']);
       const claimed = await store.claimQueued('this-worker', 10);
       expect(claimed.map(({ record }) => record.callId)).toEqual(['second', 'third']);
       expect(await store.claimQueued('another-worker', 10)).toEqual([]);
@@ -438,9 +149,9 @@ describe('the queue and the owners of calls', () => {
       expect((await store.claimQueued('another-worker', 10)).map(({ record }) => record.callId)).toEqual([
         'third',
       ]);
-      const recovered = await store.claimCalls(['previous-worker'], 'this-worker');
+      const recovered = await store.claimCalls(['worker-by-hand'], 'this-worker');
       expect(recovered.map((record) => [record.callId, record.ownerId])).toEqual([['first', 'this-worker']]);
-      expect(await store.claimCalls(['previous-worker'], 'another-worker')).toEqual([]);
+      expect(await store.claimCalls(['worker-by-hand'], 'another-worker')).toEqual([]);
     } finally {
       await client.end();
       await store.close();
@@ -463,56 +174,6 @@ describe('the queue and the owners of calls', () => {
       expect(await store.claimCalls(['stale'], 'another')).toEqual([]);
     } finally {
       await client.end();
-      await store.close();
-    }
-  });
-
-  it('are made, as a store upgrades, from the calls it has: one that waits is claimed, one a process held is recovered', async () => {
-    const schema = `queue_upgraded_${process.pid}`;
-    const before = MIGRATIONS.findIndex((step) => step.includes('CREATE TABLE call_queue'));
-    await schemaAtStep(schema, before, { rows: false });
-    const client = new pg.Client({ connectionString: server.url });
-    await client.connect();
-    try {
-      for (const record of [
-        makeCallRecord({ callId: 'old', sessionId: 's' }),
-        makeCallRecord({ callId: 'held', sessionId: 's', status: 'inline', ownerId: 'gone' }),
-      ]) {
-        await client.query(
-          `INSERT INTO ${schema}.calls (call_id, session_id, tool_name, status, owner_id, record)
-           VALUES ($1, $2, $3, $4, $5, $6)`,
-          [
-            record.callId,
-            record.sessionId,
-            record.toolName,
-            record.status,
-            record.ownerId,
-            JSON.stringify(record),
-          ],
-        );
-      }
-    } finally {
-      await client.end();
-    }
-    const store = postgresStore({ connectionString: server.url, schema });
-    try {
-      expect((await store.claimQueued('worker', 10)).map(({ record }) => record.callId)).toEqual(['old']);
-      expect((await store.claimCalls(['gone'], 'worker')).map((record) => record.callId)).toEqual(['held']);
-      // Retention finds the calls by their creation, read from the records at the upgrade.
-      await store.write({
-        calls: [
-          makeCallRecord({
-            callId: 'old',
-            sessionId: 's',
-            status: 'succeeded',
-            endedAt: 1_500,
-            ownerId: 'worker',
-          }),
-        ],
-        writer: 'worker',
-      });
-      expect(await store.deleteEndedBefore(2_000)).toBe(1);
-    } finally {
       await store.close();
     }
   });

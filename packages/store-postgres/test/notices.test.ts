@@ -200,7 +200,7 @@ describe('the notices of a PostgreSQL write', () => {
     ]);
     // Notices come in the order of the commits: any of the clients' own would have come first. A
     // client hears the record as it was stored, and need not read it; the notice names the call
-    // too, for a client of the previous version, which reads what it is told of.
+    // too, as it does when the record is too long to be told (see below).
     const told = (callId: string, replyTo: string) => ({
       type: 'events',
       callIds: [callId],

@@ -1,7 +1,10 @@
 /**
  * The schema, as numbered steps. A database is at step `PRAGMA user_version`; opening it runs the
  * steps after that, in one transaction that holds the write lock, so processes that open the same
- * file at once migrate it once. Only ever append a step.
+ * file at once migrate it once. Only ever append a step: the first is the first release's schema
+ * whole (the unreleased steps before it were folded into it, no file a user holds being at one of
+ * them), and `schema.sql` beside `src/` is what the steps make, which a test compares with a new
+ * file.
  */
 export const MIGRATIONS: readonly string[] = [
   `
@@ -19,100 +22,14 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX calls_by_status ON calls (status, position);
   CREATE INDEX calls_unfinished_by_owner ON calls (owner_id) WHERE ended_at IS NULL;
   CREATE INDEX calls_by_end ON calls (ended_at) WHERE ended_at IS NOT NULL;
-
-  CREATE TABLE events (
-    call_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    event TEXT NOT NULL,
-    PRIMARY KEY (call_id, seq)
-  ) WITHOUT ROWID;
-
-  CREATE TABLE notifications (
-    id TEXT PRIMARY KEY,
-    call_id TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    status TEXT NOT NULL,
-    created_at INTEGER NOT NULL,
-    acknowledged_at INTEGER,
-    notification TEXT NOT NULL
-  );
-  CREATE INDEX notifications_by_session ON notifications (session_id, status, created_at);
-
-  CREATE TABLE artifacts (
-    call_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    content TEXT NOT NULL,
-    PRIMARY KEY (call_id, name)
-  ) WITHOUT ROWID;
-
-  CREATE TABLE instances (
-    id TEXT PRIMARY KEY,
-    host TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    started_at INTEGER NOT NULL,
-    heartbeat_at INTEGER NOT NULL,
-    lease_ms INTEGER NOT NULL
-  );
-  `,
-  `
-  CREATE TABLE steps (
-    call_id TEXT NOT NULL,
-    step_id TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (call_id, step_id)
-  ) WITHOUT ROWID;
-  `,
-  `
-  CREATE TABLE event_resolutions (
-    key TEXT PRIMARY KEY,
-    call_id TEXT NOT NULL,
-    outcome TEXT NOT NULL,
-    at INTEGER NOT NULL
-  );
-  CREATE INDEX event_resolutions_by_call ON event_resolutions (call_id);
-  `,
-  `
-  CREATE TABLE schedules (
-    id TEXT PRIMARY KEY,
-    session_id TEXT NOT NULL,
-    enabled INTEGER NOT NULL,
-    next_at INTEGER,
-    schedule TEXT NOT NULL
-  );
-  CREATE INDEX schedules_by_session ON schedules (session_id);
-  `,
-  `
-  -- events get a position in write order, which a session's event stream resumes from
-  CREATE TABLE events_in_order (
-    position INTEGER PRIMARY KEY,
-    call_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    event TEXT NOT NULL,
-    UNIQUE (call_id, seq)
-  );
-  INSERT INTO events_in_order (call_id, seq, event)
-    SELECT call_id, seq, event FROM events ORDER BY json_extract(event, '$.at'), call_id, seq;
-  DROP TABLE events;
-  ALTER TABLE events_in_order RENAME TO events;
-  `,
-  `
-  -- each process's random boot id: a new process with a dead one's PID is not taken for it
-  ALTER TABLE instances ADD COLUMN boot TEXT NOT NULL DEFAULT '';
-  `,
-  `
-  -- lists by tool, newest first, without reading every call (the API's ?tool=)
+  -- Lists by tool, newest first, without reading every call (the API's ?tool=).
   CREATE INDEX calls_by_tool ON calls (tool_name, position);
-  `,
-  `
-  -- A call's events of one write in one row (event_rows), where they were a row each: a call that
-  -- runs in one tick is a record and a row of events where it was a record and three rows of
-  -- events: the writer commits it in about a fifth less time, and Baton on SQLite does a fifth
-  -- more calls a second with 1,000 in flight (bench/RESULTS.md).
-  --
-  -- A row's events have consecutive seqs, seq to last_seq, at most 256 (ROW_EVENTS_MAX in
-  -- @baton/store); its position is its first event's, and the n-th is at position + n - 1: the
-  -- writer puts each row 256 after the last. The events stored before this step keep their
-  -- positions, a row each.
+
+  -- A call's events of one write in one row: a call that runs in one tick is a record and a row of
+  -- events where it was a record and three rows of events. A row's events have consecutive seqs,
+  -- seq to last_seq, at most 256 (ROW_EVENTS_MAX in @baton/store); its position is its first
+  -- event's, and the n-th is at position + n - 1: the writer puts each row 256 after the last, so
+  -- a session's events resume from a position in write order.
   CREATE TABLE event_rows (
     position INTEGER PRIMARY KEY,
     call_id TEXT NOT NULL,
@@ -121,9 +38,6 @@ export const MIGRATIONS: readonly string[] = [
     events TEXT NOT NULL,
     UNIQUE (call_id, seq)
   );
-  INSERT INTO event_rows (position, call_id, seq, last_seq, events)
-    SELECT position, call_id, seq, seq, json_array(json(event)) FROM events;
-  DROP TABLE events;
   -- No event is stored twice: a row that does not start its call's numbering (UNIQUE catches the
   -- ones that do) must not overlap the call's row that starts last at or before its own end.
   CREATE TRIGGER event_rows_once BEFORE INSERT ON event_rows
@@ -134,23 +48,52 @@ export const MIGRATIONS: readonly string[] = [
   BEGIN
     SELECT RAISE(ABORT, 'event ' || NEW.seq || ' of call ' || NEW.call_id || ' is stored already');
   END;
-  -- The events one a row, for a process of an earlier version that shares the file while this
-  -- one starts: it reads, writes and deletes events as before.
-  CREATE VIEW events AS
-    SELECT r.position + e.key AS position, r.call_id, r.seq + e.key AS seq, e.value AS event
-    FROM event_rows AS r, json_each(r.events) AS e;
-  CREATE TRIGGER events_insert INSTEAD OF INSERT ON events
-  BEGIN
-    INSERT INTO event_rows (position, call_id, seq, last_seq, events) VALUES (
-      (SELECT coalesce(max(position), 0) + 256 FROM event_rows),
-      NEW.call_id, NEW.seq, NEW.seq, json_array(json(NEW.event)));
-  END;
-  CREATE TRIGGER events_delete INSTEAD OF DELETE ON events
-  BEGIN
-    DELETE FROM event_rows WHERE call_id = OLD.call_id AND seq <= OLD.seq AND last_seq >= OLD.seq;
-  END;
-  `,
-  `
+
+  CREATE TABLE notifications (
+    id TEXT PRIMARY KEY,
+    call_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    acknowledged_at INTEGER,
+    notification TEXT NOT NULL,
+    -- The instance that holds a notification a loop was given and has not acknowledged: none else
+    -- takes it while that instance is registered.
+    held_by TEXT
+  );
+  CREATE INDEX notifications_by_session ON notifications (session_id, status, created_at);
+
+  CREATE TABLE artifacts (
+    call_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    content TEXT NOT NULL,
+    PRIMARY KEY (call_id, name)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE steps (
+    call_id TEXT NOT NULL,
+    step_id TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (call_id, step_id)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE event_resolutions (
+    key TEXT PRIMARY KEY,
+    call_id TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );
+  CREATE INDEX event_resolutions_by_call ON event_resolutions (call_id);
+
+  CREATE TABLE schedules (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    enabled INTEGER NOT NULL,
+    next_at INTEGER,
+    schedule TEXT NOT NULL
+  );
+  CREATE INDEX schedules_by_session ON schedules (session_id);
+
   -- Webhook deliveries (Standard Webhooks): each notification on its way to a webhook, the process
   -- that holds it for an attempt (owner_id) and until when (lease_until).
   CREATE TABLE webhook_deliveries (
@@ -167,15 +110,19 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_at) WHERE status = 'pending';
   CREATE INDEX webhook_deliveries_by_session ON webhook_deliveries (session_id, position);
   CREATE INDEX webhook_deliveries_by_call ON webhook_deliveries (call_id);
-  `,
-  `
-  -- The instance that holds a notification a loop was given and has not acknowledged: none else
-  -- takes it while that instance is registered.
-  ALTER TABLE notifications ADD COLUMN held_by TEXT;
-  `,
-  `
-  -- The version of what the processes sharing the store say to each other (RuntimeInstance's
-  -- protocol): 0 for an instance a process of an earlier version registers.
-  ALTER TABLE instances ADD COLUMN protocol INTEGER NOT NULL DEFAULT 0;
+
+  CREATE TABLE instances (
+    id TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    started_at INTEGER NOT NULL,
+    heartbeat_at INTEGER NOT NULL,
+    lease_ms INTEGER NOT NULL,
+    -- Each process's random boot id: a new process with a dead one's PID is not taken for it.
+    boot TEXT NOT NULL DEFAULT '',
+    -- The version of what the processes sharing the store say to each other (RuntimeInstance's
+    -- protocol).
+    protocol INTEGER NOT NULL DEFAULT 0
+  );
   `,
 ];

@@ -63,14 +63,11 @@ function describe(error: unknown, path: string): BatonError {
   return unusable(path, `cannot be opened (${code || 'error'}: ${message})`, ON_BACKUP, error);
 }
 
-/**
- * Tables a Baton store has (of the first step; `events` is a view since step 8), to tell it from
- * another program's database.
- */
+/** Tables a Baton store has had since its first step, to tell it from another program's database. */
 function isBatonSchema(db: Database.Database): boolean {
   const row = db
     .prepare(
-      "SELECT count(*) AS n FROM sqlite_master WHERE type IN ('table', 'view') AND name IN ('calls', 'events', 'instances')",
+      "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('calls', 'event_rows', 'instances')",
     )
     .get() as { n: number };
   return row.n === 3;

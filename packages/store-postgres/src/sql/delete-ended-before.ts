@@ -35,7 +35,7 @@ export async function deleteEndedBefore(
     await client.query(
       "DELETE FROM webhook_deliveries d WHERE status <> 'pending' AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.call_id = d.call_id)",
     );
-    // And the requests whose call a process of an earlier version removed (it knew no requests).
+    // And the requests whose call was removed by other hands (a person, a script).
     await client.query(
       'DELETE FROM requests r WHERE NOT EXISTS (SELECT 1 FROM calls c WHERE c.call_id = r.call_id)',
     );
