@@ -26,7 +26,7 @@ import { Following } from './following.js';
 import { Housekeeping } from './housekeeping.js';
 import { Failures, quietLogger } from './log.js';
 import type { RuntimeOptions, StoreWriteTiming } from './options.js';
-import { RUNNING_NOTIFICATIONS_PROTOCOL, thisInstance } from './recovery/instances.js';
+import { thisInstance } from './recovery/instances.js';
 import { Recovery } from './recovery/recover.js';
 import { ridingOut, StoreOutage } from './ride-out.js';
 import { resolveSettings, type Settings } from './settings.js';
@@ -156,8 +156,6 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     store,
     failures,
     updateIntervalMs: settings.updateIntervalMs,
-    // An earlier process on a shared store would take such a notification for the call's end.
-    notifies: store.listen ? () => peers.speak(RUNNING_NOTIFICATIONS_PROTOCOL) : () => true,
   });
   const host = new CallContextHost({
     writes,
@@ -234,7 +232,6 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   });
   const client = new SharedClient({
     settings,
-    peers,
     writes,
     writer,
     store,

@@ -19,8 +19,6 @@ export interface UpdatesDeps {
   store: Pick<StoreNotifications, 'acknowledgeNotification'>;
   failures: Failures;
   updateIntervalMs: number;
-  /** Whether a running call's updates and reminders may be notifications (every peer reads them so). */
-  notifies: () => boolean;
 }
 
 /**
@@ -66,7 +64,7 @@ export class CallUpdates {
     if (next === undefined) return;
     timers.armFor(call, 'reminder', next - runningForMs, () => {
       if (isTerminalStatus(call.record.status)) return;
-      if (call.record.detached && this.deps.notifies()) this.#stillRunning(call, next);
+      if (call.record.detached) this.#stillRunning(call, next);
       this.remind(call);
     });
   }
@@ -97,7 +95,7 @@ export class CallUpdates {
     record.updatedAt = record.update.at;
     writes.emit(call, { type: 'update', updateSeq, value: merged.value, scheduling: merged.scheduling });
     writes.save(call);
-    if (record.detached && !(record.run && !record.run.signalOnCompletion) && this.deps.notifies()) {
+    if (record.detached && !(record.run && !record.run.signalOnCompletion)) {
       const notification = this.#notificationOf(call, updateSeq, merged.value, merged.scheduling);
       // No `notification` event: that one tells of the end's notification (a follower stops at it).
       writer.add('notifications', notification);

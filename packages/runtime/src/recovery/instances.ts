@@ -49,19 +49,11 @@ export function goneInstances(instances: readonly RuntimeInstance[], selfId: str
 
 /**
  * The version of what this process says to the others on its store (`RuntimeInstance.protocol`),
- * one more at each change of it:
- * - 1: a client stores the `queued` event of every call it stores.
- * - 2: a call its caller waits for is stored with no event; the worker that claims it (or the
- *   client that detaches it unclaimed) stores its `queued` event (see queuedEventOf).
- * - 3: a running call's updates and reminders are notifications (`outcome: 'running'`), which a
- *   process of 2 would take for the call's end (its `wait` acknowledges the first notification
- *   of a call): while one is live, they are kept on the record and the events only.
+ * one more at each change of it, which a release's notes name with what a process of the one
+ * before is still told in its words while it is live (see Peers):
+ * - 1: the first release's.
  */
-export const PROCESS_PROTOCOL = 3;
-/** The protocol whose clients leave a waited-for call's `queued` event to its worker. */
-export const SPLIT_EVENTS_PROTOCOL = 2;
-/** The protocol whose processes take a notification with `outcome: 'running'` for what it is. */
-export const RUNNING_NOTIFICATIONS_PROTOCOL = 3;
+export const PROCESS_PROTOCOL = 1;
 
 export function thisInstance(id: string, now: number, leaseMs: number): RuntimeInstance {
   return {

@@ -13,16 +13,12 @@ import type { Following } from '../following.js';
 import type { Failures } from '../log.js';
 import { overloadedMessage } from '../messages.js';
 import { afterQueuedEvent, queuedEventOf } from '../queued-event.js';
-import { SPLIT_EVENTS_PROTOCOL } from '../recovery/instances.js';
 import type { Settings, ToolSettings } from '../settings.js';
 import type { WriteBatcher } from '../write-batcher.js';
-import type { Peers } from './peers.js';
 import { RemoteReplies } from './remote-replies.js';
 
 export interface ClientDeps {
   settings: Pick<Settings, 'forTool' | 'instanceId' | 'limits' | 'claimWaitMs' | 'tenantOf'>;
-  /** Whether a worker of an older version may claim what this client stores. */
-  peers: Pick<Peers, 'speak'>;
   writes: Pick<CallWrites, 'stamp'>;
   writer: Pick<WriteBatcher, 'add' | 'recordConfirmed' | 'recordNew'>;
   /** The same id sent to another process at the same time: that process made the call (see RepeatedCalls). */
@@ -86,12 +82,9 @@ export class SharedClient {
     );
     const reason = approval ? ('approval' as const) : ('mode' as const);
     // A call its caller waits for is stored without events: the worker that claims it stores its
-    // `queued` event (see queuedEventOf), unless a worker of an older version may claim it, which
-    // expects it stored (see Peers). One answered at once has it, and `backgrounded`, now.
-    if (record.detached || !this.deps.peers.speak(SPLIT_EVENTS_PROTOCOL)) {
-      writer.add('events', queuedEventOf(record));
-    }
+    // `queued` event (see queuedEventOf). One answered at once has it, and `backgrounded`, now.
     if (record.detached) {
+      writer.add('events', queuedEventOf(record));
       const backgrounded = {
         type: 'backgrounded' as const,
         reason,

@@ -13,24 +13,16 @@ export interface PeersDeps {
 }
 
 /**
- * What the other live processes on a shared store speak (`RuntimeInstance.protocol`). A peer of an
- * older version is served in its words while it is live: a client stores the `queued` event of
- * every call it stores, as version 1 expects of a client; a running call's updates stay off the
- * notifications, which version 2 would take for its end. A peer of a newer version is told
- * of: roll this one forward. Each change of what the peers speak is said in one line.
+ * What the other live processes on a shared store speak (`RuntimeInstance.protocol`): a peer of
+ * another version is told of in one line (a newer one: roll this one forward), and each change of
+ * what the peers speak. A release that changes the protocol serves the one before in its words
+ * while such a peer is live; the first release has none before it.
  */
 export class Peers {
-  /** The oldest protocol a live peer speaks; until the first look, the oldest there is (safe with any). */
-  #lowest = 0;
   /** The last line said, so that it is said once for as long as it holds. */
   #said = '';
 
   constructor(private readonly deps: PeersDeps) {}
-
-  /** Whether every live peer speaks `protocol` or a later one: what this process may say to them. */
-  speak(protocol: number): boolean {
-    return this.#lowest >= protocol;
-  }
 
   /** Reads the instances and takes what they speak; a read that fails leaves it as it was. */
   async look(): Promise<void> {
@@ -48,7 +40,6 @@ export class Peers {
     const live = instances.filter((instance) => instance.id !== instanceId && !gone.has(instance.id));
     const older = live.filter((instance) => instance.protocol < PROCESS_PROTOCOL);
     const newer = live.filter((instance) => instance.protocol > PROCESS_PROTOCOL);
-    this.#lowest = Math.min(PROCESS_PROTOCOL, ...live.map((instance) => instance.protocol));
     const line = this.#line(older, newer);
     if (line === this.#said) return;
     const wasOther = this.#said !== '';
@@ -69,9 +60,7 @@ export class Peers {
       [...new Set(peers.map((peer) => peer.protocol))].sort((a, b) => a - b).join(', ');
     const parts: string[] = [];
     if (older.length > 0) {
-      parts.push(
-        `${older.length} of an earlier Baton (protocol ${versions(older)}): served in their words until they are gone`,
-      );
+      parts.push(`${older.length} of an earlier Baton (protocol ${versions(older)}): roll them forward`);
     }
     if (newer.length > 0) {
       parts.push(`${newer.length} of a newer Baton (protocol ${versions(newer)}): roll this one forward`);
