@@ -5,7 +5,7 @@
  * (`BATON_*`) and `baton.config.json`, in that order, with the same validation.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isBatonError } from '@baton/contracts';
 import { SqliteStore, storeFileProblem } from '@baton/store-sqlite';
@@ -14,13 +14,9 @@ import { environmentWith, type FlagValues, inFlagTerms, parseFlags } from './fla
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { serve } from './serve.js';
 import { checkRole, isPostgres } from './served-runtime.js';
+import { VERSION } from './version.js';
 import { serveWatching } from './watch.js';
 import { work } from './worker.js';
-
-/** The version of the installed package, as its package.json says. */
-const VERSION = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
 
 export const USAGE = `Usage:
   baton serve [module] [options]   serve the tools a module exports (the demo tools without one)

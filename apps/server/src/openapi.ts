@@ -13,6 +13,7 @@ import {
   Notification,
   WebhookDelivery,
 } from './api-replies.js';
+import { VERSION } from './version.js';
 
 /**
  * The OpenAPI document is `@fastify/swagger`'s, made from the schemas each route is registered
@@ -162,7 +163,7 @@ export const swaggerOptions = (tools: () => readonly AnyTool[]): FastifyDynamicS
     openapi: '3.0.3',
     info: {
       title: 'Baton',
-      version: '0.1.0',
+      version: VERSION,
       description:
         'Runs the tool calls of LLM agents. The MCP endpoint is at /mcp (Streamable HTTP); the docs page is at /docs.',
     },

@@ -13,6 +13,7 @@ import {
   type CallToolResult,
   ListToolsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { VERSION } from './version.js';
 
 export interface BatonMcpServerOptions {
   /** The Baton session of the conversation: its background results come back to it. */
@@ -66,7 +67,7 @@ export function batonMcpServer(
   const isControl = (tool: string): tool is BackgroundControlTool =>
     !served.has(tool) && (BACKGROUND_CONTROL as readonly string[]).includes(tool);
 
-  const instance = new McpServer({ name, version: '0.1.0' }, { capabilities: { tools: {} } });
+  const instance = new McpServer({ name, version: VERSION }, { capabilities: { tools: {} } });
   instance.server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: declared.map((tool) => {
       const {

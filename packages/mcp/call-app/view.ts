@@ -6,6 +6,9 @@
  */
 import { App } from '@modelcontextprotocol/ext-apps/app-with-deps';
 
+/** The package's version, put in by the view's build (tsup.view.config.ts). */
+declare const BATON_VERSION: string;
+
 /** How often the view asks how the call is: an editor's card, not a dashboard. */
 const POLL_MS = 1_000;
 
@@ -23,7 +26,7 @@ interface CallStatus {
 }
 
 const ENDED = new Set(['succeeded', 'failed', 'cancelled', 'timed_out']);
-const app = new App({ name: 'baton-call', version: '0.1.0' });
+const app = new App({ name: 'baton-call', version: BATON_VERSION });
 const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 let callId: string | undefined;
 let timer: ReturnType<typeof setTimeout> | undefined;

@@ -23,6 +23,7 @@ import type { InputRound } from './serving.js';
 import { type ClosedSession, LegacySessions, type SessionLimits } from './sessions.js';
 import { isTaskListen, listenToTasks } from './task-listen.js';
 import { POLL_INTERVAL_MS } from './task-view.js';
+import { VERSION } from './version.js';
 
 export interface McpHandlerOptions {
   runtime: Runtime;
@@ -131,7 +132,7 @@ export interface McpHandler {
   readonly sessionCount: number;
 }
 
-const BATON: ServerInfo = { name: 'baton', version: '0.1.0' };
+const BATON: ServerInfo = { name: 'baton', version: VERSION };
 
 /** The scope rides the SDK's pass-through `authInfo` to the per-request server. */
 function authInfoOf(scope: McpScope): AuthInfo {

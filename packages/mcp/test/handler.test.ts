@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { type AnyTool, defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import { deferred, memoryStore, SimulatedClock } from '@baton/runtime/testing';
@@ -118,6 +119,14 @@ function post(mcp: McpHandler, body: string, headers: Record<string, string> = {
 }
 
 describe('the MCP handler at its edge', () => {
+  it("tells a client the package's version as its own", async () => {
+    const client = await connect(await serve());
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    expect(client.getServerVersion()).toEqual(expect.objectContaining({ name: 'baton', version }));
+  });
+
   it('lists only the tools the caller’s scope allows, and answers a call of another 403 with the host’s step-up challenge', async () => {
     const challenge = 'Bearer error="insufficient_scope", scope="batch:run"';
     const scoped: McpScope = {
