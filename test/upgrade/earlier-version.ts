@@ -40,21 +40,9 @@ function git(...args: string[]): string {
   return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
 }
 
-/** The commit before the one that added the newest PostgreSQL schema step. */
-export function beforeNewestSchemaStep(): string {
-  const steps = readdirSync(join(ROOT, 'packages', 'store-postgres', 'sql')).filter((name) =>
-    /^\d{6}\.sql$/.test(name),
-  );
-  const newest = steps.sort().at(-1) as string;
-  const added = git(
-    'log',
-    '-1',
-    '--format=%H',
-    '--diff-filter=A',
-    '--',
-    `packages/store-postgres/sql/${newest}`,
-  );
-  return git('rev-parse', `${added}^`);
+/** The names of the files of `dir` in `commit`'s tree. */
+export function filesAt(commit: string, dir: string): string[] {
+  return git('ls-tree', '--name-only', `${commit}:${dir}`).split('\n').filter(Boolean);
 }
 
 /** The workspaces of a tree, by package name. */
