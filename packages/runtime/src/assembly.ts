@@ -24,6 +24,7 @@ import { CallWrites } from './call/writes.js';
 import { type Clock, systemClock } from './clock.js';
 import { Following } from './following.js';
 import { Housekeeping } from './housekeeping.js';
+import { LateBound } from './late-bound.js';
 import { Failures, quietLogger } from './log.js';
 import type { RuntimeOptions, StoreWriteTiming } from './options.js';
 import { thisInstance } from './recovery/instances.js';
@@ -109,11 +110,16 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     () => outage.reached(),
     () => {},
   );
-  let ending: CallEnding | undefined;
+  const late = new LateBound<{
+    ending: CallEnding;
+    worker: SharedWorker;
+    recovery: Recovery;
+    client: SharedClient;
+  }>();
   const writer = new WriteBatcher({
     store,
     publish: (event) => bus.publish(event),
-    failed: (refused) => ending?.refused(refused),
+    failed: (refused) => late.get('ending').refused(refused),
     after: registered,
     writer: settings.instanceId,
     timed: hooks.timed,
@@ -123,13 +129,8 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     liveCalls: () => registry.inFlight,
     outage,
   });
-  // Runs come in through the intake's own entry for them (made below), not through the public `call`.
-  let intake: Intake | undefined;
-  const start: StartRun = (request, run) => (intake as Intake).call(request, run);
-  const schedules = schedulesOf(settings, { store, clock, writer, tools, failures, start });
   const tracing = CallTracing.load();
   const writes = new CallWrites(writer, clock, tracing);
-  let worker: SharedWorker | undefined;
   const { concurrency, runningPerSession, runningPerTenant } = settings.limits;
   const admission = new Admission({
     concurrency,
@@ -137,7 +138,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     runningPerTenant,
     tenantOf: settings.tenantOf,
   });
-  const slots = new Slots({ admission, send, clock, freed: () => worker?.freed() });
+  const slots = new Slots({ admission, send, clock, freed: () => late.get('worker').freed() });
   const following = new Following({
     bus,
     store,
@@ -184,19 +185,22 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     });
   const notifications = new CallNotifications({ writes, writer, clock, webhooks, updates });
   const later = housekeeping.later;
-  ending = new CallEnding({
-    writes,
-    writer,
-    store,
-    registry,
-    notifications,
-    send,
-    clock,
-    failures,
-    maxOutputChars,
-    later,
-    drop: (call, reply) => recovery.drop(call, reply),
-  });
+  const ending = late.set(
+    'ending',
+    new CallEnding({
+      writes,
+      writer,
+      store,
+      registry,
+      notifications,
+      send,
+      clock,
+      failures,
+      maxOutputChars,
+      later,
+      drop: (call, reply) => late.get('recovery').drop(call, reply),
+    }),
+  );
   driver.use(
     callEffects({
       answers: new Answers({ writes, writer, registry, clock }),
@@ -228,19 +232,22 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     follow: (callId) => following.follow({ callId }) as Observable<CallEvent>,
     clock,
     failures,
-    detachUnclaimed: (callId): Promise<boolean> => client.detachUnclaimed(callId),
+    detachUnclaimed: (callId): Promise<boolean> => late.get('client').detachUnclaimed(callId),
   });
-  const client = new SharedClient({
-    settings,
-    writes,
-    writer,
-    store,
-    following,
-    timers,
-    clock,
-    failures,
-    repeated,
-  });
+  const client = late.set(
+    'client',
+    new SharedClient({
+      settings,
+      writes,
+      writer,
+      store,
+      following,
+      timers,
+      clock,
+      failures,
+      repeated,
+    }),
+  );
   const submit = client.submit.bind(client);
   // What the modules beside the journey share; each takes the part it declares.
   const common = {
@@ -257,29 +264,39 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     failures,
     closed,
   };
-  intake = new Intake({ ...common, submit, tracing, repeated });
-  const recovery: Recovery = new Recovery({
-    ...common,
-    catchUp: (callIds) => worker?.catchUp(callIds) ?? Promise.resolve(),
-    peers,
-    outage,
-    retake: () => (settings.role === 'client' ? client.giveBackHeld() : recovery.retakeHeld()),
-    exclusive: (work) => (worker ? worker.exclusive(work) : work()),
-    adopt: (claimed) => (worker as SharedWorker).adopt(claimed, true),
-  });
-  worker = new SharedWorker({
-    ...common,
-    following,
-    control: hooks.control,
-    takeUp: recovery.takeUp,
-    recover: recovery.recover,
-    drop: (call) => recovery.drop(call),
-  });
-  const heard = worker;
+  const intake = new Intake({ ...common, submit, tracing, repeated });
+  // Runs come in through the intake's own entry for them, not through the public `call`.
+  const start: StartRun = (request, run) => intake.call(request, run);
+  const schedules = schedulesOf(settings, { store, clock, writer, tools, failures, start });
+  const recovery = late.set(
+    'recovery',
+    new Recovery({
+      ...common,
+      catchUp: (callIds) => late.get('worker').catchUp(callIds),
+      peers,
+      outage,
+      retake: () => (settings.role === 'client' ? client.giveBackHeld() : late.get('recovery').retakeHeld()),
+      exclusive: (work) => late.get('worker').exclusive(work),
+      adopt: (claimed) => late.get('worker').adopt(claimed, true),
+    }),
+  );
+  const worker = late.set(
+    'worker',
+    new SharedWorker({
+      ...common,
+      following,
+      control: hooks.control,
+      takeUp: recovery.takeUp,
+      recover: recovery.recover,
+      drop: (call) => recovery.drop(call),
+    }),
+  );
   // Queued calls and requests concern the processes that run calls; a client hears its replies
   // (see SharedClient) and, while it follows anything, the events of all (see Following).
   const stopWork =
-    settings.role === 'client' ? undefined : store.listen?.((notice) => heard.hear(notice), { type: 'work' });
+    settings.role === 'client'
+      ? undefined
+      : store.listen?.((notice) => worker.hear(notice), { type: 'work' });
   // A client's calls are answered through its topic, and a worker hears the requests for the calls
   // it runs through its own: each is ready once it hears its topic.
   const listening = settings.role === 'client' ? client.listen() : worker.listening();
@@ -297,7 +314,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     registry,
     slots,
     driver,
-    intake: intake as Intake,
+    intake,
     host,
     following,
     worker,
