@@ -1,4 +1,4 @@
-import { type CallEvent, endOf } from '@baton/contracts';
+import { type CallEvent, endOf, isBatonError } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -6,6 +6,22 @@ type LiveState = 'queued' | 'inline' | 'backgrounded';
 
 /** The `tool` label of calls to names no tool has (refused with `tool_not_found`). */
 export const UNREGISTERED_TOOL = '(unregistered)';
+
+/** A driver's own code for an error: Node's `ECONNREFUSED`, a PostgreSQL SQLSTATE, `SQLITE_BUSY`. */
+function driverCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[A-Z0-9_]{2,40}$/.test(code) ? code : undefined;
+}
+
+/**
+ * The kind of a failure's error, as a label from a bounded set: the driver's code of what the
+ * store failed with (a store's errors are `persistence_failed` with the driver's as their cause),
+ * else a Baton error's code, else `other`.
+ */
+export function kindOf(error: unknown): string {
+  if (!isBatonError(error)) return driverCode(error) ?? 'other';
+  return driverCode(error.cause) ?? error.code;
+}
 
 /** The state a live call is in after an event, from the state it was in. */
 function nextState(state: LiveState | undefined, event: CallEvent): LiveState | undefined {
@@ -84,11 +100,11 @@ export function runtimeMetrics(runtime: Runtime): Registry {
   });
   const failures = new Counter({
     name: 'baton_runtime_failures_total',
-    help: 'Failures the runtime caught and handled (a store away, a refused write), by what it was doing.',
-    labelNames: ['op'],
+    help: "Failures the runtime caught and handled (a store away, a refused write), by what it was doing and the error's kind: the driver's code (ECONNREFUSED, a SQLSTATE such as 57P01, SQLITE_BUSY), else its Baton code, else other.",
+    labelNames: ['op', 'kind'],
     registers: [registry],
   });
-  runtime.failures$.subscribe(({ op }) => failures.inc({ op }));
+  runtime.failures$.subscribe(({ op, error }) => failures.inc({ op, kind: kindOf(error) }));
   const live = new Map<string, { state: LiveState; queuedAt: number }>();
   new Gauge({
     name: 'baton_calls',
@@ -105,6 +121,13 @@ export function runtimeMetrics(runtime: Runtime): Registry {
     name: 'baton_calls_ended_total',
     help: 'Calls that ended, by final status and tool.',
     labelNames: ['status', 'tool'],
+    registers: [registry],
+  });
+  const startWait = new Histogram({
+    name: 'baton_call_start_wait_seconds',
+    help: "From a call's admission to its first start here: the wait for a worker's claim and a free slot, by tool.",
+    labelNames: ['tool'],
+    buckets: [0.001, 0.005, 0.025, 0.1, 0.3, 1, 3, 10, 30, 120],
     registers: [registry],
   });
   const duration = new Histogram({
@@ -138,8 +161,8 @@ export function runtimeMetrics(runtime: Runtime): Registry {
     async collect() {
       try {
         this.set((await runtime.queueDepth()).calls);
-      } catch {
-        failures.inc({ op: 'read_queue_depth' });
+      } catch (error) {
+        failures.inc({ op: 'read_queue_depth', kind: kindOf(error) });
       }
     },
   });
@@ -151,9 +174,23 @@ export function runtimeMetrics(runtime: Runtime): Registry {
       try {
         const { oldestCreatedAt } = await runtime.queueDepth();
         this.set(oldestCreatedAt === undefined ? 0 : Math.max(0, Date.now() - oldestCreatedAt) / 1_000);
-      } catch {
-        failures.inc({ op: 'read_queue_depth' });
+      } catch (error) {
+        failures.inc({ op: 'read_queue_depth', kind: kindOf(error) });
       }
+    },
+  });
+
+  new Gauge({
+    name: 'baton_store_connections',
+    help: "The store's connections to its database, by state: in_use, idle, and waiting (queries waiting for one: the pool is full). PostgreSQL only.",
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const connections = runtime.storeConnections();
+      if (!connections) return;
+      this.set({ state: 'in_use' }, connections.inUse);
+      this.set({ state: 'idle' }, connections.idle);
+      this.set({ state: 'waiting' }, connections.waiting);
     },
   });
 
@@ -176,8 +213,8 @@ export function runtimeMetrics(runtime: Runtime): Registry {
       // value, and the failure is counted with the runtime's.
       try {
         this.set(await runtime.notifications.count({ status: 'queued' }));
-      } catch {
-        failures.inc({ op: 'count_notifications' });
+      } catch (error) {
+        failures.inc({ op: 'count_notifications', kind: kindOf(error) });
       }
     },
   });
@@ -192,8 +229,8 @@ export function runtimeMetrics(runtime: Runtime): Registry {
         for (const status of ['pending', 'delivered', 'failed'] as const) {
           this.set({ status }, await runtime.webhooks.count({ status }));
         }
-      } catch {
-        failures.inc({ op: 'count_webhook_deliveries' });
+      } catch (error) {
+        failures.inc({ op: 'count_webhook_deliveries', kind: kindOf(error) });
       }
     },
   });
@@ -225,6 +262,10 @@ export function runtimeMetrics(runtime: Runtime): Registry {
       return;
     }
     const current = live.get(event.callId);
+    // A call's first start: an attempt run again (`retrying`, a recovery) is no wait for a worker.
+    if (event.type === 'started' && current?.state === 'queued' && event.attempt === 1) {
+      startWait.observe({ tool: toolOf(event) }, Math.max(0, event.at - current.queuedAt) / 1_000);
+    }
     const state = nextState(current?.state, event);
     if (state === undefined) return;
     if (current) current.state = state;

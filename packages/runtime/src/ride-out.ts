@@ -78,7 +78,16 @@ export class StoreOutage {
  * again at its next beat, with the time of that beat: a renewal made late with an old time would
  * renew nothing), and what is not a request.
  */
-const NOT_RIDDEN = new Set(['write', 'close', 'listen', 'isUnavailable', 'registerInstance', 'heartbeat']);
+const NOT_RIDDEN = new Set([
+  'write',
+  'close',
+  'listen',
+  'isUnavailable',
+  'registerInstance',
+  'heartbeat',
+  // Read from memory at once: there is nothing to ride out.
+  'connections',
+]);
 
 /**
  * The store, each of its requests ridden out through `outage` (see StoreOutage), but `write`,

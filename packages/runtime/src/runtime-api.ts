@@ -23,6 +23,7 @@ import type {
   NotificationFilter,
   QueueDepth,
   SessionEvent,
+  StoreConnections,
 } from '@baton/store';
 import type { Observable } from 'rxjs';
 import type { FollowOptions } from './follow-store.js';
@@ -171,6 +172,8 @@ export interface Runtime {
    * oldest was made: how far behind the workers are. Rejects if the store cannot be read.
    */
   queueDepth(): Promise<QueueDepth>;
+  /** The connections the store holds to its database, where it keeps a pool of them (PostgreSQL). */
+  storeConnections(): StoreConnections | undefined;
   /**
    * A write and a read on the store (this runtime's heartbeat, then a lookup): resolves when both
    * worked, rejects with the store's error otherwise. For health checks.

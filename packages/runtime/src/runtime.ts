@@ -10,7 +10,7 @@ import {
   type SteerReceipt,
   ToolRegistry,
 } from '@baton/contracts';
-import type { CallFilter, CallPage, QueueDepth, SessionEvent } from '@baton/store';
+import type { CallFilter, CallPage, QueueDepth, SessionEvent, StoreConnections } from '@baton/store';
 import { firstValueFrom, merge, type Observable, Subject, toArray } from 'rxjs';
 import { assembleRuntime, type RuntimeParts } from './assembly.js';
 import { registerBackgroundControl } from './builtins/background-control.js';
@@ -274,6 +274,10 @@ class BatonRuntime implements Runtime {
 
   queueDepth(): Promise<QueueDepth> {
     return this.#parts.store.queueDepth();
+  }
+
+  storeConnections(): StoreConnections | undefined {
+    return this.#parts.store.connections?.();
   }
 
   get closing(): boolean {

@@ -23,6 +23,7 @@ import {
   type QueueDepth,
   type SessionEvent,
   type Store,
+  type StoreConnections,
   type StoreNotice,
   type StoreWrite,
   scheduleAfterFiring,
@@ -327,6 +328,11 @@ export class PostgresStore implements Store {
 
   queueDepth(): Promise<QueueDepth> {
     return queueDepth(this.#statement);
+  }
+
+  connections(): StoreConnections {
+    const { totalCount, idleCount, waitingCount } = this.#pool;
+    return { inUse: totalCount - idleCount, idle: idleCount, waiting: waitingCount };
   }
 
   async claimCalls(goneInstanceIds: readonly string[], ownerId: string): Promise<CallRecord[]> {

@@ -25,6 +25,7 @@ export {
   type SessionEvent,
   type Store,
   type StoreCallFiles,
+  type StoreConnections,
   type StoreDeliveries,
   type StoreInstances,
   type StoreNotice,

@@ -54,6 +54,15 @@ export interface StoreWrite {
   writer?: string;
 }
 
+/** The connections a store holds to its database, for an operator: in use, idle, and asked for. */
+export interface StoreConnections {
+  /** Checked out for a query or a transaction. */
+  inUse: number;
+  idle: number;
+  /** Queries waiting for a connection: the pool is full. */
+  waiting: number;
+}
+
 /** The calls waiting for a worker to claim them, and when the oldest was made (none waits: undefined). */
 export interface QueueDepth {
   calls: number;
@@ -327,6 +336,8 @@ export interface StoreInstances {
    * oldest of them was made: how far behind the workers are, for an operator.
    */
   queueDepth(): Promise<QueueDepth>;
+  /** The connections of a store that keeps a pool of them (PostgreSQL), at this moment. */
+  connections?(): StoreConnections;
   /**
    * The unfinished calls that `ownerId` holds, with the `seq` of each one's last event. A claim
    * whose answer was lost on the way (the connection dropped after the commit) leaves calls held
