@@ -1,8 +1,14 @@
 // The line protocol of the PostgreSQL measures' processes (workers/pg-role.mjs, peers/pg-peer.mjs):
 //   `run <calls> <inFlight> <offset>`: makes calls numbered from offset, `inFlight` at a time, prints `done`;
 //   `report`: prints `report <cpu µs> <queries>` since the last report;
+//   `offer <perSecond> <offset>`: makes calls numbered from offset at that steady rate, whatever
+//   their answers take (an open loop: the long run's load), until `offer 0`; a call that fails is
+//   counted, not fatal, and one answered `backgrounded` (its error says `backgrounded`) apart;
+//   `sample`: prints `sample <ended> <failed> <inFlight> <p50 ms> <p95 ms> <p99 ms> <backgrounded>`
+//   of the calls offered that were answered since the last sample;
 // `ready` once the process takes work; SIGTERM stops it.
 import { createInterface } from 'node:readline';
+import { LatencyHistogram } from './latency-histogram.mjs';
 
 let queries = 0;
 /**
@@ -31,6 +37,31 @@ export function serve({ call, stop }) {
     };
     await Promise.all(Array.from({ length: Math.min(inFlight, calls) }, lane));
   }
+  const latencies = new LatencyHistogram();
+  let failed = 0;
+  let backgrounded = 0;
+  let inFlight = 0;
+  let offering;
+  function offer(perSecond, offset) {
+    clearInterval(offering);
+    if (perSecond <= 0) return;
+    // Ticks of 10 ms, each making the calls due by then: a steady rate at any speed of the calls.
+    let made = 0;
+    const began = performance.now();
+    offering = setInterval(() => {
+      const due = Math.floor(((performance.now() - began) / 1_000) * perSecond);
+      for (; made < due; made++) {
+        const started = performance.now();
+        inFlight++;
+        call(offset + made)
+          .then(
+            () => latencies.record(performance.now() - started),
+            (error) => (error?.backgrounded ? backgrounded++ : failed++),
+          )
+          .finally(() => inFlight--);
+      }
+    }, 10);
+  }
   createInterface({ input: process.stdin }).on('line', (line) => {
     const [command, ...args] = line.split(' ');
     if (command === 'run') {
@@ -42,6 +73,17 @@ export function serve({ call, stop }) {
           process.exit(1);
         },
       );
+    } else if (command === 'offer') {
+      const [perSecond, offset] = args.map(Number);
+      offer(perSecond, offset);
+    } else if (command === 'sample') {
+      const [p50, p95, p99] = [0.5, 0.95, 0.99].map((q) => latencies.quantile(q).toFixed(2));
+      process.stdout.write(
+        `sample ${latencies.count} ${failed} ${inFlight} ${p50} ${p95} ${p99} ${backgrounded}\n`,
+      );
+      latencies.reset();
+      failed = 0;
+      backgrounded = 0;
     } else if (command === 'report') {
       const used = process.cpuUsage(cpu);
       process.stdout.write(`report ${used.user + used.system} ${queries - counted}\n`);
@@ -51,6 +93,7 @@ export function serve({ call, stop }) {
   });
   process.stdout.write('ready\n');
   process.once('SIGTERM', async () => {
+    clearInterval(offering);
     await stop();
     process.exit(0);
   });
