@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { isBatonError, type JsonTextLimits, jsonTextRefusal } from '@baton/contracts';
+import { isBatonError, type JsonTextLimits, readJsonBody } from '@baton/contracts';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
 /** The API's answer to a request it refuses: `{ error: { code, message, ...extra } }` with `status`. */
@@ -23,22 +23,29 @@ class BodyRefusal extends Error {
 }
 
 /**
- * JSON bodies, read as bytes: bytes that are not UTF-8 are refused, not turned into U+FFFD in ids
- * and arguments; and a body's shape is read before it is parsed (see jsonTextRefusal). A POST that
- * carries nothing (cancel, approve, ack) may still say it is JSON. Fastify's own parser otherwise:
- * it drops __proto__ and constructor.prototype keys, as the runtime does with the arguments,
- * rather than calling such a body "not valid JSON".
+ * JSON bodies, read as bytes as they arrive: bytes that are not UTF-8 are refused, not turned into
+ * U+FFFD in ids and arguments; and a body's shape is checked part by part before it is parsed, a
+ * body past it refused without being kept (see readJsonBody). A POST that carries nothing (cancel,
+ * approve, ack) may still say it is JSON. Fastify's own parser otherwise: it drops __proto__ and
+ * constructor.prototype keys, as the runtime does with the arguments, rather than calling such a
+ * body "not valid JSON".
  */
 export function takeJsonBodies(app: FastifyInstance, bodyShape: JsonTextLimits): void {
   const parseJson = app.getDefaultJsonParser('remove', 'remove');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    const bytes = body as Buffer;
-    if (bytes.length === 0) return done(null, undefined);
-    if (!isUtf8(bytes)) return done(new BodyRefusal(400, 'invalid_utf8', 'the body is not valid UTF-8'));
-    const text = bytes.toString('utf8');
-    const refusal = jsonTextRefusal(text, bodyShape);
-    if (refusal) return done(new BodyRefusal(413, 'payload_too_large', `the body is refused: ${refusal}`));
-    parseJson(request, text, done);
+  const tooLarge = () => new BodyRefusal(413, 'payload_too_large', 'the body is larger than 1 MiB');
+  app.addContentTypeParser('application/json', (request, payload, done) => {
+    const maxBytes = request.routeOptions.bodyLimit ?? app.initialConfig.bodyLimit ?? 1024 * 1024;
+    if (Number(request.headers['content-length'] ?? 0) > maxBytes) return done(tooLarge());
+    readJsonBody(payload, { ...bodyShape, maxBytes }).then((body) => {
+      if (body.kind === 'too_large') return done(tooLarge());
+      if (body.kind === 'refused') {
+        return done(new BodyRefusal(413, 'payload_too_large', `the body is refused: ${body.refusal}`));
+      }
+      const bytes = Buffer.from(body.bytes.buffer, body.bytes.byteOffset, body.bytes.byteLength);
+      if (bytes.length === 0) return done(null, undefined);
+      if (!isUtf8(bytes)) return done(new BodyRefusal(400, 'invalid_utf8', 'the body is not valid UTF-8'));
+      parseJson(request, bytes.toString('utf8'), done);
+    }, done);
   });
 }
 

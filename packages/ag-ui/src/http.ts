@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { EventEncoder } from '@ag-ui/encoder';
-import { jsonTextRefusal } from '@baton/contracts';
+import { readJsonBody } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import { type BatonAgUiOptions, batonAgUiRun } from './run.js';
 
@@ -14,17 +14,6 @@ export type AgUiHandlerOptions = Omit<BatonAgUiOptions, 'signal'>;
 function refuse(res: ServerResponse, status: number, code: string, message: string): void {
   res.writeHead(status, { 'Content-Type': 'application/json' });
   res.end(JSON.stringify({ error: { code, message } }));
-}
-
-async function bodyOf(req: IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_RUN_INPUT_BYTES) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**
@@ -44,19 +33,18 @@ export function agUiHandler(
       refuse(res, 405, 'method_not_allowed', 'An AG-UI run is a POST of its RunAgentInput.');
       return;
     }
-    const body = await bodyOf(req);
-    if (body === undefined) {
+    const body = await readJsonBody(req, { maxBytes: MAX_RUN_INPUT_BYTES });
+    if (body.kind === 'too_large') {
       refuse(res, 413, 'payload_too_large', `A run's input is at most ${MAX_RUN_INPUT_BYTES} bytes.`);
       return;
     }
-    const shape = jsonTextRefusal(body);
-    if (shape !== undefined) {
-      refuse(res, 413, 'payload_too_large', `The body is refused: ${shape}.`);
+    if (body.kind === 'refused') {
+      refuse(res, 413, 'payload_too_large', `The body is refused: ${body.refusal}.`);
       return;
     }
     let json: unknown;
     try {
-      json = JSON.parse(body);
+      json = JSON.parse(new TextDecoder().decode(body.bytes));
     } catch {
       refuse(res, 400, 'invalid_request', 'The body is not JSON.');
       return;

@@ -57,7 +57,13 @@ export {
 } from './formatter.js';
 export { idProblem } from './ids.js';
 export type { ElicitationResponse, InputOptions, InputRequest, InputResponse } from './input.js';
-export { type JsonTextLimits, jsonTextRefusal } from './json-text.js';
+export {
+  type JsonBodyRead,
+  JsonShapeReader,
+  type JsonTextLimits,
+  jsonTextRefusal,
+  readJsonBody,
+} from './json-text.js';
 export {
   DEFAULT_INLINE_BUDGET_MS,
   DEFAULT_MAX_ARGS_BYTES,

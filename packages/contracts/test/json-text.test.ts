@@ -1,5 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_BODY_DEPTH, DEFAULT_MAX_BODY_KEYS, jsonTextRefusal } from '../src/index.js';
+import {
+  DEFAULT_MAX_BODY_DEPTH,
+  DEFAULT_MAX_BODY_KEYS,
+  JsonShapeReader,
+  jsonTextRefusal,
+  readJsonBody,
+} from '../src/index.js';
+
+const utf8 = new TextEncoder();
+
+/** A body arriving in parts of `size` bytes, counting the parts taken from it. */
+function arriving(text: string, size: number) {
+  const bytes = utf8.encode(text);
+  const taken = { parts: 0, returned: false };
+  async function* parts() {
+    try {
+      for (let at = 0; at < bytes.length; at += size) {
+        taken.parts++;
+        yield bytes.subarray(at, at + size);
+      }
+    } finally {
+      taken.returned = true;
+    }
+  }
+  return { body: parts(), taken, count: Math.ceil(bytes.length / size) };
+}
 
 describe('jsonTextRefusal: the shape of a JSON text, read before it is parsed', () => {
   it('takes what an honest request looks like', () => {
@@ -37,5 +62,46 @@ describe('jsonTextRefusal: the shape of a JSON text, read before it is parsed', 
 
   it('leaves a text that is not JSON to the parser', () => {
     expect(jsonTextRefusal('{"open": "never closed')).toBeUndefined();
+  });
+
+  it('reads a text cut anywhere, mid-string and mid-character, as it reads it whole', () => {
+    const text = JSON.stringify({ a: [{ b: 'é "[{" ✓ \\' }], c: { d: [1, 2, [3]] } });
+    const bytes = utf8.encode(text);
+    for (let cut = 1; cut < bytes.length; cut++) {
+      const reader = new JsonShapeReader({ maxDepth: 3, maxKeys: 9 });
+      expect(reader.read(bytes.subarray(0, cut)) ?? reader.read(bytes.subarray(cut))).toBe(
+        'it nests deeper than 3 levels',
+      );
+      const wide = new JsonShapeReader({ maxDepth: 4, maxKeys: 9 });
+      expect(wide.read(bytes.subarray(0, cut)) ?? wide.read(bytes.subarray(cut))).toBeUndefined();
+    }
+  });
+});
+
+describe('readJsonBody: a body read as it arrives, refused at the part that shows it', () => {
+  it('gives the bytes of a body within its limits', async () => {
+    const text = JSON.stringify({ name: 'search', args: { query: 'naïve' } });
+    const { body } = arriving(text, 5);
+    const read = await readJsonBody(body, { maxBytes: 1024 });
+    expect(read.kind).toBe('read');
+    if (read.kind === 'read') expect(new TextDecoder().decode(read.bytes)).toBe(text);
+  });
+
+  it('refuses a deep body at its first parts, and reads the rest to its end, keeping none of it', async () => {
+    const levels = 100_000;
+    const { body, taken, count } = arriving(`${'['.repeat(levels)}${']'.repeat(levels)}`, 1024);
+    await expect(readJsonBody(body, { maxBytes: 1024 * 1024 })).resolves.toEqual({
+      kind: 'refused',
+      refusal: `it nests deeper than ${DEFAULT_MAX_BODY_DEPTH} levels`,
+    });
+    // Read to its end: the connection it came on is left able to carry the answer.
+    expect(taken.parts).toBe(count);
+  });
+
+  it('stops reading a body past its bytes', async () => {
+    const { body, taken } = arriving(JSON.stringify({ text: 'x'.repeat(10_000) }), 1000);
+    await expect(readJsonBody(body, { maxBytes: 4000 })).resolves.toEqual({ kind: 'too_large' });
+    expect(taken.parts).toBe(5);
+    expect(taken.returned).toBe(true);
   });
 });

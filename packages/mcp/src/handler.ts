@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
-import { type ExecutionMode, type JsonTextLimits, jsonTextRefusal } from '@baton/contracts';
+import { type ExecutionMode, type JsonBodyRead, type JsonTextLimits, readJsonBody } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import {
   type AuthInfo,
@@ -91,26 +91,20 @@ export interface McpHandlerOptions {
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /**
- * The body's bytes, or undefined once they pass `limit` (read no further). Text only if they are
- * UTF-8: bytes that are not would otherwise turn silently into U+FFFD in the arguments and ids.
+ * The body as it arrives, its size and shape checked on the way (see `readJsonBody`). Its text is
+ * taken only if it is UTF-8: bytes that are not would otherwise turn silently into U+FFFD in the
+ * arguments and ids.
  */
-async function bodyBytes(
+function readBody(
   request: Request,
-  limit: number,
+  limits: JsonTextLimits & { maxBytes: number },
   given: AsyncIterable<Uint8Array> | undefined,
-): Promise<Buffer | undefined> {
+): Promise<JsonBodyRead> {
   const declared = Number(request.headers.get('content-length') ?? 0);
-  if (declared > limit) return undefined;
+  if (declared > limits.maxBytes) return Promise.resolve({ kind: 'too_large' });
   const body = given ?? (request.body as unknown as AsyncIterable<Uint8Array> | null);
-  if (!body) return Buffer.alloc(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > limit) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  if (!body) return Promise.resolve({ kind: 'read', bytes: new Uint8Array(0) });
+  return readJsonBody(body, limits);
 }
 
 /** What a host may give with a request: its body parsed already, or its bytes as they arrive. */
@@ -211,30 +205,31 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
           'Unsupported Media Type: Content-Type must be application/json',
         );
       }
-      const bytes = await bodyBytes(request, maxBodyBytes, given.body);
-      if (bytes === undefined) {
+      const body = await readBody(request, { ...options.bodyShape, maxBytes: maxBodyBytes }, given.body);
+      if (body.kind === 'too_large') {
         return jsonRpcErrorResponse(
           413,
           -32000,
           `Payload Too Large: a request body is at most ${maxBodyBytes} bytes`,
         );
       }
-      if (!isUtf8(bytes)) {
+      if (body.kind === 'refused') {
+        return jsonRpcErrorResponse(
+          413,
+          -32000,
+          `Payload Too Large: the request body is refused: ${body.refusal}`,
+        );
+      }
+      if (!isUtf8(body.bytes)) {
         return jsonRpcErrorResponse(
           400,
           ProtocolErrorCode.ParseError,
           'Parse error: the body is not valid UTF-8',
         );
       }
-      const text = bytes.toString('utf8');
-      const shapeRefusal = jsonTextRefusal(text, options.bodyShape);
-      if (shapeRefusal) {
-        return jsonRpcErrorResponse(
-          413,
-          -32000,
-          `Payload Too Large: the request body is refused: ${shapeRefusal}`,
-        );
-      }
+      const text = Buffer.from(body.bytes.buffer, body.bytes.byteOffset, body.bytes.byteLength).toString(
+        'utf8',
+      );
       try {
         parsedBody = JSON.parse(text);
       } catch (error) {
