@@ -21,9 +21,18 @@
 // worker processes are. Start the adders first (one at a time): they make the queue and the
 // completion trigger.
 //
+// The LISTEN connection is made again when it is lost (a backend killed, PostgreSQL restarted), and
+// then the callers still waiting look their jobs up, as a user's code would have to: a notice sent
+// while it was away is not sent again. An add that fails (the database away) is the caller's
+// `refused`: nothing was kept.
+//
+// SLOTS (the long run) sets the jobs a worker process runs at once, as Baton's worker runs 64:
+// graphile-worker's `concurrentJobs`, pg-boss's batch (its handler takes the batch's jobs at once).
+//
 // Driven by the line protocol of role-protocol.mjs.
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { countQueries, serve } from '../workers/role-protocol.mjs';
+import { countQueries, serve, serviceTime } from '../workers/role-protocol.mjs';
 
 countQueries(pg);
 
@@ -43,17 +52,67 @@ const CHANNEL = ADDER === undefined ? 'bench_done' : `bench_done_${ADDER}`;
 /** Jobs one fetch takes, for both queues: enough to keep 1,000 calls in flight moving. */
 const FETCH = 250;
 
-/** Callers waiting for their job, by the call's number (carried in the job's data). */
+/** Callers waiting for their job, by the call's number (carried in the job's data); `added` once their add returned. */
 const waiting = new Map();
-const listener = new pg.Client({ connectionString: url });
-if (peer !== 'dbos' && adds) await listener.connect();
-listener.on('notification', ({ payload }) => {
-  const [key, result] = payload.split(':');
-  const resolve = waiting.get(key);
-  if (!resolve) throw new Error(`a completion for no waiting call: ${payload}`);
+const SLOTS = process.env.SLOTS ? Number(process.env.SLOTS) : undefined;
+
+function completed(key, result) {
+  const caller = waiting.get(key);
+  if (!caller) return;
   waiting.delete(key);
-  resolve(result);
-});
+  caller.resolve(result);
+}
+
+/**
+ * The LISTEN connection, made again whenever it is lost; each time, `sweep` looks up the jobs of
+ * the callers still waiting whose notice may have been sent while it was away.
+ */
+async function listen(sweep) {
+  for (;;) {
+    const listener = new pg.Client({ connectionString: url });
+    const lost = new Promise((resolve) => {
+      listener.on('error', resolve);
+      listener.on('end', resolve);
+    });
+    listener.on('notification', ({ payload }) => {
+      const [key, result] = payload.split(':');
+      completed(key, result);
+    });
+    try {
+      await listener.connect();
+      await listener.query(`listen ${CHANNEL}`);
+      await sweep(listener);
+    } catch (error) {
+      process.stderr.write(`pg-peer: listening failed, again in 1 s: ${error.message}\n`);
+      listener.end().catch(() => {});
+      await sleep(1_000);
+      continue;
+    }
+    listening = listener;
+    await lost;
+    listening = undefined;
+    if (stopping) return;
+    await sleep(200);
+  }
+}
+let listening;
+let stopping = false;
+
+/** Runs an adder's set-up (the completion trigger) on a connection of its own. */
+async function setUp(sql) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The keys of the callers whose add returned: their jobs are in the queue, or ended. */
+function addedKeys() {
+  return [...waiting].filter(([, caller]) => caller.added).map(([key]) => key);
+}
 
 /** One statement per tick: callers push, the first push of a tick schedules the flush. */
 function perTick(insertAll) {
@@ -102,7 +161,7 @@ async function startPgBoss() {
   await boss.start();
   if (adds) {
     if (!(await boss.getQueue('bench'))) await boss.createQueue('bench', { notify: true });
-    await listener.query(`
+    await setUp(`
       ${doneFunction('new.data', `(new.data->>'i') || ':' || coalesce(new.output->>'value', '')`)}
       create or replace trigger bench_done after update on pgboss.job
         for each row when (new.state = 'completed' and old.state <> 'completed') execute function bench_done();
@@ -111,11 +170,27 @@ async function startPgBoss() {
   if (works) {
     await boss.work(
       'bench',
-      { batchSize: FETCH, burstWhenBatchFull: true, perJobResults: true },
+      { batchSize: SLOTS ?? FETCH, burstWhenBatchFull: true, perJobResults: true },
       async (jobs) =>
-        jobs.map((job) => ({ id: job.id, status: 'completed', output: { value: job.data.i + 1 } })),
+        Promise.all(
+          jobs.map(async (job) => {
+            await serviceTime();
+            return { id: job.id, status: 'completed', output: { value: job.data.i + 1 } };
+          }),
+        ),
     );
   }
+  /** Completed jobs keep their output: a caller whose notice was missed reads it. */
+  const sweep = async (client) => {
+    const keys = addedKeys();
+    if (keys.length === 0) return;
+    const { rows } = await client.query(
+      `select data->>'i' as i, output->>'value' as value from pgboss.job
+        where name = 'bench' and state = 'completed' and data->>'i' = any($1::text[])`,
+      [keys],
+    );
+    for (const row of rows) completed(row.i, row.value);
+  };
   const add = batched
     ? perTick((jobs) =>
         boss.insert(
@@ -124,7 +199,7 @@ async function startPgBoss() {
         ),
       )
     : (data) => boss.send('bench', data);
-  return { add, stop: () => boss.stop({ graceful: false, wait: true }) };
+  return { add, sweep, stop: () => boss.stop({ graceful: false, wait: true }) };
 }
 
 async function startGraphileWorker() {
@@ -135,7 +210,7 @@ async function startGraphileWorker() {
   const utils = await makeWorkerUtils({ connectionString: url, logger });
   await utils.migrate();
   if (adds) {
-    await listener.query(`
+    await setUp(`
       ${doneFunction('old.payload', `(old.payload->>'i') || ':'`)}
       create or replace trigger bench_done after delete on graphile_worker._private_jobs
         for each row execute function bench_done();
@@ -146,10 +221,15 @@ async function startGraphileWorker() {
         connectionString: url,
         logger,
         noHandleSignals: true,
-        taskList: { add_one: async (payload) => payload.i + 1 },
+        taskList: {
+          add_one: async (payload) => {
+            await serviceTime();
+            return payload.i + 1;
+          },
+        },
         preset: {
           worker: {
-            concurrentJobs: 64,
+            concurrentJobs: SLOTS ?? 64,
             maxPoolSize: 10,
             localQueue: { size: FETCH },
             completeJobBatchDelay: 0,
@@ -161,8 +241,20 @@ async function startGraphileWorker() {
   const add = batched
     ? perTick((payloads) => utils.addJobs(payloads.map((payload) => ({ identifier: 'add_one', payload }))))
     : (payload) => utils.addJob('add_one', payload);
+  /** A completed job is deleted: a caller whose added job is gone has its answer (which it does not carry). */
+  const sweep = async (client) => {
+    const keys = addedKeys();
+    if (keys.length === 0) return;
+    const { rows } = await client.query(
+      `select payload->>'i' as i from graphile_worker._private_jobs where payload->>'i' = any($1::text[])`,
+      [keys],
+    );
+    const queued = new Set(rows.map((row) => row.i));
+    for (const key of keys) if (!queued.has(key)) completed(key, '');
+  };
   return {
     add,
+    sweep,
     stop: async () => {
       await runner?.stop();
       await utils.release();
@@ -199,18 +291,31 @@ if (peer === 'dbos') {
   });
 } else {
   const queue = peer === 'pg-boss' ? await startPgBoss() : await startGraphileWorker();
-  if (adds) await listener.query(`listen ${CHANNEL}`);
+  const listened = adds ? listen(queue.sweep) : Promise.resolve();
   serve({
     async call(i) {
       if (!adds) throw new Error('a worker process makes no calls');
-      const done = new Promise((resolve) => waiting.set(String(i), resolve));
-      await queue.add(ADDER === undefined ? { i } : { i, a: ADDER });
+      const key = String(i);
+      const caller = { added: false, resolve: undefined };
+      const done = new Promise((resolve) => {
+        caller.resolve = resolve;
+      });
+      waiting.set(key, caller);
+      try {
+        await queue.add(ADDER === undefined ? { i } : { i, a: ADDER });
+      } catch (error) {
+        waiting.delete(key);
+        throw Object.assign(error, { refused: true });
+      }
+      caller.added = true;
       const result = await done;
       if (peer === 'pg-boss' && Number(result) !== i + 1) throw new Error(`job ${i} answered ${result}`);
     },
     async stop() {
+      stopping = true;
       await queue.stop();
-      if (adds) await listener.end();
+      await listening?.end();
+      await listened;
     },
   });
 }

@@ -9,6 +9,8 @@ export interface RoleProcess {
   next(word: string): Promise<string[]>;
   send(line: string): void;
   stop(): Promise<void>;
+  /** SIGKILLs it: a crash, nothing closed. */
+  kill(): Promise<void>;
 }
 
 export interface RoleOptions {
@@ -50,6 +52,10 @@ export async function startRole({ script, env, node = process.execPath }: RoleOp
     send: (line) => child.stdin.write(`${line}\n`),
     stop: async () => {
       child.kill('SIGTERM');
+      await exited;
+    },
+    kill: async () => {
+      child.kill('SIGKILL');
       await exited;
     },
   };

@@ -6,7 +6,7 @@ import { createRuntime } from '@baton/runtime';
 import { postgresStore } from '@baton/store-postgres';
 import pg from 'pg';
 import { z } from 'zod';
-import { countQueries, serve } from './role-protocol.mjs';
+import { countQueries, serve, serviceTime } from './role-protocol.mjs';
 
 countQueries(pg);
 
@@ -19,7 +19,10 @@ const runtime = createRuntime({
       input: z.object({ i: z.number() }),
       // Idempotent, as adding one is: it runs at once (see add-one.ts).
       execution: { idempotent: true },
-      execute: async ({ i }) => i + 1,
+      execute: async ({ i }) => {
+        await serviceTime();
+        return i + 1;
+      },
     }),
   ],
   store: postgresStore({
@@ -42,12 +45,22 @@ await runtime.ready;
 
 serve({
   async call(i) {
-    const reply = await runtime.call({ name: 'add_one', args: { i }, sessionId: `s${i % 16}` });
+    const reply = await runtime
+      .call({ name: 'add_one', args: { i }, sessionId: `s${i % 16}` })
+      .catch((error) => {
+        throw error?.code === 'persistence_failed' ? Object.assign(error, { refused: true }) : error;
+      });
     if (reply.output === i + 1) return;
+    const error = new Error(`call ${i} answered ${JSON.stringify(reply)}`);
     // Gone to the background (no worker claimed it in time: the store was away, say): its end
     // comes as a notification, which the long run counts apart from a failure.
-    const error = new Error(`call ${i} answered ${JSON.stringify(reply)}`);
-    throw reply.status === 'backgrounded' ? Object.assign(error, { backgrounded: true }) : error;
+    if (reply.status === 'backgrounded') throw Object.assign(error, { backgrounded: true });
+    // Refused, with nothing kept: more calls waiting for workers than a client holds, or the store
+    // away past the ride-out. The caller is told to come back later, which the long run counts apart.
+    const code = reply.error?.code;
+    throw code === 'overloaded' || code === 'persistence_failed'
+      ? Object.assign(error, { refused: true })
+      : error;
   },
   stop: () => runtime.close(),
 });

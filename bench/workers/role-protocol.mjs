@@ -4,11 +4,21 @@
 //   `offer <perSecond> <offset>`: makes calls numbered from offset at that steady rate, whatever
 //   their answers take (an open loop: the long run's load), until `offer 0`; a call that fails is
 //   counted, not fatal, and one answered `backgrounded` (its error says `backgrounded`) apart;
-//   `sample`: prints `sample <ended> <failed> <inFlight> <p50 ms> <p95 ms> <p99 ms> <backgrounded>`
-//   of the calls offered that were answered since the last sample;
+//   `sample`: prints `sample <ended> <failed> <inFlight> <p50 ms> <p95 ms> <p99 ms> <backgrounded>
+//   <refused>` of the calls offered that were answered since the last sample (refused: told to come
+//   back later, `overloaded` or the store away, with nothing kept; its error says `refused`);
+//   `service <ms>`: each job this process runs from now on takes that long (the long run's
+//   overload: the workers' slots held, so that they end fewer calls than are offered);
 // `ready` once the process takes work; SIGTERM stops it.
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { LatencyHistogram } from './latency-histogram.mjs';
+
+let serviceMs = 0;
+/** What a job of this process does besides its work: waits the service time the harness set, if any. */
+export function serviceTime() {
+  return serviceMs > 0 ? sleep(serviceMs) : Promise.resolve();
+}
 
 let queries = 0;
 /**
@@ -40,6 +50,7 @@ export function serve({ call, stop }) {
   const latencies = new LatencyHistogram();
   let failed = 0;
   let backgrounded = 0;
+  let refused = 0;
   let inFlight = 0;
   let offering;
   function offer(perSecond, offset) {
@@ -56,7 +67,11 @@ export function serve({ call, stop }) {
         call(offset + made)
           .then(
             () => latencies.record(performance.now() - started),
-            (error) => (error?.backgrounded ? backgrounded++ : failed++),
+            (error) => {
+              if (error?.backgrounded) backgrounded++;
+              else if (error?.refused) refused++;
+              else failed++;
+            },
           )
           .finally(() => inFlight--);
       }
@@ -79,11 +94,14 @@ export function serve({ call, stop }) {
     } else if (command === 'sample') {
       const [p50, p95, p99] = [0.5, 0.95, 0.99].map((q) => latencies.quantile(q).toFixed(2));
       process.stdout.write(
-        `sample ${latencies.count} ${failed} ${inFlight} ${p50} ${p95} ${p99} ${backgrounded}\n`,
+        `sample ${latencies.count} ${failed} ${inFlight} ${p50} ${p95} ${p99} ${backgrounded} ${refused}\n`,
       );
       latencies.reset();
       failed = 0;
       backgrounded = 0;
+      refused = 0;
+    } else if (command === 'service') {
+      serviceMs = Number(args[0]);
     } else if (command === 'report') {
       const used = process.cpuUsage(cpu);
       process.stdout.write(`report ${used.user + used.system} ${queries - counted}\n`);

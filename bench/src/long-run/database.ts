@@ -13,6 +13,8 @@ export interface DatabaseSample {
   waits: Record<string, number>;
   /** The subject's calls waiting to be claimed, where it says how to count them. */
   queued: number | undefined;
+  /** How long the oldest of them has waited, in seconds. */
+  oldestWaitingSeconds: number | undefined;
   autovacuums: number;
 }
 
@@ -26,7 +28,10 @@ export function harnessPool(url: string, max = 4): pg.Pool {
   return pool;
 }
 
-/** Reads one sample of the database `schema` lives in; `queueSql` counts the subject's waiting calls. */
+/**
+ * Reads one sample of the database `schema` lives in; `queueSql` counts the subject's waiting calls
+ * (`n`) and says how long the oldest has waited (`oldest`, seconds).
+ */
 export async function sampleDatabase(
   pool: pg.Pool,
   schema: string,
@@ -59,7 +64,7 @@ export async function sampleDatabase(
     connections[state ?? 'unknown'] = (connections[state ?? 'unknown'] ?? 0) + Number(n);
     if (wait) waits[wait] = (waits[wait] ?? 0) + Number(n);
   }
-  const queued = queueSql ? Number((await pool.query<{ n: string }>(queueSql)).rows[0]?.n ?? 0) : undefined;
+  const queue = queueSql ? (await pool.query<{ n: string; oldest: string }>(queueSql)).rows[0] : undefined;
   const row = tables.rows[0];
   return {
     deadTuples: Number(row?.dead ?? 0),
@@ -68,7 +73,8 @@ export async function sampleDatabase(
     indexBytes: Number(row?.index_bytes ?? 0),
     connections,
     waits,
-    queued,
+    queued: queue ? Number(queue.n) : undefined,
+    oldestWaitingSeconds: queue ? Number(queue.oldest) : undefined,
     autovacuums: Number(row?.vacuums ?? 0),
   };
 }

@@ -1,18 +1,22 @@
 /**
- * The long run: Baton under a steady offered rate through the phases a production PostgreSQL goes
- * through (an idle transaction holding the horizon, REPEATABLE READ readers, backends killed, a
- * restart past the ride-out), each followed by a clean stretch to recover in, sampled every few
- * seconds: calls ended and failed, latency (a bounded histogram in the subject), dead tuples,
- * table and index size, connections, wait events, the queue. Writes `samples.json`,
- * `summary.json` and `plot.svg` to `--out`.
+ * The long run: a subject (Baton, or pg-boss or graphile-worker doing the same work with a reply)
+ * under a steady offered rate through the phases a production PostgreSQL goes through (an idle
+ * transaction holding the horizon, REPEATABLE READ readers, backends killed, a restart past the
+ * ride-out, a burst while the connections run out, sustained 1.5x overload, worker processes
+ * killed), each followed by a clean stretch to recover in, sampled every few seconds: calls ended,
+ * backgrounded, refused and failed, latency (a bounded histogram in the subject), the queue and
+ * its oldest call, dead tuples, table and index size, connections, wait events. Writes
+ * `samples.json`, `summary.json` and `plot.svg` to `--out`.
  *
- *   node bench/dist/long-run.js --phase-seconds 60 --rate 200 --out /tmp/long-run
+ *   node bench/dist/long-run.js --subject baton --phase-seconds 60 --rate 200 --out /tmp/long-run
  *
- * `--autovacuum tuned` sets the per-table settings under trial before the run (see TUNED);
- * `--naptime 10s` sets the server's `autovacuum_naptime` (how often autovacuum visits a database).
- * `--check` (the short form in CI) ends each recovery once the calls are back, and exits 1 if a
- * bound is broken (see `violations`). `--clients C --workers W` runs the split path (C client processes offered the rate between them,
- * W worker processes) in place of one process with both roles.
+ * `--subject pg-boss` or `graphile-worker` runs a peer (on Node 22.18 or later: BENCH_PEER_NODE).
+ * `--clients C --workers W`: C calling processes offered the rate between them and W worker
+ * processes (1 x 1 by default); `--clients 0 --workers 0`, one process with both roles (no worker
+ * to kill: that phase is left out). `--autovacuum tuned` sets the per-table settings under trial
+ * before the run (see TUNED); `--naptime 10s` sets the server's `autovacuum_naptime`. `--check`
+ * (the short form in CI) ends each recovery once the calls are back, and exits 1 if a bound is
+ * broken (see `violations`).
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,11 +24,11 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { freshDatabase, throwawayPostgres } from '@baton/store-postgres/testing';
-import { startRole } from '../role-process.js';
-import { roleEnv } from '../suites/postgres.js';
+import type { RoleProcess } from '../role-process.js';
 import { type DatabaseSample, harnessPool, sampleDatabase } from './database.js';
 import { PHASES } from './phases.js';
 import { type PlottedSample, plotRun } from './plot.js';
+import { subjectNamed } from './subjects.js';
 import { cleanP99Of, isRecovered, summaryOf, violations } from './summary.js';
 
 const { values } = parseArgs({
@@ -36,8 +40,9 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '200' },
     autovacuum: { type: 'string', default: 'default' },
     naptime: { type: 'string' },
-    clients: { type: 'string', default: '0' },
-    workers: { type: 'string', default: '0' },
+    subject: { type: 'string', default: 'baton' },
+    clients: { type: 'string', default: '1' },
+    workers: { type: 'string', default: '1' },
     out: { type: 'string' },
   },
 });
@@ -46,7 +51,8 @@ const recoveryMs = Number(values['recovery-seconds'] ?? values['phase-seconds'])
 const sampleMs = Number(values['sample-seconds']) * 1_000;
 const rate = Number(values.rate);
 const out = values.out ?? mkdtempSync(join(tmpdir(), 'baton-long-run-'));
-const SCHEMA = 'baton';
+const subject = subjectNamed(values.subject ?? 'baton');
+const SCHEMA = subject.schema;
 
 /** The per-table autovacuum settings under trial: vacuum the small churning tables by count. */
 const TUNED = [
@@ -60,14 +66,22 @@ const postgres = await throwawayPostgres({ own: true });
 const url = await freshDatabase(postgres.url, 'longrun');
 const pool = harnessPool(url);
 const split = Number(values.clients) > 0 && Number(values.workers) > 0;
-const start = (role: 'client' | 'worker' | 'both') =>
-  startRole({ script: 'workers/pg-role.mjs', env: roleEnv(url, SCHEMA, role) });
 const clients = split
-  ? await Promise.all(Array.from({ length: Number(values.clients) }, () => start('client')))
-  : [await start('both')];
-const workers = split
-  ? await Promise.all(Array.from({ length: Number(values.workers) }, () => start('worker')))
+  ? await Promise.all(Array.from({ length: Number(values.clients) }, () => subject.start(url, 'caller')))
+  : [await subject.start(url, 'both')];
+const workers: RoleProcess[] = split
+  ? await Promise.all(Array.from({ length: Number(values.workers) }, () => subject.start(url, 'worker')))
   : [];
+const phases = split ? PHASES : PHASES.filter((phase) => phase.name !== 'worker-kills');
+/** Offers numbered apart: each client's calls from c x 10^9, each new offer 10^7 further on. */
+let offers = 0;
+function offer(perSecond: number): void {
+  offers++;
+  for (const [c, client] of clients.entries())
+    client.send(`offer ${perSecond / clients.length} ${c * 1_000_000_000 + offers * 10_000_000}`);
+}
+const running = () => (workers.length > 0 ? workers : clients);
+let replaced = 0;
 /** Each client's sample, summed (the percentiles: the worst client's). */
 async function sampleClients(): Promise<number[]> {
   const each = await Promise.all(
@@ -77,8 +91,8 @@ async function sampleClients(): Promise<number[]> {
       return (await answered).map(Number);
     }),
   );
-  return [0, 1, 2, 3, 4, 5, 6].map((at) =>
-    at < 3 || at === 6
+  return [0, 1, 2, 3, 4, 5, 6, 7].map((at) =>
+    at < 3 || at >= 6
       ? each.reduce((sum, one) => sum + (one[at] ?? 0), 0)
       : Math.max(...each.map((one) => one[at] ?? 0)),
   );
@@ -91,38 +105,59 @@ if (values.autovacuum === 'tuned') {
   for (const statement of TUNED)
     await pool.query(statement.replace('ALTER TABLE ', `ALTER TABLE ${SCHEMA}.`));
 }
-const queueSql = `SELECT count(*) AS n FROM ${SCHEMA}.call_queue`;
 const samples: Array<
   PlottedSample & { database: DatabaseSample | undefined; inFlight: number; p95Ms: number }
 > = [];
-/** The calls the clients heard end well, go to the background, or fail, over the whole run. */
-const totals = { ended: 0, backgrounded: 0, failed: 0 };
+/** The calls the clients heard end well, go to the background, be refused, or fail, over the whole run. */
+const totals = { ended: 0, backgrounded: 0, refused: 0, failed: 0 };
 const began = performance.now();
 let lastSample = began;
-for (const [c, client] of clients.entries())
-  client.send(`offer ${rate / clients.length} ${c * 1_000_000_000}`);
+offer(rate);
 try {
-  for (const phase of PHASES) {
-    process.stderr.write(`long run: ${phase.name} (${phase.fault})\n`);
+  for (const phase of phases) {
+    process.stderr.write(`long run: ${subject.name}: ${phase.name} (${phase.fault})\n`);
     const phaseBegan = performance.now();
-    const stop = await phase.start({ postgres, pool, schema: SCHEMA, rate });
     const lasts = phase.name.startsWith('recovery') ? recoveryMs : phaseMs;
+    let offered = rate;
+    const stop = await phase.start({
+      postgres,
+      pool,
+      schema: SCHEMA,
+      rate,
+      phaseMs: lasts,
+      offer: (perSecond) => {
+        offered = perSecond;
+        offer(perSecond);
+      },
+      serviceTime: (ms) => {
+        for (const role of running()) role.send(`service ${ms}`);
+      },
+      slots: subject.slotsPerWorker * running().length,
+      async replaceWorker() {
+        const at = replaced++ % workers.length;
+        await workers[at]?.kill();
+        workers[at] = await subject.start(url, 'worker');
+      },
+    });
     while (performance.now() - phaseBegan < lasts) {
       await sleep(Math.max(0, lastSample + sampleMs - performance.now()));
-      const [ended = 0, failed = 0, inFlight = 0, p50 = 0, p95 = 0, p99 = 0, backgrounded = 0] =
+      const [ended = 0, failed = 0, inFlight = 0, p50 = 0, p95 = 0, p99 = 0, backgrounded = 0, refused = 0] =
         await sampleClients();
       totals.ended += ended;
       totals.failed += failed;
       totals.backgrounded += backgrounded;
+      totals.refused += refused;
       const now = performance.now();
       const seconds = (now - lastSample) / 1_000;
       lastSample = now;
-      const database = await sampleDatabase(pool, SCHEMA, queueSql).catch(() => undefined);
+      const database = await sampleDatabase(pool, SCHEMA, subject.queueSql).catch(() => undefined);
       samples.push({
         t: (now - began) / 1_000,
         phase: phase.name,
-        offeredPerSecond: rate,
+        offeredPerSecond: offered,
         endedPerSecond: ended / seconds,
+        backgroundedPerSecond: backgrounded / seconds,
+        refusedPerSecond: refused / seconds,
         failedPerSecond: failed / seconds,
         p50Ms: p50,
         p95Ms: p95,
@@ -130,6 +165,8 @@ try {
         inFlight,
         deadTuples: database?.deadTuples,
         megabytes: database ? database.bytes / 1e6 : undefined,
+        queued: database?.queued,
+        oldestWaitingSeconds: database?.oldestWaitingSeconds,
         database,
       });
       // The short form ends a recovery once it is back: the bound is the phase's length.
@@ -140,34 +177,43 @@ try {
   }
 } finally {
   for (const client of clients) client.send('offer 0');
+  for (const role of running()) role.send('service 0');
 }
 // What was offered ends: the calls in flight drain, then the store says how every call ended.
 const drained = performance.now();
+let lastInFlight = 0;
 for (;;) {
-  const [ended = 0, failed = 0, inFlight = 0, , , , backgrounded = 0] = await sampleClients();
+  const [ended = 0, failed = 0, inFlight = 0, , , , backgrounded = 0, refused = 0] = await sampleClients();
   totals.ended += ended;
   totals.failed += failed;
   totals.backgrounded += backgrounded;
+  totals.refused += refused;
+  lastInFlight = inFlight;
   if (inFlight === 0 || performance.now() - drained > 60_000) break;
   await sleep(500);
 }
-const statuses = await pool.query<{ status: string; n: string }>(
-  `SELECT status, count(*) AS n FROM ${SCHEMA}.calls GROUP BY status ORDER BY status`,
-);
+const statuses = subject.statusesSql
+  ? (await pool.query<{ status: string; n: string }>(subject.statusesSql)).rows
+  : [];
 await Promise.all([...clients, ...workers].map((role) => role.stop()));
 await pool.end();
 await postgres.stop();
 const summary = {
+  subject: subject.name,
   rate,
   phaseSeconds: phaseMs / 1_000,
   autovacuum: values.autovacuum,
   naptime: values.naptime ?? '1min (the default)',
   processes: split ? `${clients.length} clients x ${workers.length} workers` : 'one process, both roles',
-  /** As the callers heard them: `ended` well, `backgrounded` (the end a notification), or `failed`. */
-  callers: totals,
-  /** As the store has them, once every call offered has been answered. */
-  calls: Object.fromEntries(statuses.rows.map(({ status, n }) => [status, Number(n)])),
-  phases: summaryOf(samples, PHASES),
+  /**
+   * As the callers heard them: `ended` well, `backgrounded` (the end a notification), `refused`
+   * (come back later, nothing kept) or `failed`; and the calls still unanswered when the run gave
+   * up waiting for them (a minute after the offer stopped).
+   */
+  callers: { ...totals, unanswered: lastInFlight },
+  /** As the subject keeps them, once every call offered has been answered (or the wait given up). */
+  calls: Object.fromEntries(statuses.map(({ status, n }) => [status, Number(n)])),
+  phases: summaryOf(samples, phases),
 };
 mkdirSync(out, { recursive: true });
 writeFileSync(join(out, 'samples.json'), `${JSON.stringify(samples, null, 1)}\n`);
@@ -175,7 +221,7 @@ writeFileSync(join(out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`
 writeFileSync(
   join(out, 'plot.svg'),
   plotRun(
-    `Baton on PostgreSQL (${summary.processes}), ${rate} calls/s offered, autovacuum ${values.autovacuum}`,
+    `${subject.name} on PostgreSQL (${summary.processes}), ${rate} calls/s offered, autovacuum ${values.autovacuum}`,
     samples,
   ),
 );

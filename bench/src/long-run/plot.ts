@@ -5,11 +5,18 @@ export interface PlottedSample {
   phase: string;
   offeredPerSecond: number;
   endedPerSecond: number;
+  /** Answered `backgrounded`: their end comes as a notification. */
+  backgroundedPerSecond?: number;
+  /** Told to come back later (overloaded, or the store away), nothing kept. */
+  refusedPerSecond?: number;
   failedPerSecond: number;
   p50Ms: number;
   p99Ms: number;
   deadTuples: number | undefined;
   megabytes: number | undefined;
+  /** Calls waiting for a worker, and how long the oldest has waited. */
+  queued?: number | undefined;
+  oldestWaitingSeconds?: number | undefined;
 }
 
 interface Panel {
@@ -24,8 +31,18 @@ const PANELS: readonly Panel[] = [
     series: [
       { name: 'offered', color: '#999', value: (s) => s.offeredPerSecond },
       { name: 'ended', color: '#1f77b4', value: (s) => s.endedPerSecond },
+      { name: 'backgrounded', color: '#17becf', value: (s) => s.backgroundedPerSecond },
+      { name: 'refused', color: '#bcbd22', value: (s) => s.refusedPerSecond },
       { name: 'failed', color: '#d62728', value: (s) => s.failedPerSecond },
     ],
+  },
+  {
+    title: 'calls waiting for a worker',
+    series: [{ name: 'queued', color: '#e377c2', value: (s) => s.queued }],
+  },
+  {
+    title: "the oldest waiting call's age, s",
+    series: [{ name: 'oldest', color: '#7f7f7f', value: (s) => s.oldestWaitingSeconds }],
   },
   {
     title: 'latency, ms (log)',

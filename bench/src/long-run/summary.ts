@@ -1,4 +1,4 @@
-import type { Phase } from './phases.js';
+import { type Phase, REFUSING_PHASES } from './phases.js';
 import type { PlottedSample } from './plot.js';
 
 /** What one phase came to: the figures RESULTS quotes, with how long the recovery after it took. */
@@ -6,7 +6,12 @@ export interface PhaseSummary {
   phase: string;
   fault: string;
   endedPerSecond: number;
+  backgrounded: number;
+  refused: number;
   failed: number;
+  /** The most calls waiting for a worker, and the oldest one's longest wait, in seconds. */
+  maxQueued: number | undefined;
+  maxOldestWaitingSeconds: number | undefined;
   /** The largest of the phase's sampled p99s (each over one sample's calls). */
   worstP99Ms: number;
   maxDeadTuples: number | undefined;
@@ -38,14 +43,23 @@ export function summaryOf(samples: readonly PlottedSample[], phases: readonly Ph
   const cleanP99 = cleanP99Of(samples);
   return phases.map((phase, i) => {
     const own = of(phase.name);
-    const dead = own.map((sample) => sample.deadTuples).filter((n): n is number => n !== undefined);
+    const most = (value: (sample: PlottedSample) => number | undefined) => {
+      const values = own.map(value).filter((n): n is number => n !== undefined);
+      return values.length > 0 ? Math.max(...values) : undefined;
+    };
+    const count = (perSecond: (sample: PlottedSample) => number | undefined) =>
+      Math.round(own.reduce((sum, sample, at) => sum + (perSecond(sample) ?? 0) * gapOf(own, at), 0));
     const summary: PhaseSummary = {
       phase: phase.name,
       fault: phase.fault,
       endedPerSecond: own.reduce((sum, sample) => sum + sample.endedPerSecond, 0) / Math.max(1, own.length),
-      failed: Math.round(own.reduce((sum, sample, at) => sum + sample.failedPerSecond * gapOf(own, at), 0)),
+      backgrounded: count((sample) => sample.backgroundedPerSecond),
+      refused: count((sample) => sample.refusedPerSecond),
+      failed: count((sample) => sample.failedPerSecond),
+      maxQueued: most((sample) => sample.queued),
+      maxOldestWaitingSeconds: most((sample) => sample.oldestWaitingSeconds),
       worstP99Ms: Math.max(0, ...own.map((sample) => sample.p99Ms)),
-      maxDeadTuples: dead.length > 0 ? Math.max(...dead) : undefined,
+      maxDeadTuples: most((sample) => sample.deadTuples),
       megabytesAtEnd: own.at(-1)?.megabytes,
     };
     if (phase.name.startsWith('recovery') && i > 0) {
@@ -66,7 +80,7 @@ function gapOf(samples: readonly PlottedSample[], at: number): number {
 
 /** The bounds a run must keep (`--check`, the short form in CI), each broken one said in a line. */
 export function violations(run: {
-  callers: { ended: number; backgrounded: number; failed: number };
+  callers: { ended: number; backgrounded: number; refused: number; failed: number; unanswered: number };
   calls: Record<string, number>;
   phases: readonly PhaseSummary[];
 }): string[] {
@@ -80,13 +94,17 @@ export function violations(run: {
   const heard = run.callers.ended + run.callers.backgrounded;
   if (stored !== heard) {
     found.push(
-      `${stored} calls kept, but their callers heard ${run.callers.ended} end and ${run.callers.backgrounded} go to the background (and ${run.callers.failed} fail)`,
+      `${stored} calls kept, but their callers heard ${run.callers.ended} end and ${run.callers.backgrounded} go to the background (and ${run.callers.refused} refused, ${run.callers.failed} fail)`,
     );
   }
+  if (run.callers.unanswered > 0) found.push(`${run.callers.unanswered} calls never answered`);
+  if (run.callers.failed > 0) found.push(`${run.callers.failed} calls failed`);
   for (const phase of run.phases) {
-    // Only a restart past the ride-out may refuse calls (503 store_unavailable, nothing kept).
-    if (phase.failed > 0 && phase.phase !== 'long-restart' && phase.phase !== 'recovery-4') {
-      found.push(`${phase.phase}: ${phase.failed} calls failed`);
+    if (phase.failed > 0) found.push(`${phase.phase}: ${phase.failed} calls failed`);
+    // Only a restart past the ride-out and an overload past what a client holds may refuse calls
+    // (nothing kept), and the stretches that recover from them.
+    if (phase.refused > 0 && !REFUSING_PHASES.has(phase.phase)) {
+      found.push(`${phase.phase}: ${phase.refused} calls refused`);
     }
     if ('recoverySeconds' in phase && phase.recoverySeconds === undefined) {
       found.push(

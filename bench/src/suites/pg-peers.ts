@@ -32,7 +32,7 @@ const TARGETS = {
 } as const;
 
 /** The oldest Node that pg-boss 12 and graphile-worker 0.18 run on. */
-const PEER_NODE_MIN = [22, 18] as const;
+export const PEER_NODE_MIN = [22, 18] as const;
 
 function nodeVersion(node: string): readonly [number, number] {
   const version = execFileSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
@@ -44,7 +44,7 @@ function nodeVersion(node: string): readonly [number, number] {
  * The Node the peers run on: `BENCH_PEER_NODE`, or this one when it is new enough. Baton runs on
  * the same one in this row, so the ratios compare like with like.
  */
-function peerNode(): string | undefined {
+export function peerNode(): string | undefined {
   const node = process.env.BENCH_PEER_NODE || process.execPath;
   const [major, minor] = nodeVersion(node);
   const [needMajor, needMinor] = PEER_NODE_MIN;
@@ -58,7 +58,7 @@ const PEERS_DIR = join(import.meta.dirname, '..', 'peers');
  * Installs the peers from their lock the first time, with the Node they run on (so that npm
  * checks their engines against it), and says so.
  */
-function peersInstalled(node: string): void {
+export function peersInstalled(node: string): void {
   if (existsSync(join(PEERS_DIR, 'node_modules', '.package-lock.json'))) return;
   process.stderr.write('bench: installing the peers of row 8 (bench/peers), once\n');
   execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
