@@ -238,6 +238,12 @@ async function startGraphileWorker() {
         },
       })
     : undefined;
+  // A runner that gives up (its connections lost past what it retries) ends the process, as a
+  // user's `await runner.promise` would, for its supervisor to start another.
+  runner?.promise.catch((error) => {
+    process.stderr.write(`graphile-worker: the runner stopped: ${error.stack}\n`);
+    process.exit(1);
+  });
   const add = batched
     ? perTick((payloads) => utils.addJobs(payloads.map((payload) => ({ identifier: 'add_one', payload }))))
     : (payload) => utils.addJob('add_one', payload);

@@ -11,6 +11,8 @@ export interface RoleProcess {
   stop(): Promise<void>;
   /** SIGKILLs it: a crash, nothing closed. */
   kill(): Promise<void>;
+  /** Whether it still runs (it may have exited of itself). */
+  readonly alive: boolean;
 }
 
 export interface RoleOptions {
@@ -32,7 +34,10 @@ export async function startRole({ script, env, node = process.execPath }: RoleOp
     ],
     { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] },
   );
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+  let alive = true;
+  const exited = new Promise((resolve) => child.once('exit', resolve)).finally(() => {
+    alive = false;
+  });
   const lines: Interface = createInterface({ input: child.stdout });
   const waiting: Array<{ word: string; resolve: (words: string[]) => void }> = [];
   lines.on('line', (line) => {
@@ -57,6 +62,9 @@ export async function startRole({ script, env, node = process.execPath }: RoleOp
     kill: async () => {
       child.kill('SIGKILL');
       await exited;
+    },
+    get alive() {
+      return alive;
     },
   };
 }

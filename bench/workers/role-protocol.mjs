@@ -9,7 +9,7 @@
 //   back later, `overloaded` or the store away, with nothing kept; its error says `refused`);
 //   `service <ms>`: each job this process runs from now on takes that long (the long run's
 //   overload: the workers' slots held, so that they end fewer calls than are offered);
-// `ready` once the process takes work; SIGTERM stops it.
+// `ready` once the process takes work; SIGTERM stops it, as does the end of its input.
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LatencyHistogram } from './latency-histogram.mjs';
@@ -77,7 +77,15 @@ export function serve({ call, stop }) {
       }
     }, 10);
   }
-  createInterface({ input: process.stdin }).on('line', (line) => {
+  const stopped = async () => {
+    clearInterval(offering);
+    await stop();
+    process.exit(0);
+  };
+  const lines = createInterface({ input: process.stdin });
+  // The harness that drives it is gone (its input closed): stop, rather than live on unasked.
+  lines.on('close', stopped);
+  lines.on('line', (line) => {
     const [command, ...args] = line.split(' ');
     if (command === 'run') {
       const [calls, inFlight, offset] = args.map(Number);
@@ -110,9 +118,5 @@ export function serve({ call, stop }) {
     }
   });
   process.stdout.write('ready\n');
-  process.once('SIGTERM', async () => {
-    clearInterval(offering);
-    await stop();
-    process.exit(0);
-  });
+  process.once('SIGTERM', stopped);
 }

@@ -82,6 +82,8 @@ function offer(perSecond: number): void {
 }
 const running = () => (workers.length > 0 ? workers : clients);
 let replaced = 0;
+/** Worker processes that exited of themselves, each started again. */
+let restarted = 0;
 /** Each client's sample, summed (the percentiles: the worst client's). */
 async function sampleClients(): Promise<number[]> {
   const each = await Promise.all(
@@ -122,7 +124,7 @@ try {
     const stop = await phase.start({
       postgres,
       pool,
-      schema: SCHEMA,
+      table: subject.table,
       rate,
       phaseMs: lasts,
       offer: (perSecond) => {
@@ -141,6 +143,14 @@ try {
     });
     while (performance.now() - phaseBegan < lasts) {
       await sleep(Math.max(0, lastSample + sampleMs - performance.now()));
+      // A worker process that exited of itself is started again, as its supervisor (systemd, a
+      // container's restart policy) would.
+      for (const [at, worker] of workers.entries()) {
+        if (worker.alive) continue;
+        process.stderr.write(`long run: ${subject.name}: a worker exited; another started\n`);
+        restarted++;
+        workers[at] = await subject.start(url, 'worker');
+      }
       const [ended = 0, failed = 0, inFlight = 0, p50 = 0, p95 = 0, p99 = 0, backgrounded = 0, refused = 0] =
         await sampleClients();
       totals.ended += ended;
@@ -211,6 +221,7 @@ const summary = {
    * up waiting for them (a minute after the offer stopped).
    */
   callers: { ...totals, unanswered: lastInFlight },
+  workersRestarted: restarted,
   /** As the subject keeps them, once every call offered has been answered (or the wait given up). */
   calls: Object.fromEntries(statuses.map(({ status, n }) => [status, Number(n)])),
   phases: summaryOf(samples, phases),

@@ -4,13 +4,14 @@ import pg from 'pg';
 import { HARNESS } from './database.js';
 
 /**
- * What a phase may act on: the database server, the harness's own sessions, the subject's schema,
- * the rate it is offered, and its processes.
+ * What a phase may act on: the database server, the harness's own sessions, the subject's main
+ * table, the rate it is offered, and its processes.
  */
 export interface PhaseContext {
   postgres: ThrowawayPostgres;
   pool: pg.Pool;
-  schema: string;
+  /** The table that holds the subject's calls or jobs (a report reads it). */
+  table: string;
   /** The rate the subject is offered between phases, in calls per second. */
   rate: number;
   /** How long the phase lasts, in ms. */
@@ -57,14 +58,14 @@ const idleInTransaction: Phase = {
 const repeatableReadReaders: Phase = {
   name: 'repeatable-read-readers',
   fault: 'four REPEATABLE READ readers, each snapshot held 2 s',
-  async start({ pool, schema }) {
+  async start({ pool, table }) {
     let going = true;
     const reader = async () => {
       while (going) {
         const client = await pool.connect();
         try {
           await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-          await client.query(`SELECT count(*) FROM ${schema}.calls`);
+          await client.query(`SELECT count(*) FROM ${table}`);
           await client.query('SELECT pg_sleep(2)');
           await client.query('COMMIT');
         } finally {

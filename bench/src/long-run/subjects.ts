@@ -7,6 +7,8 @@ export interface Subject {
   name: string;
   /** Where its tables are, for the dead tuples and sizes. */
   schema: string;
+  /** The table that holds its calls or jobs. */
+  table: string;
   /** Its calls waiting for a worker (`n`) and how long the oldest has waited (`oldest`, seconds). */
   queueSql: string;
   /** Jobs one worker process runs at once: what the overload's service time is set from. */
@@ -24,6 +26,7 @@ function baton(): Subject {
   return {
     name: 'Baton',
     schema,
+    table: `${schema}.calls`,
     queueSql: `SELECT count(*) AS n,
          coalesce(extract(epoch FROM now()) - min(c.created_at) / 1000.0, 0) AS oldest
        FROM ${schema}.call_queue AS q JOIN ${schema}.calls AS c ON c.position = q.position`,
@@ -61,6 +64,7 @@ function peer(name: 'pg-boss' | 'graphile-worker'): Subject {
     ? {
         name,
         schema: 'pgboss',
+        table: 'pgboss.job',
         queueSql: `SELECT count(*) AS n, coalesce(extract(epoch FROM now() - min(created_on)), 0) AS oldest
            FROM pgboss.job WHERE name = 'bench' AND state IN ('created', 'retry')`,
         slotsPerWorker: SLOTS,
@@ -70,6 +74,7 @@ function peer(name: 'pg-boss' | 'graphile-worker'): Subject {
     : {
         name,
         schema: 'graphile_worker',
+        table: 'graphile_worker._private_jobs',
         queueSql: `SELECT count(*) AS n, coalesce(extract(epoch FROM now() - min(run_at)), 0) AS oldest
            FROM graphile_worker._private_jobs WHERE locked_at IS NULL`,
         slotsPerWorker: SLOTS,
