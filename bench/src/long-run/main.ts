@@ -16,7 +16,8 @@
  * to kill: that phase is left out). `--autovacuum tuned` sets the per-table settings under trial
  * before the run (see TUNED); `--naptime 10s` sets the server's `autovacuum_naptime`. `--check`
  * (the short form in CI) ends each recovery once the calls are back, and exits 1 if a bound is
- * broken (see `violations`).
+ * broken (see `violations`). `--phases worker-kills,recovery-7` runs only those, after the warm-up
+ * and the clean stretch.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,6 +42,7 @@ const { values } = parseArgs({
     autovacuum: { type: 'string', default: 'default' },
     naptime: { type: 'string' },
     subject: { type: 'string', default: 'baton' },
+    phases: { type: 'string' },
     clients: { type: 'string', default: '1' },
     workers: { type: 'string', default: '1' },
     out: { type: 'string' },
@@ -72,7 +74,13 @@ const clients = split
 const workers: RoleProcess[] = split
   ? await Promise.all(Array.from({ length: Number(values.workers) }, () => subject.start(url, 'worker')))
   : [];
-const phases = split ? PHASES : PHASES.filter((phase) => phase.name !== 'worker-kills');
+/** `--phases a,b`: only those (with the warm-up and the clean stretch the recoveries are held to). */
+const named = values.phases?.split(',');
+const phases = PHASES.filter(
+  (phase) =>
+    (split || phase.name !== 'worker-kills') &&
+    (!named || ['warm-up', 'clean', ...named].includes(phase.name)),
+);
 /** Offers numbered apart: each client's calls from c x 10^9, each new offer 10^7 further on. */
 let offers = 0;
 function offer(perSecond: number): void {
@@ -82,8 +90,9 @@ function offer(perSecond: number): void {
 }
 const running = () => (workers.length > 0 ? workers : clients);
 let replaced = 0;
-/** Worker processes that exited of themselves, each started again. */
+/** Worker processes that exited of themselves, each started again (not while one is being replaced). */
 let restarted = 0;
+let replacing = false;
 /** Each client's sample, summed (the percentiles: the worst client's). */
 async function sampleClients(): Promise<number[]> {
   const each = await Promise.all(
@@ -137,8 +146,13 @@ try {
       slots: subject.slotsPerWorker * running().length,
       async replaceWorker() {
         const at = replaced++ % workers.length;
-        await workers[at]?.kill();
-        workers[at] = await subject.start(url, 'worker');
+        replacing = true;
+        try {
+          await workers[at]?.kill();
+          workers[at] = await subject.start(url, 'worker');
+        } finally {
+          replacing = false;
+        }
       },
     });
     while (performance.now() - phaseBegan < lasts) {
@@ -146,7 +160,7 @@ try {
       // A worker process that exited of itself is started again, as its supervisor (systemd, a
       // container's restart policy) would.
       for (const [at, worker] of workers.entries()) {
-        if (worker.alive) continue;
+        if (worker.alive || replacing) continue;
         process.stderr.write(`long run: ${subject.name}: a worker exited; another started\n`);
         restarted++;
         workers[at] = await subject.start(url, 'worker');
