@@ -67,7 +67,7 @@ describe('every fault at once, on two clients and two workers through a TCP prox
   }, async () => {
     const workers = [await worker(), await worker()];
     clients.push(await client(), await client());
-    const killed = new Set<string>();
+    const killed = new Map<string, number>();
     const stop = { done: false };
     const loading = load(clients, stop, 8);
     try {
@@ -76,7 +76,7 @@ describe('every fault at once, on two clients and two workers through a TCP prox
         const blackhole = proxy.hang(10_000);
         await sleep(2_000);
         const victim = workers.shift() as WorkerProcess;
-        killed.add(String(victim.child.pid));
+        killed.set(String(victim.child.pid), Date.now());
         victim.child.kill('SIGKILL');
         await sleep(2_000);
         // Callers reach it while it stops, as a load balancer's would: they hear 503, or nothing.

@@ -33,7 +33,11 @@ export interface Violations {
   seenTwice: string[];
   /** A tool that is not idempotent run twice, or an idempotent one run again though no worker died. */
   ranTwice: string[];
-  /** A call ended `interrupted` that never ran on a killed worker. */
+  /**
+   * A call ended `interrupted` that no killed worker held: it ran on none, and its start was not
+   * stored before a kill (a worker killed between storing a start and running the tool leaves a
+   * call that may have begun: it ends `interrupted`, never run).
+   */
   interruptedWithoutCause: string[];
   /** A caller never answered, or answered with the wrong end. */
   callers: string[];
@@ -76,7 +80,8 @@ export async function violations(
   database: string,
   runsLog: string,
   callers: readonly CallerRecord[],
-  killedPids: ReadonlySet<string>,
+  /** The workers SIGKILLed, by pid: the moment of each kill, in milliseconds since the epoch. */
+  killed: ReadonlyMap<string, number>,
 ): Promise<Violations> {
   const db = new pg.Client({ connectionString: database });
   await db.connect();
@@ -90,8 +95,14 @@ export async function violations(
       `SELECT call_id, status, (record->>'detached')::boolean AS detached, record->'error'->>'code' AS code
          FROM baton.calls`,
     );
-    const { rows: histories } = await db.query<{ call_id: string; seqs: number[]; types: string[] }>(
-      `SELECT call_id, array_agg(seq ORDER BY seq) AS seqs, array_agg(event->>'type' ORDER BY seq) AS types
+    const { rows: histories } = await db.query<{
+      call_id: string;
+      seqs: number[];
+      types: string[];
+      started_at: string | null;
+    }>(
+      `SELECT call_id, array_agg(seq ORDER BY seq) AS seqs, array_agg(event->>'type' ORDER BY seq) AS types,
+              max((event->>'at')::bigint) FILTER (WHERE event->>'type' = 'started') AS started_at
          FROM baton.events GROUP BY call_id`,
     );
     const { rows: notices } = await db.query<{ call_id: string; count: number }>(
@@ -124,12 +135,16 @@ export async function violations(
       }
       const ran = runs.get(callId) ?? [];
       const tool = callers.find((caller) => caller.callId === callId)?.tool;
-      const again = ran.slice(0, -1).filter((pid) => !killedPids.has(pid));
+      const again = ran.slice(0, -1).filter((pid) => !killed.has(pid));
       if (ran.length > 1 && (tool !== 'work' || again.length > 0)) {
         found.ranTwice.push(`${callId} (${tool}): ran on ${ran.join(', ')}`);
       }
-      if (call?.code === 'interrupted' && !ran.some((pid) => killedPids.has(pid))) {
-        found.interruptedWithoutCause.push(`${callId}: ran on ${ran.join(', ') || 'no worker'}`);
+      const startedAt = Number(events?.started_at ?? Number.POSITIVE_INFINITY);
+      const startedBeforeAKill = ran.length === 0 && [...killed.values()].some((at) => startedAt <= at);
+      if (call?.code === 'interrupted' && !ran.some((pid) => killed.has(pid)) && !startedBeforeAKill) {
+        found.interruptedWithoutCause.push(
+          `${callId}: ran on ${ran.join(', ') || 'no worker'}, started at ${events?.started_at ?? 'no time'}`,
+        );
       }
     }
     for (const caller of callers) {

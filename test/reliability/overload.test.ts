@@ -185,7 +185,7 @@ describe('a client under twice what its workers end, for twice a caller’s time
           end: stored && { status: stored.status, output: stored.output },
         };
       });
-      const found = await violations(database, RUNS_LOG, ledger, new Set());
+      const found = await violations(database, RUNS_LOG, ledger, new Map());
       process.stdout.write(`overload: violations: ${counted(found)}\n`);
       expect(found).toEqual(noViolations());
     } finally {

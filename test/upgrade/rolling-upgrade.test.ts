@@ -108,7 +108,7 @@ describe('a rolling upgrade from the last release to this tree, under load', () 
       stop.done = true;
     }
     const ledger = await loading;
-    const found = await violations(database, RUNS_LOG, ledger, new Set());
+    const found = await violations(database, RUNS_LOG, ledger, new Map());
     const calls = new Set(ledger.map((entry) => entry.callId)).size;
     const retried = ledger.filter((entry) => entry.requests > 1).length;
     process.stdout.write(
