@@ -15,6 +15,8 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_OBJECT = 0x7d;
 const CLOSE_ARRAY = 0x5d;
 const COLON = 0x3a;
+/** How many bytes of a string are read one by one before it is searched for its next quote. */
+const SHORT_STRING = 64;
 
 /**
  * The shape of a JSON text, read a part at a time without parsing it: a parser makes an object for
@@ -41,13 +43,15 @@ export class JsonShapeReader {
   read(part: string | Uint8Array): string | undefined {
     if (this.#refusal !== undefined) return this.#refusal;
     const isText = typeof part === 'string';
-    for (let i = 0; i < part.length; i++) {
-      const code = isText ? part.charCodeAt(i) : (part[i] as number);
+    let i = 0;
+    while (i < part.length) {
       if (this.#inString) {
-        if (this.#escaped) this.#escaped = false;
-        else if (code === BACKSLASH) this.#escaped = true;
-        else if (code === QUOTE) this.#inString = false;
-      } else if (code === QUOTE) {
+        i = this.#afterString(part, i);
+        continue;
+      }
+      const code = isText ? part.charCodeAt(i) : (part[i] as number);
+      i++;
+      if (code === QUOTE) {
         this.#inString = true;
       } else if (code === OPEN_OBJECT || code === OPEN_ARRAY) {
         if (++this.#depth > this.#maxDepth)
@@ -61,6 +65,56 @@ export class JsonShapeReader {
       }
     }
     return undefined;
+  }
+
+  /**
+   * Where the string `part` continues at `from` ends: just past its closing quote, or the part's
+   * end. A string says nothing of the shape: its first bytes are read one by one (most strings are
+   * short), then it jumps to its next quote by a native search, rather than loop over every byte of
+   * a long argument.
+   */
+  #afterString(part: string | Uint8Array, from: number): number {
+    let at = from;
+    while (this.#inString && at < part.length) {
+      at = this.#stepped(part, at, Math.min(part.length, at + SHORT_STRING));
+      if (this.#inString && at < part.length) at = this.#jumped(part, at);
+    }
+    return at;
+  }
+
+  /** Reads a string byte by byte from `from` up to `stop`: where it ended, or `stop`. */
+  #stepped(part: string | Uint8Array, from: number, stop: number): number {
+    const isText = typeof part === 'string';
+    for (let i = from; i < stop; i++) {
+      const code = isText ? part.charCodeAt(i) : (part[i] as number);
+      if (this.#escaped) this.#escaped = false;
+      else if (code === BACKSLASH) this.#escaped = true;
+      else if (code === QUOTE) {
+        this.#inString = false;
+        return i + 1;
+      }
+    }
+    return stop;
+  }
+
+  /**
+   * Jumps through a string to its next quote, past it (the string's end, or an escaped quote), or
+   * to the part's end. The quote is escaped when an odd run of backslashes comes before it, one
+   * carried from before `from` included.
+   */
+  #jumped(part: string | Uint8Array, from: number): number {
+    const isText = typeof part === 'string';
+    const quote = isText ? part.indexOf('"', from) : part.indexOf(QUOTE, from);
+    const end = quote === -1 ? part.length : quote;
+    let run = 0;
+    while (end - run > from && (isText ? part.charCodeAt(end - run - 1) : part[end - run - 1]) === BACKSLASH)
+      run++;
+    if (end - run === from && this.#escaped) run++;
+    this.#escaped = run % 2 === 1;
+    if (quote === -1) return part.length;
+    if (!this.#escaped) this.#inString = false;
+    this.#escaped = false;
+    return quote + 1;
   }
 
   #tooManyKeys(): string {

@@ -64,6 +64,30 @@ describe('jsonTextRefusal: the shape of a JSON text, read before it is parsed', 
     expect(jsonTextRefusal('{"open": "never closed')).toBeUndefined();
   });
 
+  it('reads runs of backslashes before quotes the same, whole or in parts of any size', () => {
+    // Each value ends in 0 to 5 backslashes before its closing quote, beside escaped quotes; short
+    // ones are read byte by byte, long ones searched for their quotes, the runs cut at every offset
+    // around the 64th byte (where the search takes over).
+    const pads = [0, 1, ...Array.from({ length: 14 }, (_, k) => 56 + k)];
+    const values = Array.from({ length: 6 }, (_, run) =>
+      pads.map((pad) => `${'x'.repeat(pad)}${'\\'.repeat(run)}"[{:${'\\'.repeat(run)}`),
+    ).flat();
+    const text = JSON.stringify({ a: values, b: { c: [[1]] } });
+    const whole = (limits: { maxDepth: number }) =>
+      new JsonShapeReader({ ...limits, maxKeys: 99 }).read(text);
+    expect(whole({ maxDepth: 3 })).toBe('it nests deeper than 3 levels');
+    expect(whole({ maxDepth: 4 })).toBeUndefined();
+    const bytes = utf8.encode(text);
+    for (const size of [1, 2, 3, 7, 100, 129, 1000]) {
+      for (const maxDepth of [3, 4]) {
+        const reader = new JsonShapeReader({ maxDepth, maxKeys: 99 });
+        let verdict: string | undefined;
+        for (let at = 0; at < bytes.length; at += size) verdict = reader.read(bytes.subarray(at, at + size));
+        expect(verdict, `parts of ${size}, depth ${maxDepth}`).toBe(whole({ maxDepth }));
+      }
+    }
+  });
+
   it('reads a text cut anywhere, mid-string and mid-character, as it reads it whole', () => {
     const text = JSON.stringify({ a: [{ b: 'é "[{" ✓ \\' }], c: { d: [1, 2, [3]] } });
     const bytes = utf8.encode(text);
