@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchConfig } from './config.js';
 import { atLeast, type Row, summarize } from './measure.js';
+import { bodyShape } from './suites/body-shape.js';
 import { BULLMQ_REPLY, bullmq } from './suites/bullmq.js';
 import { busFanOut } from './suites/bus-fanout.js';
 import { garbagePerCall } from './suites/garbage.js';
@@ -82,6 +83,10 @@ if (runs(9)) {
 if (runs(10)) {
   log('10. garbage per call');
   rows.push(...(await garbagePerCall(config)));
+}
+if (runs(12)) {
+  log('12. a body read for its shape before it is parsed');
+  rows.push(...(await bodyShape(config)));
 }
 
 // Baton beside the peer, round by round: against BullMQ doing the same work (each call awaited),
