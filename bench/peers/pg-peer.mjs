@@ -32,7 +32,7 @@
 // Driven by the line protocol of role-protocol.mjs.
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { countQueries, serve, serviceTime } from '../workers/role-protocol.mjs';
+import { countQueries, jobStarted, serve } from '../workers/role-protocol.mjs';
 
 countQueries(pg);
 
@@ -174,7 +174,7 @@ async function startPgBoss() {
       async (jobs) =>
         Promise.all(
           jobs.map(async (job) => {
-            await serviceTime();
+            await jobStarted(job.data.madeAt);
             return { id: job.id, status: 'completed', output: { value: job.data.i + 1 } };
           }),
         ),
@@ -223,7 +223,7 @@ async function startGraphileWorker() {
         noHandleSignals: true,
         taskList: {
           add_one: async (payload) => {
-            await serviceTime();
+            await jobStarted(payload.madeAt);
             return payload.i + 1;
           },
         },
@@ -299,7 +299,7 @@ if (peer === 'dbos') {
   const queue = peer === 'pg-boss' ? await startPgBoss() : await startGraphileWorker();
   const listened = adds ? listen(queue.sweep) : Promise.resolve();
   serve({
-    async call(i) {
+    async call(i, madeAt) {
       if (!adds) throw new Error('a worker process makes no calls');
       const key = String(i);
       const caller = { added: false, resolve: undefined };
@@ -308,7 +308,11 @@ if (peer === 'dbos') {
       });
       waiting.set(key, caller);
       try {
-        await queue.add(ADDER === undefined ? { i } : { i, a: ADDER });
+        await queue.add({
+          i,
+          ...(ADDER === undefined ? {} : { a: ADDER }),
+          ...(madeAt === undefined ? {} : { madeAt }),
+        });
       } catch (error) {
         waiting.delete(key);
         throw Object.assign(error, { refused: true });

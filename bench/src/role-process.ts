@@ -13,6 +13,8 @@ export interface RoleProcess {
   kill(): Promise<void>;
   /** Whether it still runs (it may have exited of itself). */
   readonly alive: boolean;
+  /** Resolves once it has exited. */
+  readonly exited: Promise<unknown>;
 }
 
 export interface RoleOptions {
@@ -66,6 +68,7 @@ export async function startRole({ script, env, node = process.execPath }: RoleOp
     get alive() {
       return alive;
     },
+    exited,
   };
 }
 

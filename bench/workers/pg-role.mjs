@@ -6,7 +6,7 @@ import { createRuntime } from '@baton/runtime';
 import { postgresStore } from '@baton/store-postgres';
 import pg from 'pg';
 import { z } from 'zod';
-import { countQueries, serve, serviceTime } from './role-protocol.mjs';
+import { countQueries, jobStarted, serve } from './role-protocol.mjs';
 
 countQueries(pg);
 
@@ -16,11 +16,11 @@ const runtime = createRuntime({
     defineTool({
       name: 'add_one',
       description: 'adds one',
-      input: z.object({ i: z.number() }),
+      input: z.object({ i: z.number(), madeAt: z.number().optional() }),
       // Idempotent, as adding one is: it runs at once (see add-one.ts).
       execution: { idempotent: true },
-      execute: async ({ i }) => {
-        await serviceTime();
+      execute: async ({ i, madeAt }) => {
+        await jobStarted(madeAt);
         return i + 1;
       },
     }),
@@ -44,12 +44,11 @@ const runtime = createRuntime({
 await runtime.ready;
 
 serve({
-  async call(i) {
-    const reply = await runtime
-      .call({ name: 'add_one', args: { i }, sessionId: `s${i % 16}` })
-      .catch((error) => {
-        throw error?.code === 'persistence_failed' ? Object.assign(error, { refused: true }) : error;
-      });
+  async call(i, madeAt) {
+    const args = madeAt === undefined ? { i } : { i, madeAt };
+    const reply = await runtime.call({ name: 'add_one', args, sessionId: `s${i % 16}` }).catch((error) => {
+      throw error?.code === 'persistence_failed' ? Object.assign(error, { refused: true }) : error;
+    });
     if (reply.output === i + 1) return;
     const error = new Error(`call ${i} answered ${JSON.stringify(reply)}`);
     // Gone to the background (no worker claimed it in time: the store was away, say): its end

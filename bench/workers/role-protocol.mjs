@@ -5,8 +5,10 @@
 //   their answers take (an open loop: the long run's load), until `offer 0`; a call that fails is
 //   counted, not fatal, and one answered `backgrounded` (its error says `backgrounded`) apart;
 //   `sample`: prints `sample <ended> <failed> <inFlight> <p50 ms> <p95 ms> <p99 ms> <backgrounded>
-//   <refused>` of the calls offered that were answered since the last sample (refused: told to come
-//   back later, `overloaded` or the store away, with nothing kept; its error says `refused`);
+//   <refused> <start p50 ms> <start p95 ms> <start p99 ms> <started>`: the calls offered that were
+//   answered since the last sample (refused: told to come back later, `overloaded` or the store
+//   away, with nothing kept; its error says `refused`), and the jobs this process started since,
+//   with how long each waited from its caller's making it to its start (the claim's wait);
 //   `service <ms>`: each job this process runs from now on takes that long (the long run's
 //   overload: the workers' slots held, so that they end fewer calls than are offered);
 // `ready` once the process takes work; SIGTERM stops it, as does the end of its input.
@@ -15,8 +17,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LatencyHistogram } from './latency-histogram.mjs';
 
 let serviceMs = 0;
-/** What a job of this process does besides its work: waits the service time the harness set, if any. */
-export function serviceTime() {
+/** How long each job started here waited from its making (when its caller said when) to its start. */
+const startWaits = new LatencyHistogram();
+/**
+ * What a job of this process does first: counts how long it waited since `madeAt` (the caller's
+ * `Date.now()` when it made the call, carried in its arguments; the processes share a clock), then
+ * waits the service time the harness set, if any.
+ */
+export function jobStarted(madeAt) {
+  if (typeof madeAt === 'number') startWaits.record(Math.max(0, Date.now() - madeAt));
   return serviceMs > 0 ? sleep(serviceMs) : Promise.resolve();
 }
 
@@ -34,8 +43,9 @@ export function countQueries(pg) {
 }
 
 /**
- * Serves the protocol: `call(i)` makes call number i (rejecting if its answer is wrong), `stop()`
- * closes what the process opened.
+ * Serves the protocol: `call(i, madeAt)` makes call number i (rejecting if its answer is wrong),
+ * carrying `madeAt` (the long run's offered calls: when it was made) for its job's `jobStarted`;
+ * `stop()` closes what the process opened.
  */
 export function serve({ call, stop }) {
   let cpu = process.cpuUsage();
@@ -64,7 +74,7 @@ export function serve({ call, stop }) {
       for (; made < due; made++) {
         const started = performance.now();
         inFlight++;
-        call(offset + made)
+        call(offset + made, Date.now())
           .then(
             () => latencies.record(performance.now() - started),
             (error) => {
@@ -101,10 +111,12 @@ export function serve({ call, stop }) {
       offer(perSecond, offset);
     } else if (command === 'sample') {
       const [p50, p95, p99] = [0.5, 0.95, 0.99].map((q) => latencies.quantile(q).toFixed(2));
+      const [s50, s95, s99] = [0.5, 0.95, 0.99].map((q) => startWaits.quantile(q).toFixed(2));
       process.stdout.write(
-        `sample ${latencies.count} ${failed} ${inFlight} ${p50} ${p95} ${p99} ${backgrounded} ${refused}\n`,
+        `sample ${latencies.count} ${failed} ${inFlight} ${p50} ${p95} ${p99} ${backgrounded} ${refused} ${s50} ${s95} ${s99} ${startWaits.count}\n`,
       );
       latencies.reset();
+      startWaits.reset();
       failed = 0;
       backgrounded = 0;
       refused = 0;

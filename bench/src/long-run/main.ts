@@ -4,8 +4,9 @@
  * transaction holding the horizon, REPEATABLE READ readers, backends killed, a restart past the
  * ride-out, a burst while the connections run out, sustained 1.5x overload, worker processes
  * killed), each followed by a clean stretch to recover in, sampled every few seconds: calls ended,
- * backgrounded, refused and failed, latency (a bounded histogram in the subject), the queue and
- * its oldest call, dead tuples, table and index size, connections, wait events. Writes
+ * backgrounded, refused and failed, latency end to end and from a call's making to its start (the
+ * wait for a worker's claim; bounded histograms in the subject's processes), the queue and its oldest
+ * call, dead tuples, table and index size, connections, wait events. Writes
  * `samples.json`, `summary.json` and `plot.svg` to `--out`.
  *
  *   node bench/dist/long-run.js --subject baton --phase-seconds 60 --rate 200 --out /tmp/long-run
@@ -93,19 +94,27 @@ let replaced = 0;
 /** Worker processes that exited of themselves, each started again (not while one is being replaced). */
 let restarted = 0;
 let replacing = false;
-/** Each client's sample, summed (the percentiles: the worst client's). */
-async function sampleClients(): Promise<number[]> {
+/** Where a figure of the protocol's `sample` is a percentile: the worst process's is kept, the rest summed. */
+const PERCENTILES = new Set([3, 4, 5, 8, 9, 10]);
+/**
+ * Each process's sample (the clients': their calls; the workers': the starts of their jobs),
+ * summed, the percentiles the worst process's. A worker that exits before it answers (killed by a
+ * phase, or of itself) counts for nothing.
+ */
+async function sampleRoles(): Promise<number[]> {
+  const roles = [...new Set([...clients, ...workers])].filter((role) => role.alive);
   const each = await Promise.all(
-    clients.map(async (client) => {
-      const answered = client.next('sample');
-      client.send('sample');
-      return (await answered).map(Number);
+    roles.map(async (role) => {
+      const answered = role.next('sample');
+      role.send('sample');
+      const words = await Promise.race([answered, role.exited.then(() => [])]);
+      return words.map(Number);
     }),
   );
-  return [0, 1, 2, 3, 4, 5, 6, 7].map((at) =>
-    at < 3 || at >= 6
-      ? each.reduce((sum, one) => sum + (one[at] ?? 0), 0)
-      : Math.max(...each.map((one) => one[at] ?? 0)),
+  return Array.from({ length: 12 }, (_, at) =>
+    PERCENTILES.has(at)
+      ? Math.max(0, ...each.map((one) => one[at] ?? 0))
+      : each.reduce((sum, one) => sum + (one[at] ?? 0), 0),
   );
 }
 if (values.naptime) {
@@ -117,7 +126,12 @@ if (values.autovacuum === 'tuned') {
     await pool.query(statement.replace('ALTER TABLE ', `ALTER TABLE ${SCHEMA}.`));
 }
 const samples: Array<
-  PlottedSample & { database: DatabaseSample | undefined; inFlight: number; p95Ms: number }
+  PlottedSample & {
+    database: DatabaseSample | undefined;
+    inFlight: number;
+    p95Ms: number;
+    startP95Ms: number;
+  }
 > = [];
 /** The calls the clients heard end well, go to the background, be refused, or fail, over the whole run. */
 const totals = { ended: 0, backgrounded: 0, refused: 0, failed: 0 };
@@ -165,8 +179,19 @@ try {
         restarted++;
         workers[at] = await subject.start(url, 'worker');
       }
-      const [ended = 0, failed = 0, inFlight = 0, p50 = 0, p95 = 0, p99 = 0, backgrounded = 0, refused = 0] =
-        await sampleClients();
+      const [
+        ended = 0,
+        failed = 0,
+        inFlight = 0,
+        p50 = 0,
+        p95 = 0,
+        p99 = 0,
+        backgrounded = 0,
+        refused = 0,
+        startP50 = 0,
+        startP95 = 0,
+        startP99 = 0,
+      ] = await sampleRoles();
       totals.ended += ended;
       totals.failed += failed;
       totals.backgrounded += backgrounded;
@@ -186,6 +211,9 @@ try {
         p50Ms: p50,
         p95Ms: p95,
         p99Ms: p99,
+        startP50Ms: startP50,
+        startP95Ms: startP95,
+        startP99Ms: startP99,
         inFlight,
         deadTuples: database?.deadTuples,
         megabytes: database ? database.bytes / 1e6 : undefined,
@@ -207,7 +235,7 @@ try {
 const drained = performance.now();
 let lastInFlight = 0;
 for (;;) {
-  const [ended = 0, failed = 0, inFlight = 0, , , , backgrounded = 0, refused = 0] = await sampleClients();
+  const [ended = 0, failed = 0, inFlight = 0, , , , backgrounded = 0, refused = 0] = await sampleRoles();
   totals.ended += ended;
   totals.failed += failed;
   totals.backgrounded += backgrounded;

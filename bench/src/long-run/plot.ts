@@ -12,6 +12,9 @@ export interface PlottedSample {
   failedPerSecond: number;
   p50Ms: number;
   p99Ms: number;
+  /** From a call's making to its job's start in a worker: the wait for a claim (0: none started). */
+  startP50Ms?: number;
+  startP99Ms?: number;
   deadTuples: number | undefined;
   megabytes: number | undefined;
   /** Calls waiting for a worker, and how long the oldest has waited. */
@@ -50,6 +53,14 @@ const PANELS: readonly Panel[] = [
     series: [
       { name: 'p50', color: '#2ca02c', value: (s) => s.p50Ms || undefined },
       { name: 'p99', color: '#ff7f0e', value: (s) => s.p99Ms || undefined },
+    ],
+  },
+  {
+    title: 'making to start (the claim), ms (log)',
+    log: true,
+    series: [
+      { name: 'p50', color: '#2ca02c', value: (s) => s.startP50Ms || undefined },
+      { name: 'p99', color: '#ff7f0e', value: (s) => s.startP99Ms || undefined },
     ],
   },
   { title: 'dead tuples', series: [{ name: 'dead', color: '#9467bd', value: (s) => s.deadTuples }] },

@@ -14,6 +14,8 @@ export interface PhaseSummary {
   maxOldestWaitingSeconds: number | undefined;
   /** The largest of the phase's sampled p99s (each over one sample's calls). */
   worstP99Ms: number;
+  /** The same of the wait from a call's making to its start in a worker (the claim's). */
+  worstStartP99Ms: number;
   maxDeadTuples: number | undefined;
   megabytesAtEnd: number | undefined;
   /**
@@ -59,6 +61,7 @@ export function summaryOf(samples: readonly PlottedSample[], phases: readonly Ph
       maxQueued: most((sample) => sample.queued),
       maxOldestWaitingSeconds: most((sample) => sample.oldestWaitingSeconds),
       worstP99Ms: Math.max(0, ...own.map((sample) => sample.p99Ms)),
+      worstStartP99Ms: Math.max(0, ...own.map((sample) => sample.startP99Ms ?? 0)),
       maxDeadTuples: most((sample) => sample.deadTuples),
       megabytesAtEnd: own.at(-1)?.megabytes,
     };
