@@ -29,10 +29,8 @@ const YOUNG_GENERATION = '--max-semi-space-size=16';
 
 beforeAll(async () => {
   server = await startServer({
-    env: {
-      BATON_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
-      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${YOUNG_GENERATION}`.trim(),
-    },
+    nodeFlags: [YOUNG_GENERATION],
+    env: { BATON_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) },
   });
 }, 60_000);
 afterAll(() => server?.stop());
