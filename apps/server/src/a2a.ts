@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { User } from '@a2a-js/sdk/server';
 import type { BatonA2aAgent } from '@baton/a2a';
+import type { Caller } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify';
-import type { TenantQuotas } from './quotas.js';
 import type { TenantScope } from './tenancy.js';
 import type { ToolScopes } from './tool-scopes.js';
 
@@ -24,8 +24,7 @@ export interface A2aAgentOptions {
 /** What the server knows of an A2A request's caller: the SDK hands it to the agent as its `User`. */
 interface A2aCaller {
   scopeOf(request: FastifyRequest): TenantScope | undefined;
-  toolScopes: Pick<ToolScopes, 'visible' | 'lacks'>;
-  quotas: Pick<TenantQuotas, 'take'>;
+  toolScopes: Pick<ToolScopes, 'visible'>;
 }
 
 /** The SDK's `User` for a caller the server let in: its tenant, and what its token's scopes allow. */
@@ -69,17 +68,16 @@ interface ServedAgent {
 export async function mountA2a(
   app: FastifyInstance,
   runtime: Runtime,
-  { scopeOf: scopeOfRequest, toolScopes, quotas }: A2aCaller,
+  { scopeOf: scopeOfRequest, toolScopes }: A2aCaller,
   { name = 'baton', description = "The runtime's tools, as an A2A agent", maxAgents = 64 }: A2aAgentOptions,
 ): Promise<void> {
   // In the order they were last used: the first is the one to close when there are too many.
   const agents = new Map<string, Promise<ServedAgent>>();
   const callers = new WeakMap<IncomingMessage, TenantScope>();
-  const refusal = async (skill: string, caller: User | undefined) => {
-    if (!(caller instanceof ScopedUser)) return 'A2A: the request came without a tenant';
-    const lacking = toolScopes.lacks(caller.scope, runtime.tools.get(skill));
-    if (lacking) return `calling ${skill} needs the scope ${lacking.scope}`;
-    return (await quotas.take(caller.scope.tenant))?.message;
+  // The runtime decides what the caller may run (its scopes, its quota), as for every way in.
+  const callerOf = (user: User | undefined): Caller => {
+    if (!(user instanceof ScopedUser)) throw new Error('A2A: a request reached the agent without a tenant');
+    return user.scope.caller;
   };
   const userOf = async (request: IncomingMessage): Promise<User> => {
     const scope = callers.get(request);
@@ -96,7 +94,7 @@ export async function mountA2a(
       // The card's URL is the one each request reached the server by (see the card's route).
       card: { name, description, version: '1.0.0', url: `${app.prefix}${A2A_PATH}` },
       prefix: scope.prefix,
-      refusal,
+      callerOf,
       onError: (error) => app.log.warn({ err: error, tenant: scope.tenant }, 'A2A'),
     });
     await agent.ready;

@@ -25,7 +25,7 @@ export async function sendMessage(
   reply: FastifyReply,
 ): Promise<SteerReceipt | FastifyReply> {
   try {
-    const receipt = await runtime.steer(scope.inside(id), message);
+    const receipt = await runtime.steer(scope.inside(id), message, { caller: scope.caller });
     return reply.code(202).send({ callId: id, messageSeq: receipt.messageSeq });
   } catch (error) {
     if (!isBatonError(error) || !(error.code in REFUSED)) throw error;

@@ -43,8 +43,8 @@ export async function mountMcp(
   app: FastifyInstance,
   runtime: Runtime,
   tenancy: Tenancy,
-  toolScopes: Pick<ToolScopes, 'lacks'>,
-  quotas: Pick<TenantQuotas, 'take'>,
+  toolScopes: Pick<ToolScopes, 'challenge'>,
+  quotas: Pick<TenantQuotas, 'refusal'>,
   options: McpSessionOptions,
 ): Promise<void> {
   const onError = (error: Error) => app.log.warn({ err: error }, 'MCP');
@@ -66,8 +66,9 @@ export async function mountMcp(
             inside: (id: string) => scope.inside(id),
             outside: (id: string) => scope.outside(id),
             newCallId: () => scope.newCallId(),
-            lacks: (toolName: string) => toolScopes.lacks(scope, runtime.tools.get(toolName)),
-            takeCall: () => quotas.take(scope.tenant),
+            caller: scope.caller,
+            challenge: (needed: string) => toolScopes.challenge(needed),
+            quotaRefusal: () => quotas.refusal(scope.tenant),
           };
         },
         challengeOf: (request) => tenancy.challengeOf(request.headers.get('authorization') ?? undefined),

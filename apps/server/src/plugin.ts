@@ -112,7 +112,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   const resourceServer = oauth && new OAuthResourceServer(oauth);
   const tenancy = new Tenancy(tokens, resourceServer, oauth?.tenantScope);
   if (resourceServer) mountResourceMetadata(app, resourceServer);
-  const toolScopes = new ToolScopes(resourceServer, oauth?.toolScopes);
+  const toolScopes = new ToolScopes(runtime.access, resourceServer);
   const operators = new Set(operatorTokens);
   const METRICS = `${app.prefix}${API.metrics.url}`;
   const scopes = new WeakMap<FastifyRequest, TenantScope>();
@@ -221,6 +221,12 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
       status: 'queued',
     });
   const tenantQuotas = new TenantQuotas(quotas, quotas.now, quotaRefusalCounter(metrics), queued);
+  // The runtime decides every caller's rights, whatever door its call comes by: the operator's
+  // scopes for tools and the tenants' quota are its rules from now on.
+  runtime.access.configure({
+    ...(oauth?.toolScopes ? { toolScopes: oauth.toolScopes } : {}),
+    ...(tenantQuotas.limits ? { quota: (caller) => tenantQuotas.take(caller.tenant) } : {}),
+  });
   const refuse = (response: FastifyReply, refusal: CallRefusal, retryAfter: number, extra: object) => {
     if (refusal.code !== 'quota_exceeded') refusals.inc({ code: refusal.code });
     response.header('retry-after', String(retryAfter));
@@ -239,14 +245,25 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   route(API.metrics, async ({ reply }) => reply.type(metrics.contentType).send(await metrics.metrics()));
 
   route(API.createCall, async ({ body, scope, reply: response }) => {
-    if (toolScopes.refusal(scope, runtime.tools.get(body.name), response)) return response;
-    const overQuota = await tenantQuotas.take(scope.tenant);
-    if (overQuota) return refuse(response, { status: 429, ...overQuota }, overQuota.retryAfterSeconds, {});
     const reply = await runtime.call({
       ...body,
       sessionId: scope.inside(body.sessionId),
       callId: body.callId === undefined ? scope.newCallId() : scope.inside(body.callId),
+      caller: scope.caller,
     });
+    // The runtime refused the caller: a tool its scopes do not allow, or past its quota.
+    const error = reply.status === 'failed' ? reply.error : undefined;
+    if (error?.code === 'insufficient_scope' && error.scope !== undefined)
+      return toolScopes.forbid(response, body.name, error.scope);
+    if (error?.code === 'quota_exceeded') {
+      const retryAfter = error.retryAfterSeconds ?? RETRY_AFTER_SECONDS;
+      return refuse(
+        response,
+        { status: 429, code: 'quota_exceeded', message: error.message },
+        retryAfter,
+        {},
+      );
+    }
     // A call that was not taken: its record could not be kept, or the server began to stop.
     const refusal = await refusalOf(runtime, reply);
     if (refusal === undefined) return scope.show(reply);
@@ -314,13 +331,17 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
 
   route(API.machine, () => machineGraph(callMachine));
 
+  // Touching a call needs its tool's scope, as calling it does: the runtime refuses it, and the
+  // refusal is asked first here only to answer it with its challenge.
   route(API.cancelCall, async ({ params, scope, reply }) => {
-    if (!(await callOf(scope, params.id, reply))) return reply;
-    return { cancelled: await runtime.cancel(scope.inside(params.id)) };
+    const record = await callOf(scope, params.id, reply);
+    if (!record || toolScopes.refusal(scope, runtime.tools.get(record.toolName), reply)) return reply;
+    return { cancelled: await runtime.cancel(record.callId, undefined, { caller: scope.caller }) };
   });
 
   route(API.steerCall, async ({ params, body, scope, reply }) => {
-    if (!(await callOf(scope, params.id, reply))) return reply;
+    const record = await callOf(scope, params.id, reply);
+    if (!record || toolScopes.refusal(scope, runtime.tools.get(record.toolName), reply)) return reply;
     return sendMessage(runtime, scope, params.id, body.message, reply);
   });
 
@@ -330,9 +351,10 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     const record = await callOf(scope, params.id, reply);
     if (!record || toolScopes.refusal(scope, runtime.tools.get(record.toolName), reply)) return undefined;
     const approved = reason === undefined;
+    const as = { caller: scope.caller };
     const decided = approved
-      ? await runtime.inputs.approve(record.callId)
-      : await runtime.inputs.reject(record.callId, reason);
+      ? await runtime.inputs.approve(record.callId, as)
+      : await runtime.inputs.reject(record.callId, reason, as);
     const by = scope.owner ?? '(anonymous)';
     if (decided) request.log.info({ callId: record.callId, by, approved }, 'approval decided');
     return decided;
@@ -392,7 +414,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   );
 
   await mountMcp(app, runtime, tenancy, toolScopes, tenantQuotas, { ...mcp, bodyShape });
-  const a2aCaller = { scopeOf: (r: FastifyRequest) => scopes.get(r), toolScopes, quotas: tenantQuotas };
+  const a2aCaller = { scopeOf: (r: FastifyRequest) => scopes.get(r), toolScopes };
   if (a2a !== false) await mountA2a(app, runtime, a2aCaller, a2a);
   await mountInspector(app);
 };

@@ -69,6 +69,37 @@ export class TenantQuotas {
     this.#queued = queued;
   }
 
+  /** Whether any quota is set: without one, no call is counted. */
+  get limits(): boolean {
+    const { callsPerMinute, notificationsKept, tenants = {} } = this.#options;
+    return callsPerMinute !== undefined || notificationsKept !== undefined || Object.keys(tenants).length > 0;
+  }
+
+  /**
+   * Why the tenant may make no call now, without taking one (the runtime takes one per call it
+   * starts): a door that can answer in its own protocol's words before the call (MCP's 429) asks this.
+   */
+  async refusal(tenant: string | undefined): Promise<QuotaRefusal | undefined> {
+    const overKept = await this.#notificationsRefusal(tenant);
+    if (overKept) return overKept;
+    const key = tenant ?? '';
+    const perMinute = this.#quota(key, 'callsPerMinute');
+    const bucket = this.#buckets.get(key);
+    if (perMinute === undefined || !bucket) return undefined;
+    const perMs = perMinute / 60_000;
+    const calls = Math.min(perMinute, bucket.calls + (this.#now() - bucket.at) * perMs);
+    return calls < 1 ? this.#bucketRefusal(tenant, perMinute, calls, perMs) : undefined;
+  }
+
+  #bucketRefusal(tenant: string | undefined, perMinute: number, calls: number, perMs: number): QuotaRefusal {
+    const retryAfterSeconds = Math.max(1, Math.ceil((1 - calls) / perMs / 1_000));
+    return {
+      code: 'quota_exceeded',
+      message: `${tenant === undefined ? 'the server' : `the tenant ${tenant}`} may make ${perMinute} calls a minute, and has: try again in ${retryAfterSeconds} s`,
+      retryAfterSeconds,
+    };
+  }
+
   #quota(tenant: string, field: keyof TenantQuota): number | undefined {
     const tenants = this.#options.tenants ?? {};
     const own = Object.hasOwn(tenants, tenant) ? tenants[tenant] : undefined;
@@ -118,12 +149,7 @@ export class TenantQuotas {
     if (bucket.calls < 1) {
       this.#buckets.set(key, bucket);
       this.#refused(tenant);
-      const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.calls) / perMs / 1_000));
-      return {
-        code: 'quota_exceeded',
-        message: `${tenant === undefined ? 'the server' : `the tenant ${tenant}`} may make ${perMinute} calls a minute, and has: try again in ${retryAfterSeconds} s`,
-        retryAfterSeconds,
-      };
+      return this.#bucketRefusal(tenant, perMinute, bucket.calls, perMs);
     }
     bucket.calls -= 1;
     this.#buckets.set(key, bucket);

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Caller } from '@baton/contracts';
 import { uuidv7 } from 'uuidv7';
 import type { OAuthResourceServer } from './oauth.js';
 
@@ -26,6 +27,8 @@ export class TenantScope {
   readonly prefix: string;
   /** Whose calls these are: the tenant, or its user (`tenant/~…`); undefined for the one anonymous tenant. */
   readonly owner: string | undefined;
+  /** Who asks, as the runtime decides by it (see `Caller`). */
+  readonly caller: Caller;
 
   /**
    * `scopes`: what an OAuth access token lets its caller do; undefined for a static token and the
@@ -39,6 +42,17 @@ export class TenantScope {
     const user = tenant !== undefined && subject !== undefined ? userSegmentOf(subject) : '';
     this.prefix = tenant === undefined ? '' : `${tenant}/${user}`;
     this.owner = tenant === undefined ? undefined : this.prefix.slice(0, -1);
+    this.caller =
+      tenant === undefined
+        ? { via: 'anonymous' }
+        : scopes === undefined
+          ? { via: 'token', tenant }
+          : {
+              via: 'oauth',
+              tenant,
+              scopes: [...scopes],
+              ...(user !== '' && subject !== undefined ? { user: subject } : {}),
+            };
   }
 
   /** Whether the caller holds the scope (undefined: none is needed). */

@@ -1,49 +1,51 @@
 import type { AnyTool } from '@baton/contracts';
+import type { Runtime } from '@baton/runtime';
 import type { FastifyReply } from 'fastify';
 import { fail } from './api-errors.js';
 import type { OAuthResourceServer } from './oauth.js';
 import type { TenantScope } from './tenancy.js';
 
 /**
- * The OAuth scope each tool needs: the server's mapping (for tools it did not write), else the
- * tool's own `scope`. A caller sees and calls only the tools its token's scopes allow; a call of
- * one it lacks the scope of is refused 403 `insufficient_scope`, naming the scope to ask for.
+ * The runtime's decision on a caller and a tool (`runtime.access`), in HTTP's words: the tools a
+ * caller is shown, and the 403 `insufficient_scope` with the `WWW-Authenticate` that asks for the
+ * scope (step-up, as MCP clients read it). The server decides nothing itself.
  */
 export class ToolScopes {
-  readonly #mapping: Readonly<Record<string, string>>;
+  readonly #access: Runtime['access'];
   readonly #oauth: Pick<OAuthResourceServer, 'insufficientScope'> | undefined;
 
-  constructor(
-    oauth: Pick<OAuthResourceServer, 'insufficientScope'> | undefined,
-    mapping: Readonly<Record<string, string>> = {},
-  ) {
+  constructor(access: Runtime['access'], oauth: Pick<OAuthResourceServer, 'insufficientScope'> | undefined) {
+    this.#access = access;
     this.#oauth = oauth;
-    this.#mapping = mapping;
-  }
-
-  of(tool: Pick<AnyTool, 'name' | 'scope'>): string | undefined {
-    return Object.hasOwn(this.#mapping, tool.name) ? this.#mapping[tool.name] : tool.scope;
   }
 
   /** The tools the caller may see. */
   visible<T extends Pick<AnyTool, 'name' | 'scope'>>(scope: TenantScope, tools: readonly T[]): T[] {
-    return tools.filter((tool) => scope.holds(this.of(tool)));
+    return this.#access.visible(scope.caller, tools);
+  }
+
+  /** The `WWW-Authenticate` that asks for a scope. */
+  challenge(needed: string): string {
+    return this.#oauth?.insufficientScope(needed) ?? `Bearer error="insufficient_scope", scope="${needed}"`;
   }
 
   /** The scope the caller lacks to call the tool, and the `WWW-Authenticate` that asks for it; or undefined. */
   lacks(scope: TenantScope, tool: Pick<AnyTool, 'name' | 'scope'> | undefined) {
-    const needed = tool && this.of(tool);
-    if (needed === undefined || scope.holds(needed) || !this.#oauth) return undefined;
-    return { scope: needed, challenge: this.#oauth.insufficientScope(needed) };
+    const needed = this.#access.lacks(scope.caller, tool);
+    return needed === undefined ? undefined : { scope: needed, challenge: this.challenge(needed) };
+  }
+
+  /** Answers 403 for a scope the caller lacks (the runtime's refusal, or asked of it here). */
+  forbid(reply: FastifyReply, toolName: string | undefined, needed: string) {
+    reply.header('www-authenticate', this.challenge(needed));
+    return fail(reply, 403, 'insufficient_scope', `calling ${toolName} needs the scope ${needed}`, {
+      scope: needed,
+    });
   }
 
   /** Refuses a call the caller lacks the tool's scope for (the reply sent), or gives undefined. */
   refusal(scope: TenantScope, tool: Pick<AnyTool, 'name' | 'scope'> | undefined, reply: FastifyReply) {
     const lacking = this.lacks(scope, tool);
-    if (!lacking) return undefined;
-    reply.header('www-authenticate', lacking.challenge);
-    return fail(reply, 403, 'insufficient_scope', `calling ${tool?.name} needs the scope ${lacking.scope}`, {
-      scope: lacking.scope,
-    });
+    return lacking && this.forbid(reply, tool?.name, lacking.scope);
   }
 }

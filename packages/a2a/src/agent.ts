@@ -4,7 +4,7 @@ import { AgentEvent, DefaultRequestHandler, type PushNotificationStore } from '@
 import { type Notification, notificationText } from '@baton/contracts';
 import { BUILTIN_TOOLS, type Runtime } from '@baton/runtime';
 import { BatonEventBuses } from './buses.js';
-import { BatonAgentExecutor, endEvents, type SkillRefusal } from './executor.js';
+import { BatonAgentExecutor, type CallerOf, endEvents } from './executor.js';
 import { pushEnd, QUIET_SENDER, TaskPushConfigs } from './push.js';
 import { BatonTaskStore } from './task-store.js';
 import { statusOf, TaskNames, taskOfRecord } from './tasks.js';
@@ -30,11 +30,11 @@ export interface BatonA2aAgentOptions {
    */
   prefix?: string;
   /**
-   * Whether the caller may run a skill: the text its task is rejected with, or undefined (the
-   * default: every caller may run every skill). The caller is the `User` the transport's
-   * `userBuilder` made of the request; a server with scopes per tool refuses here.
+   * Who asks, of the `User` the transport's `userBuilder` made of the request: the runtime decides
+   * by it which skills the caller may run (its scopes) and how many (its quota), as for any call.
+   * Default: every caller is the trusted one.
    */
-  refusal?: SkillRefusal;
+  callerOf?: CallerOf;
   /** A failure to bring a call's end to its task (it is logged by default). */
   onError?: (error: unknown) => void;
 }
@@ -79,7 +79,7 @@ export function batonA2aAgent(
     card,
     pushNotificationStore,
     prefix,
-    refusal,
+    callerOf,
     onError = (error) => console.error(error),
   }: BatonA2aAgentOptions,
 ): BatonA2aAgent {
@@ -100,7 +100,7 @@ export function batonA2aAgent(
   const names = new TaskNames(prefix);
   const buses = new BatonEventBuses();
   const taskStore = new BatonTaskStore(runtime, names);
-  const executor = new BatonAgentExecutor(runtime, buses, names, refusal);
+  const executor = new BatonAgentExecutor(runtime, buses, names, callerOf);
   const pushConfigs = pushNotificationStore && new TaskPushConfigs(pushNotificationStore);
   const requestHandler = new DefaultRequestHandler(
     agentCard,

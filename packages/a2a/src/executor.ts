@@ -6,10 +6,11 @@ import {
   type RequestContext,
   type User,
 } from '@a2a-js/sdk/server';
-import type { CallReply } from '@baton/contracts';
+import { type Caller, type CallReply, TRUSTED_CALLER } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import { callAwaitingApproval, replyOf, runDecided } from '@baton/runtime/bridge';
 import type { BatonEventBuses } from './buses.js';
+import { redactedMessage } from './redaction.js';
 import { backgroundedStatusOf, resultArtifact, statusOf, TaskNames } from './tasks.js';
 
 /** What a message asks for: one of the agent's skills (a runtime's tool) with its arguments. */
@@ -107,13 +108,10 @@ export function endEvents(task: Pick<Task, 'id' | 'contextId'>, reply: CallReply
 }
 
 /**
- * Whether the caller (the `User` the transport's `userBuilder` made) may run the skill: the text
- * its task is rejected with, or undefined. A server with scopes per tool refuses here.
+ * Who the caller is (the `User` the transport's `userBuilder` made), for the runtime to decide what
+ * it may run: its scopes and its quota (`Runtime.access`). Undefined: the trusted caller.
  */
-export type SkillRefusal = (
-  skill: string,
-  caller: User | undefined,
-) => string | undefined | Promise<string | undefined>;
+export type CallerOf = (user: User | undefined) => Caller | undefined;
 
 /**
  * Each task a Baton call of the skill its message names, with the task's id as the call's and its
@@ -125,22 +123,30 @@ export class BatonAgentExecutor implements AgentExecutor {
   readonly #runtime: Runtime;
   readonly #buses: Pick<BatonEventBuses, 'inBackground' | 'isInBackground' | 'ended'>;
   readonly #names: TaskNames;
-  readonly #refusal: SkillRefusal;
+  readonly #callerOf: CallerOf;
 
   constructor(
     runtime: Runtime,
     buses: Pick<BatonEventBuses, 'inBackground' | 'isInBackground' | 'ended'>,
     names = new TaskNames(),
-    refusal: SkillRefusal = () => undefined,
+    callerOf: CallerOf = () => undefined,
   ) {
     this.#runtime = runtime;
     this.#buses = buses;
     this.#names = names;
-    this.#refusal = refusal;
+    this.#callerOf = callerOf;
+  }
+
+  /** The runtime's refusal of the caller for the skill (a tool its scopes do not allow), in words. */
+  #refusal(skill: string, caller: Caller): string | undefined {
+    return this.#runtime.access.scopeRefusal(caller, this.#runtime.tools.get(skill))?.message;
   }
 
   async execute(context: RequestContext, bus: ExecutionEventBus): Promise<void> {
-    const { taskId, contextId, userMessage } = context;
+    const { taskId, contextId } = context;
+    // What the task keeps of the message, and gives back to whoever reads it: no secret argument.
+    const userMessage = redactedMessage(context.userMessage, this.#runtime.tools);
+    const caller = this.#callerOf(context.context?.user) ?? TRUSTED_CALLER;
     const task = { id: taskId, contextId };
     const status = (state: TaskState, text?: string) =>
       bus.publish(
@@ -161,7 +167,7 @@ export class BatonAgentExecutor implements AgentExecutor {
         return;
       }
       // Deciding is running: a caller who may not run the tool leaves the task waiting for one who may.
-      const refused = await this.#refusal(record.toolName, context.context?.user);
+      const refused = this.#refusal(record.toolName, caller);
       if (refused !== undefined) {
         status(TaskState.TASK_STATE_INPUT_REQUIRED, refused);
         return;
@@ -176,7 +182,7 @@ export class BatonAgentExecutor implements AgentExecutor {
       this.#answer(task, bus, await runDecided(this.#runtime, request, decision));
       return;
     }
-    const named = skillCallOf(userMessage);
+    const named = skillCallOf(context.userMessage);
     bus.publish(
       AgentEvent.task({
         ...task,
@@ -190,7 +196,9 @@ export class BatonAgentExecutor implements AgentExecutor {
       status(TaskState.TASK_STATE_REJECTED, NAMES_NO_SKILL);
       return;
     }
-    const refused = await this.#refusal(named.skill, context.context?.user);
+    // Asked of the runtime first, so that the task is rejected before it is said to work; the
+    // runtime decides again when the call is made, and takes its quota.
+    const refused = this.#refusal(named.skill, caller);
     if (refused !== undefined) {
       status(TaskState.TASK_STATE_REJECTED, refused);
       return;
@@ -201,6 +209,7 @@ export class BatonAgentExecutor implements AgentExecutor {
       args: named.arguments,
       sessionId: this.#names.sessionOf(contextId),
       callId: this.#names.callIdOf(taskId),
+      ...(caller.via === 'trusted' ? {} : { caller }),
     };
     const definition = this.#runtime.tools.definitions().find((tool) => tool.name === named.skill);
     if (definition?.execution.needsApproval !== undefined) {
@@ -220,6 +229,19 @@ export class BatonAgentExecutor implements AgentExecutor {
       typeof reply.output === 'string'
         ? reply.output
         : (reply.error?.message ?? JSON.stringify(reply.output ?? null));
+    // Refused for the caller's rights (its quota): nothing was kept, and the task did not run.
+    const code = reply.error?.code;
+    if (code === 'quota_exceeded' || code === 'insufficient_scope') {
+      bus.publish(
+        AgentEvent.statusUpdate({
+          taskId: task.id,
+          contextId: task.contextId,
+          status: statusOf(task, TaskState.TASK_STATE_REJECTED, reply.error?.message),
+          metadata: undefined,
+        }),
+      );
+      return;
+    }
     if (reply.status !== 'backgrounded') {
       for (const event of endEvents(task, reply, text)) bus.publish(event);
       return;

@@ -9,8 +9,8 @@ export { type BatonA2aAgent, type BatonA2aAgentOptions, batonA2aAgent, skillsOf 
 export { BatonEventBuses } from './buses.js';
 export {
   BatonAgentExecutor,
+  type CallerOf,
   type SkillCall,
-  type SkillRefusal,
   skillCallOf,
   skillMessage,
 } from './executor.js';

@@ -1,6 +1,7 @@
 import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk';
 import type { TaskStore } from '@a2a-js/sdk/server';
 import type { Runtime } from '@baton/runtime';
+import { redactedTask } from './redaction.js';
 import { isBackgrounded, isFinal, stateOf, TaskNames, taskOfRecord } from './tasks.js';
 
 /** The most tasks one `ListTasks` page gives. */
@@ -14,18 +15,19 @@ export const MAX_TASKS_PAGE = 100;
  * went on shows the call's end once it has ended.
  */
 export class BatonTaskStore implements TaskStore {
-  readonly #runtime: Pick<Runtime, 'get' | 'list'>;
+  readonly #runtime: Pick<Runtime, 'get' | 'list' | 'tools'>;
   /** What the SDK saved of each task this process served. */
   readonly #saved = new Map<string, Task>();
   readonly #names: TaskNames;
 
-  constructor(runtime: Pick<Runtime, 'get' | 'list'>, names = new TaskNames()) {
+  constructor(runtime: Pick<Runtime, 'get' | 'list' | 'tools'>, names = new TaskNames()) {
     this.#runtime = runtime;
     this.#names = names;
   }
 
+  /** Kept without the secret arguments its history may carry: a secret given is never read back. */
   async save(task: Task): Promise<void> {
-    this.#saved.set(task.id, structuredClone(task));
+    this.#saved.set(task.id, structuredClone(redactedTask(task, this.#runtime.tools)));
   }
 
   async load(taskId: string): Promise<Task | undefined> {

@@ -1,3 +1,4 @@
+import type { Caller } from './caller.js';
 import type { ErrorCode } from './errors.js';
 import type { InputRequest } from './input.js';
 import type { ToolImage } from './results.js';
@@ -48,6 +49,10 @@ export interface CallError {
   issues?: CallIssue[];
   /** For `input_required`: what the tool's `prepare` asks its caller for, by name. */
   inputs?: Record<string, InputRequest>;
+  /** For `insufficient_scope`: the scope the caller's credential lacks. */
+  scope?: string;
+  /** For `quota_exceeded`: when one more call is let in, in seconds. */
+  retryAfterSeconds?: number;
 }
 
 /** What the record keeps of an error, beyond what the model sees (an internal error's real cause). */
@@ -127,6 +132,11 @@ export interface CallRecord {
    * it: set when the caller had an OpenTelemetry span active.
    */
   trace?: TraceCarrier;
+  /**
+   * Who asked for the call, when a door named a caller other than the trusted one: kept, so that
+   * what it starts (a `spawn_background` run) and what touches it later are decided by its rights.
+   */
+  caller?: Caller;
   messageId?: string;
   createdAt: number;
   startedAt?: number;
@@ -295,4 +305,6 @@ export interface Schedule {
   enabled: boolean;
   firings: number;
   createdAt: number;
+  /** Who made it (see `CallRecord.caller`): each firing is a call of this caller's, checked as one. */
+  caller?: Caller;
 }

@@ -1,4 +1,5 @@
 import type { LogStream, Progress, Scheduling } from './call.js';
+import type { Caller } from './caller.js';
 import type { InputOptions, InputRequest, InputResponse } from './input.js';
 
 /** What a tool's `prepare` gets besides the arguments. */
@@ -34,6 +35,8 @@ export interface ToolContext<Prepared = unknown, Message = unknown> {
   readonly callId: string;
   readonly sessionId: string;
   readonly toolName: string;
+  /** Who asked for the call (`TRUSTED_CALLER` when the way in named nobody). */
+  readonly caller: Caller;
   /** Aborted when the call is cancelled or times out; a result that arrives after that is dropped. */
   readonly signal: AbortSignal;
   /** 1 for the first run of a call. */

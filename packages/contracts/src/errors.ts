@@ -29,6 +29,16 @@ export const ERROR_CODES = {
    * not begin and left no record. `error.inputs` names what to ask; call again with `inputs`.
    */
   input_required: 'input_required',
+  /**
+   * The caller's credential lacks the OAuth scope the tool needs (`error.scope` names it): nothing
+   * was kept. A server answers 403 with the challenge that asks for it (step-up).
+   */
+  insufficient_scope: 'insufficient_scope',
+  /**
+   * The caller's tenant has used its quota (calls a minute, or notifications left unacknowledged):
+   * nothing was kept; `error.retryAfterSeconds` says when one more is let in (a server answers 429).
+   */
+  quota_exceeded: 'quota_exceeded',
   /** Steering: no call has this id (or the caller may not reach it). */
   call_not_found: 'call_not_found',
   /** Steering: the call has ended, so it reads no more messages; its result is final. */

@@ -33,6 +33,7 @@ export {
   type TraceCarrier,
   type WebhookDelivery,
 } from './call.js';
+export { type Caller, type CallerKind, holdsScope, TRUSTED_CALLER } from './caller.js';
 export type { MessageOptions, PrepareContext, ToolContext, UpdateOptions } from './context.js';
 export {
   type AnyTool,

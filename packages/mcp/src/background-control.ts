@@ -17,7 +17,7 @@ import {
 } from '@baton/runtime';
 import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
 import { CALL_APP_URI, CALL_META_KEY } from './call-app.js';
-import type { McpScope } from './scope.js';
+import { callerOf, type McpScope } from './scope.js';
 import { CALL_SESSIONS, type Serving } from './serving.js';
 import { toolResultOf } from './tool-result.js';
 
@@ -76,8 +76,8 @@ function servedControl(serving: ControlServing): readonly AnyTool[] {
 
 /** The runtime's tools as this endpoint lists them: the control tools, when served, are the endpoint's own. */
 export function listedTools(serving: ControlServing): AnyTool[] {
-  // A tool the caller lacks the scope of is not listed (see `McpScope.lacks`).
-  const tools = serving.runtime.tools.definitions().filter((tool) => !serving.scope.lacks?.(tool.name));
+  // A tool the caller lacks the scope of is not listed: the runtime's decision.
+  const tools = serving.runtime.access.visible(callerOf(serving.scope), serving.runtime.tools.definitions());
   if (!servesControl(serving)) return tools;
   return [...tools.filter((tool) => !isControlTool(tool.name)), ...servedControl(serving)];
 }
@@ -102,12 +102,14 @@ function scopedHost(runtime: Runtime, scope: McpScope): BackgroundControlHost {
       const page = await runtime.list(filter);
       return { ...page, calls: page.calls.map(shown) };
     },
-    cancel: (callId, reason) => runtime.cancel(scope.inside(callId), reason),
+    cancel: (callId, reason, as) => runtime.cancel(scope.inside(callId), reason, as),
     wait: (callId, options) => runtime.wait(scope.inside(callId), options),
-    steer: async (callId, message) => ({
-      ...(await runtime.steer(scope.inside(callId), message)),
+    steer: async (callId, message, as) => ({
+      ...(await runtime.steer(scope.inside(callId), message, as)),
       callId,
     }),
+    access: runtime.access,
+    tools: runtime.tools,
   };
 }
 
@@ -126,10 +128,11 @@ export const NO_SESSION_TO_LIST =
  * notification comes over MCP, so a wait that ends first says to wait again, and a wait lasts past
  * `SILENT_WAIT_MS` only for a request that takes progress, which it is sent while it waits.
  */
-function callerOf(serving: ControlServing, context: ServerContext): BackgroundCaller {
+function controlCallerOf(serving: ControlServing, context: ServerContext): BackgroundCaller {
   const progressToken = context.mcpReq._meta?.progressToken;
   const caller: BackgroundCaller = {
     sessionId: callSessionOf(serving),
+    caller: callerOf(serving.scope),
     signal: context.mcpReq.signal,
     byCallId: true,
     notified: false,
@@ -161,7 +164,7 @@ export async function callControlTool(
   if (serving.era === 'modern' && SESSION_ONLY.includes(name)) return refused(NO_SESSION_TO_LIST);
   const control = backgroundControl(scopedHost(serving.runtime, serving.scope));
   try {
-    const output = await control.run(name, args, callerOf(serving, context));
+    const output = await control.run(name, args, controlCallerOf(serving, context));
     return toolResultOf({ status: 'succeeded', output });
   } catch (error) {
     if (!isToolError(error)) throw error;

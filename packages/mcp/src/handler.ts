@@ -240,7 +240,7 @@ export function createMcpHandler(options: McpHandlerOptions): McpHandler {
         );
       }
     }
-    const callRefused = await toolCallRefusal(scope, parsedBody);
+    const callRefused = await toolCallRefusal(runtime, scope, parsedBody);
     if (callRefused) return callRefused;
     const authInfo = authInfoOf(scope);
     // A request on a session is 2025-11-25's: 2026-07-28 has none.

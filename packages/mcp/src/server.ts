@@ -10,6 +10,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { servesControl } from './background-control.js';
 import { CALL_APP_URI, callAppPage, MCP_APP_MIME_TYPE } from './call-app.js';
+import { requestScopeOf } from './scope.js';
 import type { Serving } from './serving.js';
 import { TASKS_EXTENSION } from './task-view.js';
 import { serveLegacyTasks, serveTasks } from './tasks.js';
@@ -94,10 +95,15 @@ export function mcpServer(serving: Serving, info: ServerInfo): Server {
     ...(serving.requestStates ? { requestState: { verify: serving.requestStates.verify } } : {}),
   });
   server.activity = serving.activity;
+  // What a request may do is its own credential's (2025-11-25: the session keeps only whose ids).
+  const servingOf = (context: ServerContext): Serving => {
+    const scope = requestScopeOf(context, serving.scope);
+    return scope === serving.scope ? serving : { ...serving, scope };
+  };
   // Whether the client takes tasks: 2026-07-28 declares it on each request, 2025-11-25 at `initialize`.
   server.setRequestHandler('tools/list', (_request, context) => ({
     tools: declaredTools(
-      serving,
+      servingOf(context),
       serving.era === 'modern'
         ? takesTasks(context)
         : (server.getClientCapabilities()?.tasks?.requests?.tools as { call?: object } | undefined)?.call !==
@@ -107,7 +113,7 @@ export function mcpServer(serving: Serving, info: ServerInfo): Server {
   // A task is not among the SDK's types for a `tools/call` result; the wire allows it.
   server.setRequestHandler(
     'tools/call',
-    (request, context) => callTool(serving, request, context) as Promise<CallToolResult>,
+    (request, context) => callTool(servingOf(context), request, context) as Promise<CallToolResult>,
   );
   serveCallApp(server, serving);
   if (serving.era === 'legacy') serveLegacyTasks(server, serving);

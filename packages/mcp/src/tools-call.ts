@@ -1,4 +1,10 @@
-import { type CallEvent, type CallRecord, isTerminalStatus, taskSupportOf } from '@baton/contracts';
+import {
+  type CallError,
+  type CallEvent,
+  type CallRecord,
+  isTerminalStatus,
+  taskSupportOf,
+} from '@baton/contracts';
 import {
   type CallToolRequest,
   type CallToolResult,
@@ -13,6 +19,7 @@ import { acknowledgementOf, callControlTool, controlToolOf } from './background-
 import { forwardInputRequests } from './input-requests.js';
 import { watchInputs } from './input-rounds.js';
 import { preparedInputsOf, prepareRound, withPreparedInputs } from './prepare-inputs.js';
+import { callerOf } from './scope.js';
 import { CALL_SESSIONS, type InputRound, type Serving, TASK_SESSIONS } from './serving.js';
 import { legacyTaskOf, TASKS_EXTENSION, taskOf } from './task-view.js';
 import { toolResultOf } from './tool-result.js';
@@ -110,10 +117,11 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
   if (control) return callControlTool(serving, control, args, context);
   const tool = runtime.tools.get(name);
   if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
-  // A call in a batch, which the handler did not refuse 403 before it came here.
-  const lacking = scope.lacks?.(name);
-  if (lacking)
-    throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `The tool needs the scope ${lacking.scope}`);
+  // A call in a batch, which the handler did not refuse 403 before it came here: the runtime's
+  // decision, asked before a task is made for it.
+  const refused = runtime.access.scopeRefusal(callerOf(scope), tool);
+  if (refused) throw accessError(refused);
+  const caller = scope.caller === undefined ? {} : { caller: scope.caller };
   const support = taskSupportOf(tool, { defaultMode: serving.defaultMode });
   const legacy = serving.era === 'legacy';
   const taskAsked = legacy && (request.params as { task?: unknown }).task !== undefined;
@@ -163,9 +171,11 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
     }
     // What the tool's `prepare` asks for is asked first: the task begins once it has it.
     const reply = withPreparedInputs(context, (inputs) =>
-      runtime.call({ name, args, sessionId, callId, inputs }, { freshId: fresh }),
+      runtime.call({ name, args, sessionId, callId, inputs, ...caller }, { freshId: fresh }),
     );
-    await Promise.race([stored, reply]);
+    const first = await Promise.race([stored.then(() => undefined), reply]);
+    // Refused by the caller's quota: nothing was kept, so there is no task.
+    if (first?.error && isAccessRefusal(first.error)) throw accessError(first.error);
     return { task: legacyTaskOf(await recordOf(serving, callId), serving, true) };
   }
 
@@ -200,7 +210,7 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
     // until it is answered; a call handed over to the background goes on. A round that answers
     // input goes on with the call it names, within its inline budget.
     const call = (inputs: Record<string, unknown>) =>
-      runtime.call({ name, args, sessionId, callId, inputs }, { signal, freshId: fresh });
+      runtime.call({ name, args, sessionId, callId, inputs, ...caller }, { signal, freshId: fresh });
     // What the tool's `prepare` asks for: answered from this round's input responses (2026-07-28),
     // or asked of the client on its session (2025-11-25).
     const replying = resumed
@@ -214,6 +224,7 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
     ]);
     if (!first.reply) return (await rounds?.result()) as unknown as CallToolResult;
     const reply = first.reply;
+    if (reply.error && isAccessRefusal(reply.error)) throw accessError(reply.error);
     const asked = preparedInputsOf(reply);
     if (asked) return prepareRound(context, asked) as unknown as CallToolResult;
     // The reply is the record's end: no second read of the store.
@@ -231,3 +242,23 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
     rounds?.close();
   }
 }
+
+/** A call the runtime refused for its caller's rights: nothing of it was kept. */
+function isAccessRefusal(error: CallError): boolean {
+  return error.code === 'insufficient_scope' || error.code === 'quota_exceeded';
+}
+
+/**
+ * The runtime's refusal of a call for its caller's rights, as a JSON-RPC error: the request is
+ * refused, not answered with a tool's failure (no call was made that a model should read about).
+ */
+function accessError(error: CallError): ProtocolError {
+  return error.code === 'quota_exceeded'
+    ? new ProtocolError(QUOTA_EXCEEDED, `Too many requests: ${error.message}`, {
+        retryAfterSeconds: error.retryAfterSeconds,
+      })
+    : new ProtocolError(ProtocolErrorCode.InvalidRequest, `The tool needs the scope ${error.scope}`);
+}
+
+/** The server's own JSON-RPC code for a refusal of its quota (the HTTP answer is 429 where it can be). */
+const QUOTA_EXCEEDED = -32000;

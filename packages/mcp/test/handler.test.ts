@@ -131,9 +131,11 @@ describe('the MCP handler at its edge', () => {
     const challenge = 'Bearer error="insufficient_scope", scope="batch:run"';
     const scoped: McpScope = {
       ...tenant,
-      lacks: (name) => (name === 'batch' ? { scope: 'batch:run', challenge } : undefined),
+      caller: { via: 'oauth', tenant: 'acme', scopes: [] },
+      challenge: (scope) => `Bearer error="insufficient_scope", scope="${scope}"`,
     };
     const entry = await serve(undefined, { authenticate: () => scoped });
+    entry.runtime.access.configure({ toolScopes: { batch: 'batch:run' } });
     const client = await connect(entry);
     expect((await client.listTools()).tools.map((tool) => tool.name)).not.toContain('batch');
     const call = JSON.stringify({
@@ -196,7 +198,110 @@ describe('sessions on 2025-11-25', () => {
     expect((await post(entry.mcp, list, { ...headers, authorization: 'Bearer token-b' })).status).toBe(404);
     expect((await post(entry.mcp, list, headers)).status).toBe(200);
   });
+
+  it('decide each request by its own token: step-up works in a session, a narrow token in a wide one is refused, a batch is checked call by call', async () => {
+    const scoped = (scopes: string[]): McpScope => ({
+      ...tenant,
+      caller: { via: 'oauth', tenant: 'acme', scopes },
+      challenge: (scope) => `Bearer error="insufficient_scope", scope="${scope}"`,
+    });
+    const callers: Record<string, McpScope> = {
+      'Bearer narrow': scoped([]),
+      'Bearer wide': scoped(['quick:run']),
+    };
+    const entry = await serve(undefined, {
+      authenticate: (request) => callers[request.headers.get('authorization') ?? ''],
+    });
+    let quota = 3;
+    entry.runtime.access.configure({
+      toolScopes: { quick: 'quick:run' },
+      quota: () => (quota-- > 0 ? undefined : { message: 'spent', retryAfterSeconds: 7 }),
+    });
+    const initialize = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
+    const opened = await post(entry.mcp, initialize, { authorization: 'Bearer narrow' });
+    const session = {
+      'mcp-session-id': opened.headers.get('mcp-session-id') ?? '',
+      'mcp-protocol-version': '2025-11-25',
+    };
+    const call = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'quick', arguments: {} },
+    });
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+    const listed = async (authorization: string) => {
+      const [answer] = await rpcAnswers(await post(entry.mcp, list, { ...session, authorization }));
+      const result = answer?.result as { tools: Array<{ name: string }> } | undefined;
+      return result?.tools.map((tool) => tool.name);
+    };
+
+    // The session's token lacks the scope: 403 with the challenge; the same session with a token
+    // that has it now (step-up) lists and calls the tool.
+    const refused = await post(entry.mcp, JSON.stringify(call(3)), {
+      ...session,
+      authorization: 'Bearer narrow',
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('www-authenticate')).toContain('scope="quick:run"');
+    expect(await listed('Bearer narrow')).not.toContain('quick');
+    expect(await listed('Bearer wide')).toContain('quick');
+    const stepped = await rpcAnswers(
+      await post(entry.mcp, JSON.stringify(call(4)), { ...session, authorization: 'Bearer wide' }),
+    );
+    expect(textOf(stepped[0]?.result)).toBe('quick answer');
+
+    // A batch by the narrow token, in the session the wide one used: every call refused.
+    const narrowBatch = await rpcAnswers(
+      await post(entry.mcp, JSON.stringify([call(5), call(6)]), {
+        ...session,
+        authorization: 'Bearer narrow',
+      }),
+    );
+    expect(narrowBatch.map((answer) => answer.error?.message)).toEqual([
+      expect.stringContaining('quick:run'),
+      expect.stringContaining('quick:run'),
+    ]);
+
+    // A batch of four with two calls left of the quota: two run, two are refused, one by one.
+    const batch = await rpcAnswers(
+      await post(entry.mcp, JSON.stringify([call(7), call(8), call(9), call(10)]), {
+        ...session,
+        authorization: 'Bearer wide',
+      }),
+    );
+    expect(batch.filter((answer) => answer.result && textOf(answer.result) === 'quick answer')).toHaveLength(
+      2,
+    );
+    expect(
+      batch.filter((answer) => /Too many requests: spent/.test(answer.error?.message ?? '')),
+    ).toHaveLength(2);
+    expect((await entry.runtime.list({})).calls).toHaveLength(3);
+  });
 });
+
+/** The JSON-RPC answers of a response, as JSON or as an SSE stream of them. */
+async function rpcAnswers(
+  response: Response,
+): Promise<Array<{ id?: unknown; result?: unknown; error?: { code: number; message: string } }>> {
+  const text = await response.text();
+  const bodies = response.headers.get('content-type')?.includes('text/event-stream')
+    ? text
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => JSON.parse(line.slice(6)) as unknown)
+    : [JSON.parse(text) as unknown];
+  return bodies.flat() as Array<{
+    id?: unknown;
+    result?: unknown;
+    error?: { code: number; message: string };
+  }>;
+}
 
 describe('limits', () => {
   const initialize = JSON.stringify({

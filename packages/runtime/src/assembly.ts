@@ -1,7 +1,8 @@
 import type { EventBus } from '@baton/bus';
-import type { CallEvent, ToolRegistry } from '@baton/contracts';
+import { BatonError, type CallEvent, type ToolRegistry } from '@baton/contracts';
 import { type CallControl, memoryStore, type Store } from '@baton/store';
 import type { Observable } from 'rxjs';
+import { Access } from './access.js';
 import { SPAWN_BACKGROUND } from './builtin-names.js';
 import { ScheduleRunner } from './builtins/schedules.js';
 import { type StartRun, spawnBackgroundTool, startRun } from './builtins/spawn-background.js';
@@ -41,6 +42,8 @@ import { WriteBatcher } from './write-batcher.js';
 /** The modules of one runtime, each given only what it uses of the others. */
 export interface RuntimeParts {
   settings: Settings;
+  /** What each caller may see, call and start. */
+  access: Access;
   store: Store;
   clock: Clock;
   failures: Failures;
@@ -91,6 +94,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   const given = options.store ?? memoryStore();
   const clock = options.clock ?? systemClock;
   const settings = resolveSettings(options, given);
+  const access = new Access(options.access);
   const failures = new Failures(
     options.logger ?? quietLogger,
     (failure) => bus.publishFailure(failure),
@@ -264,10 +268,10 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     failures,
     closed,
   };
-  const intake = new Intake({ ...common, submit, tracing, repeated });
+  const intake = new Intake({ ...common, access, submit, tracing, repeated });
   // Runs come in through the intake's own entry for them, not through the public `call`.
   const start: StartRun = (request, run) => intake.call(request, run);
-  const schedules = schedulesOf(settings, { store, clock, writer, tools, failures, start });
+  const schedules = schedulesOf(settings, { store, clock, writer, tools, access, failures, start });
   const recovery = late.set(
     'recovery',
     new Recovery({
@@ -306,6 +310,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   };
   return {
     settings,
+    access,
     store,
     clock,
     failures,
@@ -339,6 +344,7 @@ function schedulesOf(
     clock: Clock;
     writer: WriteBatcher;
     tools: ToolRegistry;
+    access: Access;
     failures: Failures;
     start: StartRun;
   },
@@ -348,13 +354,20 @@ function schedulesOf(
     clock: parts.clock,
     store: parts.store,
     save: (schedule) => parts.writer.write('schedules', schedule),
-    fire: (schedule) => startRun({ start }, schedule),
+    // A firing is a call of the schedule's caller: one its scopes or its quota refuse now is lost, and said.
+    fire: async (schedule) => {
+      const { error } = await startRun({ start }, schedule);
+      if (error?.code === 'insufficient_scope' || error?.code === 'quota_exceeded') {
+        parts.failures.report('fire a schedule', new BatonError(error.code, error.message));
+      }
+    },
     perSession: settings.limits.schedulesPerSession,
     failed: (op, error) => parts.failures.report(op, error),
   });
   if (settings.builtins.includes(SPAWN_BACKGROUND)) {
     const tool = spawnBackgroundTool({
       tools: parts.tools,
+      access: parts.access,
       defaultMode: settings.defaultMode,
       start,
       schedules: runner,

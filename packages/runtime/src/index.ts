@@ -1,6 +1,7 @@
 /** `@baton/runtime`: the actor system that runs tool calls. What this file exports is the public API. */
 
 export type { RuntimeFailure } from '@baton/contracts';
+export { Access, type AccessOptions, type QuotaRefusal, type QuotaTaker } from './access.js';
 export {
   type ApprovalDecision,
   callAskingApproval,

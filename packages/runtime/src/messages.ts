@@ -316,3 +316,8 @@ export const WEBHOOK_MESSAGES = {
 /** Logged when a call is found held here after an outage, that no claim's answer brought. */
 export const LOST_CLAIM_MESSAGE =
   'the answer of a claim was lost in an outage: the call it left held here is taken up now';
+
+/** A caller whose credential lacks the scope a tool needs (the server's 403 says the same). */
+export function insufficientScopeMessage(toolName: string, scope: string): string {
+  return `calling ${toolName} needs the scope ${scope}`;
+}

@@ -1,5 +1,6 @@
 import type {
   AnyTool,
+  Caller,
   EventOutcome,
   ExecutionMode,
   InputRequest,
@@ -10,6 +11,7 @@ import type {
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
 import type { InspectionEvent, Observer } from 'xstate';
+import type { AccessOptions } from './access.js';
 import type { BUILTIN_TOOLS } from './builtin-names.js';
 import type { Clock } from './clock.js';
 import type { Logger } from './log.js';
@@ -53,6 +55,12 @@ export interface RuntimeOptions {
    * sessions under `tenant/`). Default: no tenants.
    */
   tenantOf?: (sessionId: string) => string;
+  /**
+   * What a caller may do: the scope each tool needs beside its own `scope`, and each tenant's
+   * quota. Decided here for every way into a call (see `CallRequest.caller`). Default: no quota,
+   * and each tool's own scope.
+   */
+  access?: AccessOptions;
   /** Arguments nested deeper than this (objects and arrays) are refused. Default 64. */
   maxArgsDepth?: number;
   /**
@@ -242,6 +250,18 @@ export interface CallRequest {
    * model is never left waiting in silence. A newer one, an update or the end replaces one not yet given.
    */
   notifyAfterMs?: number | readonly number[];
+  /**
+   * Who asks (see `Caller`): the runtime refuses a tool its scopes do not allow
+   * (`insufficient_scope`) and a call past its quota (`quota_exceeded`), keeping nothing, and keeps
+   * the caller with the call, so that what the call starts is decided by the same rights. Default
+   * `TRUSTED_CALLER`: code that embeds the runtime may do everything.
+   */
+  caller?: Caller;
+}
+
+/** Who asks to touch a call (`cancel`, `steer`, `approve`, `reject`): refused `insufficient_scope` without its tool's scope. */
+export interface AsCaller {
+  caller?: Caller;
 }
 
 export interface CallOptions {
@@ -292,10 +312,13 @@ export type BuiltinToolOf<B extends BuiltinTool> = Tool<Record<string, unknown>,
 
 /** What a call waits for from outside: its approval (the durable context's `needsApproval`), or an external event (`ctx.waitFor`). */
 export interface RuntimeInputs {
-  /** Lets a call that waits for approval run; false when it does not wait for one. */
-  approve(callId: string): Promise<boolean>;
-  /** Ends a call that waits for approval `failed`, with the reason shown to the model. */
-  reject(callId: string, reason: string): Promise<boolean>;
+  /**
+   * Lets a call that waits for approval run; false when it does not wait for one. Deciding is
+   * running: a `caller` without the tool's scope is refused (a `BatonError` `insufficient_scope`).
+   */
+  approve(callId: string, as?: AsCaller): Promise<boolean>;
+  /** Ends a call that waits for approval `failed`, with the reason shown to the model (a `caller` as `approve`). */
+  reject(callId: string, reason: string, as?: AsCaller): Promise<boolean>;
   /** The key of an external event of a call, as `ctx.eventKey(name)` gives it. */
   key(callId: string, name: string): string;
   /** Resolves an external event: the waiting call (now, or after a restart) gets the outcome. */

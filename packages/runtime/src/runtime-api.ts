@@ -26,8 +26,10 @@ import type {
   StoreConnections,
 } from '@baton/store';
 import type { Observable } from 'rxjs';
+import type { Access } from './access.js';
 import type { FollowOptions } from './follow-store.js';
 import type {
+  AsCaller,
   BatchOptions,
   BatchRequest,
   CallOptions,
@@ -56,6 +58,11 @@ export type { ToolCallReply };
 export interface Runtime {
   readonly tools: ToolRegistry;
   readonly instanceId: string;
+  /**
+   * The one place that decides what a caller may see and call (scopes) and start (quota); every
+   * call's request is decided by it. A door asks it what to list and which challenge to give.
+   */
+  readonly access: Pick<Access, 'scopeOf' | 'lacks' | 'visible' | 'scopeRefusal' | 'configure'>;
   /** The mode of a tool that names none (`createRuntime({ defaultMode })`): bridges declare tools by it. */
   readonly defaultMode: ExecutionMode;
   /**
@@ -71,15 +78,19 @@ export interface Runtime {
   call(request: CallRequest, options?: CallOptions): Promise<CallReply>;
   /** The batch rules: runs the calls of one model turn; the replies come in the order of the requests. */
   callBatch(requests: readonly BatchRequest[], options: BatchOptions): Promise<CallReply[]>;
-  /** True when the call was running or queued and is now `cancelled`. */
-  cancel(callId: string, reason?: string): Promise<boolean>;
+  /**
+   * True when the call was running or queued and is now `cancelled`. A `caller` without the scope
+   * of the call's tool is refused: a `BatonError` `insufficient_scope`.
+   */
+  cancel(callId: string, reason?: string, as?: AsCaller): Promise<boolean>;
   /**
    * Steering: sends a message to a running (or queued) call whose tool declares `messages`; the
    * tool reads it with `ctx.nextMessage()`. Resolves once the message is stored, with its number in
    * the call. Throws a `BatonError`: `call_not_found`, `call_ended`, `not_steerable` (its tool takes
-   * none), `invalid_arguments` (its schema refused the message), `limit_exceeded`.
+   * none), `invalid_arguments` (its schema refused the message), `limit_exceeded`,
+   * `insufficient_scope` (a `caller` without the scope of the call's tool).
    */
-  steer(callId: string, message: unknown): Promise<SteerReceipt>;
+  steer(callId: string, message: unknown, as?: AsCaller): Promise<SteerReceipt>;
   /** Cancels every live call of a session; resolves with how many. */
   cancelSession(sessionId: string, reason?: string): Promise<number>;
   get(callId: string): Promise<CallRecord | undefined>;

@@ -1,6 +1,7 @@
 import { EventBus } from '@baton/bus';
 import {
   type AnyTool,
+  BatonError,
   type CallEvent,
   type CallRecord,
   type CallReply,
@@ -12,6 +13,7 @@ import {
 } from '@baton/contracts';
 import type { CallFilter, CallPage, QueueDepth, SessionEvent, StoreConnections } from '@baton/store';
 import { firstValueFrom, merge, type Observable, Subject, toArray } from 'rxjs';
+import type { Access } from './access.js';
 import { assembleRuntime, type RuntimeParts } from './assembly.js';
 import { registerBackgroundControl } from './builtins/background-control.js';
 import { refusalHandledElsewhere } from './call/ending.js';
@@ -23,6 +25,7 @@ import { eventKey, HEALTH_PROBE_CALL_ID } from './keys.js';
 import { CANCELLED_BY_SIGNAL, SESSION_CANCELLED_REASON } from './messages.js';
 import { holdDue, takeNotifications, watchNotifications } from './notification-readers.js';
 import type {
+  AsCaller,
   BatchOptions,
   BatchRequest,
   BuiltinTool,
@@ -54,6 +57,7 @@ class BatonRuntime implements Runtime {
   readonly tools: ToolRegistry;
   readonly instanceId: string;
   readonly defaultMode: ExecutionMode;
+  readonly access: Access;
   readonly ready: Promise<void>;
   readonly events$: Observable<CallEvent>;
   readonly failures$: Observable<RuntimeFailure>;
@@ -84,6 +88,7 @@ class BatonRuntime implements Runtime {
     });
     this.#parts = parts;
     this.#controls = new CallControls(parts, (callId, reason) => this.cancel(callId, reason));
+    this.access = parts.access;
     const { store, clock, schedules, host } = parts;
     registerBackgroundControl(this.tools, parts.settings.builtins, this);
     this.instanceId = parts.settings.instanceId;
@@ -93,8 +98,14 @@ class BatonRuntime implements Runtime {
     this.failures$ = this.#bus.failures$;
     this.storeWrites$ = this.#storeWrites.asObservable();
     this.inputs = {
-      approve: (callId) => this.#controls.approve(callId),
-      reject: (callId, reason) => this.#controls.reject(callId, reason),
+      approve: async (callId, as) => {
+        await this.#mayTouch(callId, as);
+        return this.#controls.approve(callId);
+      },
+      reject: async (callId, reason, as) => {
+        await this.#mayTouch(callId, as);
+        return this.#controls.reject(callId, reason);
+      },
       key: eventKey,
       resolve: (key, outcome) => host.resolveEvent(key, outcome),
       pending: (callId) => pendingInputs(store, callId),
@@ -200,7 +211,21 @@ class BatonRuntime implements Runtime {
     return this.#parts.intake.callBatch(requests, options);
   }
 
-  async cancel(callId: string, reason?: string): Promise<boolean> {
+  /**
+   * Touching a call (cancel, steer, approve, reject) is calling its tool: a caller without the
+   * tool's scope is refused, whatever way it came in. A call that is not found is left to the
+   * operation, which says so in its own words.
+   */
+  async #mayTouch(callId: string, as: AsCaller | undefined): Promise<void> {
+    const caller = as?.caller;
+    if (caller?.scopes === undefined) return;
+    const record = await this.get(callId);
+    const refusal = record && this.access.scopeRefusal(caller, this.tools.get(record.toolName));
+    if (refusal) throw new BatonError('insufficient_scope', refusal.message);
+  }
+
+  async cancel(callId: string, reason?: string, as?: AsCaller): Promise<boolean> {
+    await this.#mayTouch(callId, as);
     const { registry, worker, driver } = this.#parts;
     const call = registry.get(callId);
     if (!call) {
@@ -222,7 +247,8 @@ class BatonRuntime implements Runtime {
     return cancelled.filter(Boolean).length;
   }
 
-  steer(callId: string, message: unknown): Promise<SteerReceipt> {
+  async steer(callId: string, message: unknown, as?: AsCaller): Promise<SteerReceipt> {
+    await this.#mayTouch(callId, as);
     const { store, host } = this.#parts;
     return steerCall({ runtime: this, store, tools: this.tools, host }, callId, message);
   }

@@ -1,5 +1,6 @@
 import {
   type AnyTool,
+  type Caller,
   type CallRecord,
   defineTool,
   isBatonError,
@@ -20,7 +21,11 @@ export const MAX_WAIT_MS = 300_000;
 /** A caller told of a wait that goes on (`onStillWaiting`) is told this often. */
 export const WAIT_BEAT_MS = 10_000;
 
-export type BackgroundControlHost = Pick<Runtime, 'get' | 'list' | 'cancel' | 'wait' | 'steer'>;
+export type BackgroundControlHost = Pick<Runtime, 'get' | 'list' | 'cancel' | 'wait' | 'steer'> & {
+  /** Whether the caller may reach a call of a tool (its scope): `Runtime`'s own, when the host is one. */
+  access?: Pick<Runtime['access'], 'scopeRefusal'>;
+  tools?: Pick<Runtime['tools'], 'get'>;
+};
 
 const CALL_ID = {
   type: 'string',
@@ -64,6 +69,11 @@ function statusOf(record: CallRecord): Record<string, unknown> {
  */
 export interface BackgroundCaller {
   sessionId: string;
+  /**
+   * Who asks (the tool context's `caller`): a call of a tool its scopes do not allow is out of its
+   * reach, as it would be to call. Default: trusted.
+   */
+  caller?: Caller;
   signal?: AbortSignal;
   /**
    * The call id alone reaches a call, from any session: the host resolves only the ids the caller
@@ -88,6 +98,9 @@ async function reachedCall(
   caller: BackgroundCaller,
 ): Promise<CallRecord> {
   const record = await host.get(callId);
+  const refusal =
+    record && caller.caller && host.access?.scopeRefusal(caller.caller, host.tools?.get(record.toolName));
+  if (refusal) throw new ToolError(refusal.message);
   if (caller.byCallId) {
     if (!record) throw new ToolError(BACKGROUND_MESSAGES.unknownId(callId));
     return record;
@@ -121,6 +134,11 @@ async function waitInBeats(
 
 type Operation = (input: never, caller: BackgroundCaller) => Promise<unknown>;
 
+/** Who touches the call, for the runtime to decide (see `AsCaller`). */
+function asCaller({ caller }: BackgroundCaller): { caller?: Caller } {
+  return caller ? { caller } : {};
+}
+
 /** What each tool does, given arguments its schema accepted. */
 function operationsOf(host: BackgroundControlHost): Record<BackgroundControlTool, Operation> {
   return {
@@ -145,7 +163,8 @@ function operationsOf(host: BackgroundControlHost): Record<BackgroundControlTool
     async cancel_background({ call_id }: { call_id: string }, caller) {
       const record = await reachedCall(host, call_id, caller);
       const cancelled =
-        !isTerminalStatus(record.status) && (await host.cancel(call_id, BACKGROUND_MESSAGES.cancelReason));
+        !isTerminalStatus(record.status) &&
+        (await host.cancel(call_id, BACKGROUND_MESSAGES.cancelReason, asCaller(caller)));
       if (!cancelled) {
         const { status } = await reachedCall(host, call_id, caller);
         throw new ToolError(BACKGROUND_MESSAGES.alreadyEnded(call_id, status));
@@ -155,7 +174,7 @@ function operationsOf(host: BackgroundControlHost): Record<BackgroundControlTool
     async steer_background({ call_id, message }: { call_id: string; message: string }, caller) {
       await reachedCall(host, call_id, caller);
       try {
-        const { messageSeq } = await host.steer(call_id, message);
+        const { messageSeq } = await host.steer(call_id, message, asCaller(caller));
         return { call_id, message_seq: messageSeq, status: 'sent', note: BACKGROUND_MESSAGES.steered };
       } catch (error) {
         // A refusal is for the model, in the call id it gave (a host may see the call under another).
@@ -170,9 +189,11 @@ function operationsOf(host: BackgroundControlHost): Record<BackgroundControlTool
         throw new ToolError(error.message);
       }
     },
-    async list_background(_input: Record<string, never>, { sessionId }) {
+    async list_background(_input: Record<string, never>, { sessionId, caller }) {
       const page = await host.list({ sessionId, status: ['queued', 'inline', 'backgrounded'], limit: 100 });
-      return { calls: page.calls.filter((record) => record.detached).map(statusOf) };
+      const reached = (record: CallRecord) =>
+        !caller || !host.access?.scopeRefusal(caller, host.tools?.get(record.toolName));
+      return { calls: page.calls.filter((record) => record.detached && reached(record)).map(statusOf) };
     },
   };
 }

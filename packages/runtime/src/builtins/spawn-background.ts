@@ -1,5 +1,6 @@
 import {
   type AnyTool,
+  type Caller,
   type CallRecord,
   type CallReply,
   defineTool,
@@ -7,6 +8,7 @@ import {
   ToolError,
   type ToolRegistry,
 } from '@baton/contracts';
+import type { Access } from '../access.js';
 import { SPAWN_BACKGROUND } from '../builtin-names.js';
 import { newId } from '../ids.js';
 import { runPaths } from '../keys.js';
@@ -22,6 +24,8 @@ export type StartRun = (request: CallRequest, run: NonNullable<CallRecord['run']
 
 export interface SpawnHost {
   tools: ToolRegistry;
+  /** Whether the caller of `spawn_background` may call the tool it asks to run. */
+  access: Pick<Access, 'scopeRefusal'>;
   defaultMode: ExecutionMode;
   start: StartRun;
   schedules: ScheduleRunner;
@@ -30,14 +34,23 @@ export interface SpawnHost {
 /** Starts one background run of a tool in a session (now, or when a schedule fires). */
 export async function startRun(
   host: Pick<SpawnHost, 'start'>,
-  run: { sessionId: string; toolName: string; args: unknown; title: string; signalOnCompletion: boolean },
+  run: {
+    sessionId: string;
+    toolName: string;
+    args: unknown;
+    title: string;
+    signalOnCompletion: boolean;
+    caller?: Caller;
+  },
 ): Promise<CallReply> {
+  // The run is its caller's call: its scope and its quota are decided as if it had called the tool.
   return host.start(
     {
       name: run.toolName,
       args: run.args,
       sessionId: run.sessionId,
       callId: `bg_${newId().replaceAll('-', '')}`,
+      ...(run.caller !== undefined ? { caller: run.caller } : {}),
     },
     { title: run.title, signalOnCompletion: run.signalOnCompletion },
   );
@@ -112,8 +125,12 @@ export function spawnBackgroundTool(host: SpawnHost): AnyTool {
       if ((tool.execution.mode ?? host.defaultMode) === 'inline') {
         throw new ToolError(SPAWN_MESSAGES.notBackground(toolName));
       }
+      // Asked for now, and decided again at each firing of a schedule with the caller kept on it.
+      const refused = host.access.scopeRefusal(ctx.caller, tool);
+      if (refused) throw new ToolError(refused.message);
       const label = title?.trim() || tool.title || `Background ${toolName}`;
-      const run = { sessionId: ctx.sessionId, toolName, args, title: label, signalOnCompletion };
+      const caller = ctx.caller.via === 'trusted' ? {} : { caller: ctx.caller };
+      const run = { sessionId: ctx.sessionId, toolName, args, title: label, signalOnCompletion, ...caller };
       if (timing) return scheduledReply(await host.schedules.create({ ...run, ...timing }));
       const reply = await startRun(host, run);
       if (reply.status !== 'backgrounded') {

@@ -1,12 +1,14 @@
-import type {
-  InputOptions,
-  InputRequest,
-  InputResponse,
-  LogStream,
-  MessageOptions,
-  Progress,
-  ToolContext,
-  UpdateOptions,
+import {
+  type Caller,
+  type InputOptions,
+  type InputRequest,
+  type InputResponse,
+  type LogStream,
+  type MessageOptions,
+  type Progress,
+  type ToolContext,
+  TRUSTED_CALLER,
+  type UpdateOptions,
 } from '@baton/contracts';
 import { eventKey, replayKey } from '../keys.js';
 import type { LiveCall } from './live-call.js';
@@ -84,6 +86,10 @@ export class CallContext implements ToolContext {
 
   get toolName(): string {
     return this.#call.record.toolName;
+  }
+
+  get caller(): Caller {
+    return this.#call.record.caller ?? TRUSTED_CALLER;
   }
 
   get signal(): AbortSignal {

@@ -1,12 +1,15 @@
-import type {
-  AnyTool,
-  CallRecord,
-  CallReply,
-  RecordedError,
-  ToolRegistry,
-  ValidationResult,
+import {
+  type AnyTool,
+  type Caller,
+  type CallRecord,
+  type CallReply,
+  type RecordedError,
+  type ToolRegistry,
+  TRUSTED_CALLER,
+  type ValidationResult,
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
+import type { Access } from '../access.js';
 import { checkArguments, notifyTimes, requestIssues } from '../arguments.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
@@ -38,6 +41,8 @@ import type { CallWrites } from './writes.js';
 
 export interface IntakeDeps {
   settings: Settings;
+  /** What the caller may call, and its quota. */
+  access: Pick<Access, 'scopeRefusal' | 'hasQuota' | 'takeQuota'>;
   tools: ToolRegistry;
   registry: CallRegistry;
   slots: Pick<Slots, 'waiting'>;
@@ -92,7 +97,7 @@ export class Intake {
    * `callId` was made for it just now (see `CallOptions.freshId`).
    */
   call(request: CallRequest, run?: RunLabel, freshId = false): Promise<CallReply> {
-    const refused = this.#checkRequest(request);
+    const refused = this.#checkRequest(request) ?? this.#scopeRefusal(request);
     if (refused) return refused;
     const createdAt = this.deps.clock.now();
     if (request.callId === undefined) return this.#validate(request, newId(), createdAt, undefined, run);
@@ -113,8 +118,11 @@ export class Intake {
       sessionId: options.sessionId,
       ...(options.messageId !== undefined ? { messageId: options.messageId } : {}),
     }));
-    // Each request with ids that cannot be kept gets its own refusal; the others go on.
-    const refused = await Promise.all(batchRequests.map((request) => this.#checkRequest(request)));
+    // Each request with ids that cannot be kept, or of a tool its caller may not call, gets its
+    // own refusal; the others go on.
+    const refused = await Promise.all(
+      batchRequests.map((request) => this.#checkRequest(request) ?? this.#scopeRefusal(request)),
+    );
     const createdAt = this.deps.clock.now();
     const batch: CallBatch = { continueOnFailure: options.continueOnFailure ?? true, calls: [] };
     // Known ids answer with their call; the others are admitted in the order of the requests.
@@ -148,6 +156,17 @@ export class Intake {
     return Promise.resolve(
       failedReply(callId, { code: 'invalid_arguments', message: invalidRequestMessage(issues), issues }),
     );
+  }
+
+  /**
+   * A tool the caller's scopes do not allow: refused before anything is looked up or kept, the
+   * same for a new call and for one that repeats an id (a retry reaches no call its caller could not make).
+   */
+  #scopeRefusal(request: CallRequest): Promise<CallReply> | undefined {
+    const caller = request.caller;
+    if (caller?.scopes === undefined) return undefined;
+    const error = this.deps.access.scopeRefusal(caller, this.deps.tools.get(request.name));
+    return error && Promise.resolve(failedReply(request.callId ?? '', error));
   }
 
   /** The reply of a call this runtime holds: live, or ended and not yet written. */
@@ -264,12 +283,26 @@ export class Intake {
       return this.#refuse(request, callId, createdAt, undefined, error, batch);
     }
     const needs = admitted.tool.execution.needsApproval;
-    if (typeof needs !== 'function') return this.#admit(admitted, prepared, needs === true);
+    if (typeof needs !== 'function') return this.#withinQuota(admitted, prepared, needs === true);
     return runHook(
       () => needs(admitted.args as never),
-      (awaitingApproval) => this.#admit(admitted, prepared, awaitingApproval),
+      (awaitingApproval) => this.#withinQuota(admitted, prepared, awaitingApproval),
       (thrown) => this.#refuseAdmitted(admitted, thrownOutcome(thrown).error),
     );
+  }
+
+  /**
+   * One call of the caller's quota, taken once the call would be accepted (its arguments valid,
+   * `prepare` satisfied): a call refused for its own faults counts for nothing. Past it, nothing is kept.
+   */
+  #withinQuota(admitted: Admitted, prepared: unknown, awaitingApproval: boolean): Promise<CallReply> {
+    const { access } = this.deps;
+    if (!access.hasQuota) return this.#admit(admitted, prepared, awaitingApproval);
+    return access
+      .takeQuota(admitted.request.caller ?? TRUSTED_CALLER)
+      .then((refusal) =>
+        refusal ? failedReply(admitted.callId, refusal) : this.#admit(admitted, prepared, awaitingApproval),
+      );
   }
 
   /** A request that passed the checks of its ids, tool and arguments is refused: its arguments are kept. */
@@ -323,6 +356,8 @@ export class Intake {
     const trace = this.deps.tracing?.carrier();
     if (trace) record.trace = trace;
     if (run) record.run = run;
+    const caller = keptCaller(request.caller);
+    if (caller) record.caller = caller;
     if (settings.role === 'client') return this.deps.submit(tool, record);
     const call = registry.create({ record, tool, args });
     writes.emit(call, { type: 'queued', mode, to: 'queued' });
@@ -391,4 +426,16 @@ export class Intake {
       (error: unknown) => this.deps.repeated.afterRefusal(callId, error),
     );
   }
+}
+
+/** What a record keeps of its caller: nothing for the trusted one (the default), else its fields alone. */
+function keptCaller(caller: Caller | undefined): Caller | undefined {
+  if (!caller || caller.via === 'trusted') return undefined;
+  const { tenant, user, scopes, via } = caller;
+  return {
+    via,
+    ...(tenant !== undefined ? { tenant } : {}),
+    ...(user !== undefined ? { user } : {}),
+    ...(scopes !== undefined ? { scopes: [...scopes] } : {}),
+  };
 }
