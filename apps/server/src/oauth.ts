@@ -1,4 +1,12 @@
-import { createRemoteJWKSet, errors, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import {
+  createRemoteJWKSet,
+  customFetch,
+  errors,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  jwtVerify,
+} from 'jose';
+import { DEFAULT_ISSUER_TIMEOUT_MS, type IssuerHealth, IssuerRequests } from './issuer-requests.js';
 import { type IntrospectionOptions, TokenIntrospection } from './token-introspection.js';
 
 /** The server as an OAuth 2.1 resource server (MCP's authorization): whose tokens it takes. */
@@ -34,6 +42,15 @@ export interface OAuthOptions {
    * with these client credentials. Unset: only JWT access tokens are taken.
    */
   introspection?: IntrospectionOptions;
+  /**
+   * Whether a JWT must say it is an access token, `typ: at+jwt`, as RFC 9068 §4 requires (so that
+   * an ID token the issuer signed for this audience is not taken as one). Default true. Set it
+   * false for an issuer that signs access tokens without that `typ`: a token whose `typ` names
+   * another kind, or that carries an ID token's claims (`nonce`, `at_hash`, `c_hash`), is still refused.
+   */
+  requireAccessTokenType?: boolean;
+  /** How long one request to the issuer may take, in ms. Default 5 s; past it the caller is answered 503. */
+  issuerTimeoutMs?: number;
 }
 
 /** A token taken: its tenant and what it may do; or why it was not. */
@@ -54,7 +71,10 @@ export function metadataUrlOf(resource: string): string {
 }
 
 /** The issuer's metadata: OAuth's (RFC 8414) first, then OpenID Connect's. */
-async function issuerMetadataOf(issuer: string): Promise<Record<string, unknown>> {
+async function issuerMetadataOf(
+  issuer: string,
+  fetch: IssuerRequests['fetch'],
+): Promise<Record<string, unknown>> {
   const url = new URL(issuer);
   const path = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
   const candidates = [
@@ -88,18 +108,29 @@ export class OAuthResourceServer {
   #keys: Promise<JWTVerifyGetKey> | undefined;
   #issuerMetadata: Promise<Record<string, unknown>> | undefined;
   readonly #introspection: TokenIntrospection | undefined;
+  readonly #requests: IssuerRequests;
 
   constructor(options: OAuthOptions) {
     this.#options = options;
     this.metadataUrl = metadataUrlOf(options.resource);
+    this.#requests = new IssuerRequests(options.issuerTimeoutMs);
     this.#introspection =
       options.introspection &&
-      new TokenIntrospection(options.introspection, () => this.#named('introspection_endpoint'));
+      new TokenIntrospection(
+        options.introspection,
+        () => this.#named('introspection_endpoint'),
+        this.#requests.fetch,
+      );
+  }
+
+  /** Whether the issuer answered the last time it was asked (`/healthz` says so). */
+  get issuerHealth(): IssuerHealth {
+    return this.#requests.health;
   }
 
   /** A URL the issuer's metadata names (read once; read again after a failure). */
   async #named(field: 'jwks_uri' | 'introspection_endpoint'): Promise<string> {
-    this.#issuerMetadata ??= issuerMetadataOf(this.#options.issuer);
+    this.#issuerMetadata ??= issuerMetadataOf(this.#options.issuer, this.#requests.fetch);
     const metadata = await this.#issuerMetadata.catch((error: unknown) => {
       this.#issuerMetadata = undefined;
       throw error;
@@ -145,20 +176,29 @@ export class OAuthResourceServer {
       };
     }
     const { issuer, resource, algorithms = DEFAULT_ALGORITHMS, clockToleranceSeconds = 30 } = this.#options;
+    const typed = this.#options.requireAccessTokenType !== false;
     try {
-      const { payload } = await jwtVerify(token, keys, {
+      const { payload, protectedHeader } = await jwtVerify(token, keys, {
         issuer,
         audience: resource,
         algorithms,
         clockTolerance: clockToleranceSeconds,
+        // RFC 9068 §2.2: an access token always says when it expires.
+        requiredClaims: ['exp'],
+        ...(typed ? { typ: 'at+jwt' } : {}),
       });
-      return this.#taken(payload);
+      const notAccess = typed ? undefined : notAnAccessToken(protectedHeader.typ, payload);
+      return notAccess ? { refused: 'invalid_token', description: notAccess } : this.#taken(payload);
     } catch (error) {
       if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid)
         return { refused: 'unavailable', description: `the issuer's keys cannot be read: ${error.message}` };
       if (error instanceof errors.JOSEError)
         return { refused: 'invalid_token', description: describe(error) };
-      throw error;
+      // The keys' fetch failed (bounded by IssuerRequests): the issuer, not the token.
+      return {
+        refused: 'unavailable',
+        description: `the issuer's keys cannot be read: ${(error as Error).message}`,
+      };
     }
   }
 
@@ -186,7 +226,7 @@ export class OAuthResourceServer {
     if (!claims)
       return { refused: 'invalid_token', description: 'the token is not active (the issuer says so)' };
     const { issuer, resource, clockToleranceSeconds = 30 } = this.#options;
-    if (claims.iss !== undefined && claims.iss !== issuer)
+    if (claims.iss !== issuer)
       return {
         refused: 'invalid_token',
         description: 'the token was not issued by the configured issuer (iss)',
@@ -194,7 +234,10 @@ export class OAuthResourceServer {
     const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
     if (!audiences.includes(resource))
       return { refused: 'invalid_token', description: 'the token was not issued for this server (aud)' };
-    if (typeof claims.exp === 'number' && claims.exp + clockToleranceSeconds < Date.now() / 1_000)
+    // An answer that says nothing of when the token expires would let it live for ever.
+    if (typeof claims.exp !== 'number')
+      return { refused: 'invalid_token', description: 'the issuer did not say when the token expires (exp)' };
+    if (claims.exp + clockToleranceSeconds < Date.now() / 1_000)
       return { refused: 'invalid_token', description: 'the token has expired' };
     return this.#taken(claims);
   }
@@ -204,16 +247,37 @@ export class OAuthResourceServer {
       const uri = this.#options.jwksUri ?? (await this.#named('jwks_uri'));
       return createRemoteJWKSet(new URL(uri), {
         cooldownDuration: this.#options.keysCooldownMs ?? 30_000,
+        timeoutDuration: this.#options.issuerTimeoutMs ?? DEFAULT_ISSUER_TIMEOUT_MS,
+        [customFetch]: this.#requests.fetch,
       });
     })();
     return this.#keys;
   }
 }
 
+/** The claims only an ID token carries (OpenID Connect Core §2, §3.1.3.6, §3.3.2.11). */
+const ID_TOKEN_CLAIMS = ['nonce', 'at_hash', 'c_hash'];
+
+/**
+ * Why a JWT taken without `typ: at+jwt` is still not an access token: a `typ` that names another
+ * kind, or an ID token's claims. Undefined when it may be one.
+ */
+function notAnAccessToken(typ: string | undefined, payload: JWTPayload): string | undefined {
+  const kind = typ?.toLowerCase().replace(/^application\//, '');
+  if (kind !== undefined && kind !== 'at+jwt' && kind !== 'jwt')
+    return `the token's typ (${typ}) is not an access token's`;
+  const idClaim = ID_TOKEN_CLAIMS.find((claim) => claim in payload);
+  return idClaim === undefined
+    ? undefined
+    : `the token carries ${idClaim}: it is an ID token, not an access token`;
+}
+
 /** What a refused token is told, in words that name the check that failed. */
 function describe(error: InstanceType<typeof errors.JOSEError>): string {
   if (error instanceof errors.JWTExpired) return 'the token has expired';
   if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'exp') return 'the token does not say when it expires (exp)';
+    if (error.claim === 'typ') return 'the token is not an access token (its typ is not at+jwt)';
     if (error.claim === 'aud') return 'the token was not issued for this server (aud)';
     if (error.claim === 'iss') return 'the token was not issued by the configured issuer (iss)';
     return `the token's ${error.claim} claim is not valid now`;

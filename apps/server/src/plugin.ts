@@ -237,7 +237,10 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   route(API.health, async ({ request, reply }) => {
     const detailed = metricsRefusal(request.headers.authorization, tenancy, operators) === undefined;
     const health = await healthOf(runtime, detailed);
-    if (health.ok) return health.body;
+    // The issuer is not the server: while it is away, tokens already known (and static ones) still
+    // work, so it is said here, not made a 503 that would take every server out of its pool.
+    const issuer = resourceServer && (resourceServer.issuerHealth.reachable ? 'reachable' : 'unreachable');
+    if (health.ok) return issuer ? { ...health.body, issuer } : health.body;
     app.log.error({ err: health.error }, 'the health check found the store failing');
     return fail(reply, 503, 'store_unavailable', health.message);
   });

@@ -13,6 +13,11 @@ export type IntrospectedClaims = Record<string, unknown> & { active: true };
 
 /** An active token's answer is kept this long at most (and never past its `exp`). */
 const KEPT_MS = 60_000;
+/**
+ * An inactive token's answer is kept this long: a client that retries a made-up or revoked token
+ * costs the issuer one request, not one each time.
+ */
+const INACTIVE_KEPT_MS = 30_000;
 /** Answers kept at once; past it, the oldest go. */
 const MAX_KEPT = 10_000;
 
@@ -22,18 +27,26 @@ export class IntrospectionUnavailable extends Error {}
 /**
  * Token introspection (RFC 7662) for access tokens that are not JWTs: the issuer is asked, with the
  * server's own client credentials, whether the token is active and what it holds. An active answer
- * is kept for a minute at most (never past the token's `exp`), under the token's hash, so that a
- * client's calls do not each cost the issuer a request; an inactive one is not kept.
+ * is kept for a minute at most (never past the token's `exp`), and an inactive one for 30 s, under
+ * the token's hash, so that a client's calls do not each cost the issuer a request. The requests
+ * themselves are bounded in time and number (`IssuerRequests`).
  */
 export class TokenIntrospection {
   readonly #options: IntrospectionOptions;
   readonly #endpoint: () => Promise<string>;
+  readonly #fetch: typeof fetch;
   readonly #now: () => number;
-  readonly #kept = new Map<string, { claims: IntrospectedClaims; until: number }>();
+  readonly #kept = new Map<string, { claims: IntrospectedClaims | undefined; until: number }>();
 
-  constructor(options: IntrospectionOptions, endpoint: () => Promise<string>, now: () => number = Date.now) {
+  constructor(
+    options: IntrospectionOptions,
+    endpoint: () => Promise<string>,
+    fetchOf: (url: string | URL, init?: RequestInit) => Promise<Response> = fetch,
+    now: () => number = Date.now,
+  ) {
     this.#options = options;
     this.#endpoint = endpoint;
+    this.#fetch = fetchOf as typeof fetch;
     this.#now = now;
   }
 
@@ -45,9 +58,9 @@ export class TokenIntrospection {
     if (kept && kept.until > now) return kept.claims;
     this.#kept.delete(key);
     const claims = await this.#ask(token);
-    if (claims === undefined) return undefined;
-    const expiresAt = typeof claims.exp === 'number' ? claims.exp * 1_000 : Number.POSITIVE_INFINITY;
-    this.#kept.set(key, { claims, until: Math.min(now + KEPT_MS, expiresAt) });
+    const expiresAt = typeof claims?.exp === 'number' ? claims.exp * 1_000 : Number.POSITIVE_INFINITY;
+    const until = claims === undefined ? now + INACTIVE_KEPT_MS : Math.min(now + KEPT_MS, expiresAt);
+    this.#kept.set(key, { claims, until });
     for (const oldest of this.#kept.keys()) {
       if (this.#kept.size <= MAX_KEPT) break;
       this.#kept.delete(oldest);
@@ -64,7 +77,7 @@ export class TokenIntrospection {
     );
     let response: Response;
     try {
-      response = await fetch(endpoint, {
+      response = await this.#fetch(endpoint, {
         method: 'POST',
         headers: {
           authorization: `Basic ${basic}`,
@@ -72,7 +85,6 @@ export class TokenIntrospection {
           accept: 'application/json',
         },
         body: new URLSearchParams({ token, token_type_hint: 'access_token' }),
-        signal: AbortSignal.timeout(10_000),
       });
     } catch (error) {
       throw new IntrospectionUnavailable(

@@ -1,3 +1,4 @@
+import { skillMessage } from '@baton/a2a';
 import { defineTool } from '@baton/contracts';
 import { createRuntime } from '@baton/runtime';
 import { memoryStore } from '@baton/runtime/testing';
@@ -5,6 +6,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createServer } from '../src/server.js';
+import { a2aClientOf, sendTo } from './a2a-client.js';
 
 const SECRET = 'sk-live-SECRET-0001';
 const TOKEN = 'token-of-acme-SECRET-0002';
@@ -83,5 +85,43 @@ describe('an argument its tool marks secret (writeOnly) never leaves the server 
     }
     // The store keeps it: a call recovered after a crash runs with its arguments.
     expect((await store.getCall('acme/c1'))?.args).toEqual({ service: 'web', apiKey: SECRET });
+  });
+
+  it('is redacted in the A2A task history: the answer to SendMessage, GetTask and ListTasks', async () => {
+    const keep = defineTool({
+      name: 'keep_key',
+      description: 'Keeps a key for a service',
+      input: z.object({ service: z.string(), apiKey: z.string().meta({ writeOnly: true }) }),
+      execute: ({ service }) => `kept the key of ${service}`,
+    });
+    const runtime = createRuntime({ tools: [keep] });
+    await runtime.ready;
+    const app = createServer({ runtime, tokens: { [TOKEN]: 'acme' } });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    closing.push(
+      () => runtime.close(),
+      () => app.close(),
+    );
+    const { port } = app.server.address() as { port: number };
+    const client = await a2aClientOf(`http://127.0.0.1:${port}`, TOKEN);
+    const task = await sendTo(client, skillMessage('keep_key', { service: 'web', apiKey: SECRET }));
+    expect(JSON.stringify(task)).toContain('[redacted]');
+    const read = [
+      task,
+      await client.getTask({ tenant: '', id: task.id, historyLength: 10 }),
+      await client.listTasks({
+        tenant: '',
+        contextId: '',
+        status: 0,
+        pageSize: 10,
+        pageToken: '',
+        historyLength: 10,
+        statusTimestampAfter: undefined,
+        includeArtifacts: true,
+      }),
+    ];
+    for (const each of read) expect(JSON.stringify(each)).not.toContain(SECRET);
+    // The tool had it.
+    expect((await runtime.list({})).calls[0]?.output).toBe('kept the key of web');
   });
 });

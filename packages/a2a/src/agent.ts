@@ -101,7 +101,9 @@ export function batonA2aAgent(
   const buses = new BatonEventBuses();
   const taskStore = new BatonTaskStore(runtime, names);
   const executor = new BatonAgentExecutor(runtime, buses, names, callerOf);
-  const pushConfigs = pushNotificationStore && new TaskPushConfigs(pushNotificationStore);
+  const pushConfigs =
+    pushNotificationStore &&
+    new TaskPushConfigs(pushNotificationStore, (url) => runtime.webhooks.destinationProblem(url));
   const requestHandler = new DefaultRequestHandler(
     agentCard,
     taskStore,

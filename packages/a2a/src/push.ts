@@ -19,6 +19,7 @@ const TASK_SCOPE = new ServerCallContext();
 export const PUSH_MESSAGES = {
   badUrl: (url: string) =>
     `A push notification config's url must be an http:// or https:// URL (got ${JSON.stringify(url)}).`,
+  refused: (problem: string) => `A push notification config's url is refused: ${problem}`,
 };
 
 const isHttpUrl = (url: string) => {
@@ -33,14 +34,25 @@ const isHttpUrl = (url: string) => {
  */
 export class TaskPushConfigs implements PushNotificationStore {
   readonly #store: PushNotificationStore;
+  readonly #destinationProblem: (url: string) => string | undefined;
 
-  constructor(store: PushNotificationStore) {
+  /**
+   * `destinationProblem`: why the webhooks' rules would refuse a URL (`runtime.webhooks.destinationProblem`:
+   * loopback and private destinations unless allowed). Default: any http(s) URL is taken.
+   */
+  constructor(
+    store: PushNotificationStore,
+    destinationProblem: (url: string) => string | undefined = () => undefined,
+  ) {
     this.#store = store;
+    this.#destinationProblem = destinationProblem;
   }
 
   async save(taskId: string, _context: ServerCallContext, config: TaskPushNotificationConfig): Promise<void> {
     // Refused here, with its reason, rather than at the end of the task, when no one hears it.
     if (!isHttpUrl(config.url)) throw new RequestMalformedError(PUSH_MESSAGES.badUrl(config.url));
+    const problem = this.#destinationProblem(config.url);
+    if (problem !== undefined) throw new RequestMalformedError(PUSH_MESSAGES.refused(problem));
     return this.#store.save(taskId, TASK_SCOPE, config);
   }
 

@@ -126,4 +126,25 @@ describe('@baton/a2a push notifications: a task’s end POSTed to its configs by
       ),
     ).rejects.toThrow(PUSH_MESSAGES.badUrl('ftp://example.com/hook'));
   });
+
+  it('refuses, when it is given, a config whose url the webhooks’ rules refuse: 0.0.0.0 and [::] are this machine', async () => {
+    const suite = agentLoopRuntime(() => [], {
+      webhooks: { ...PUSH_WEBHOOKS.webhooks, allow: { loopback: false, private: true } },
+    });
+    suite.clock.set(Date.now());
+    const served = await agentServer(suite.runtime, {
+      pushNotificationStore: new InMemoryPushNotificationStore(),
+    });
+    closing.push(() => suite.runtime.close(), served.close);
+    const task = await promoted({ ...suite, ...served, hook: undefined as never }, 'haze');
+    for (const url of ['http://0.0.0.0:8080/hook', 'http://[::]:8080/hook', 'http://127.0.0.1:8080/hook']) {
+      await expect(
+        served.client.createTaskPushNotificationConfig(pushConfig(url, { taskId: task.id })),
+      ).rejects.toThrow(/refused: .*loopback/);
+    }
+    // A private destination the rules allow is taken.
+    await served.client.createTaskPushNotificationConfig(
+      pushConfig('http://10.0.0.1:8080/hook', { taskId: task.id }),
+    );
+  });
 });

@@ -172,6 +172,12 @@ export interface Runtime {
      * many it attempted. The runtime does this by itself; a test or a scheduled job may ask.
      */
     deliverDue(): Promise<number>;
+    /**
+     * Why a destination given at run time (an A2A push config's URL) would be refused by the
+     * webhooks' rules (`webhooks.allow`), as far as can be told before its name is looked up (the
+     * address it resolves to is checked at the connection); undefined when it may be used.
+     */
+    destinationProblem(url: string): string | undefined;
     /** Each delivery as an attempt of this runtime left it. */
     readonly attempts$: Observable<WebhookDelivery>;
   };

@@ -11,7 +11,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRuntime, type Runtime, type WebhookOptions } from '../src/index.js';
 import { SimulatedClock } from '../src/testing.js';
-import { addressKind, guardedLookup } from '../src/webhooks/destinations.js';
+import { addressKind, guardedLookup, refusedLiteral } from '../src/webhooks/destinations.js';
 import { gatedTool, settle, testRuntime } from './helpers.js';
 import { type Received, receiver, receivers } from './webhook-receiver.js';
 
@@ -248,12 +248,17 @@ describe('webhook destinations', () => {
       'public',
       'public',
     ]);
-    expect(['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1'].map(addressKind)).toEqual([
-      'loopback',
-      'loopback',
-      'loopback',
-      'loopback',
-    ]);
+    // The unspecified addresses reach this machine's own listeners when connected to.
+    expect(
+      ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1', '0.0.0.0', '::', '::ffff:0.0.0.0'].map(
+        addressKind,
+      ),
+    ).toEqual(Array(7).fill('loopback'));
+    // With private destinations allowed and loopback not, `0.0.0.0` and `[::]` stay refused.
+    const privateOnly = { loopback: false, private: true };
+    expect(refusedLiteral(new URL('http://0.0.0.0:8080/'), privateOnly)).toMatch(/loopback/);
+    expect(refusedLiteral(new URL('http://[::]:8080/'), privateOnly)).toMatch(/loopback/);
+    expect(refusedLiteral(new URL('http://10.0.0.1:8080/'), privateOnly)).toBeUndefined();
     expect(
       [
         '10.1.2.3',
@@ -261,7 +266,7 @@ describe('webhook destinations', () => {
         '192.168.0.1',
         '169.254.169.254',
         '100.64.0.1',
-        '0.0.0.0',
+        '0.1.2.3',
         'fd00:ec2::254',
         'fe80::1',
         '::ffff:10.0.0.1',
@@ -291,7 +296,7 @@ describe('webhook destinations', () => {
       'public',
       'public',
     ]);
-    expect(['::1', '::'].map(addressKind)).toEqual(['loopback', 'private']);
+    expect(['::1', '::'].map(addressKind)).toEqual(['loopback', 'loopback']);
   });
 
   it('refuses a name that resolves to a refused address, on the address the connection would use', async () => {

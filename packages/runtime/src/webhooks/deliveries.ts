@@ -21,8 +21,8 @@ import type { Failures, Logger } from '../log.js';
 import { WEBHOOK_MESSAGES } from '../messages.js';
 import type { WebhookOptions } from '../options.js';
 import { deliveryOf } from './delivery-of.js';
-import type { DestinationRules } from './destinations.js';
-import { checkEndpoint, checkSecret, rulesOf } from './endpoints.js';
+import { type DestinationRules, refusedLiteral } from './destinations.js';
+import { checkEndpoint, checkSecret, checkUrl, rulesOf } from './endpoints.js';
 import { type PostOutcome, postWebhook } from './post.js';
 import { redactedUrl } from './redacted-url.js';
 import { settledAfter } from './settled.js';
@@ -117,6 +117,18 @@ export class WebhookDeliveries {
     // The poll claims and starts what is due; it does not wait for the attempts, so that a
     // receiver that hangs holds up neither the next poll nor the release of what waits for it.
     deps.every(options.pollMs ?? DEFAULT_WEBHOOK_POLL_MS, 'webhook delivery', () => this.#claimSoon());
+  }
+
+  /**
+   * Why a destination given at run time (an A2A push config) would be refused, as far as can be
+   * told before its name is looked up: told to whoever gives it, not found at the call's end.
+   */
+  destinationProblem(url: string): string | undefined {
+    try {
+      return refusedLiteral(checkUrl(url), this.#rules);
+    } catch (error) {
+      return (error as Error).message;
+    }
   }
 
   get attempts$(): Observable<WebhookDelivery> {

@@ -4,7 +4,7 @@ import { WEBHOOK_MESSAGES } from '../messages.js';
 
 /** Which destinations a webhook may have beside public addresses. */
 export interface DestinationRules {
-  /** 127.0.0.0/8 and ::1: the machine itself. */
+  /** 127.0.0.0/8, ::1, and the unspecified 0.0.0.0 and ::: the machine itself. */
   loopback: boolean;
   /** Private networks, link-local (cloud metadata at 169.254.169.254 among them), and reserved ranges. */
   private: boolean;
@@ -18,9 +18,13 @@ function settingFor(kind: 'loopback' | 'private', rules: DestinationRules): stri
 
 export type AddressKind = 'public' | 'loopback' | 'private';
 
+// 0.0.0.0 and :: are "this host" when connected to (Linux reaches its own listeners through them):
+// the machine itself, as 127.0.0.1 and ::1 are.
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('0.0.0.0', 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
+LOOPBACK.addAddress('::', 'ipv6');
 
 /**
  * Every range that is not the public internet: private, shared, link-local, reserved, multicast,

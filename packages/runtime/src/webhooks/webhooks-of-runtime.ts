@@ -19,6 +19,7 @@ export function webhooksOfRuntime(
         ? webhooks.deliver(notification, sends)
         : Promise.reject(new BatonError('invalid_definition', WEBHOOK_MESSAGES.noWebhooks)),
     deliverDue: () => webhooks?.deliverDue() ?? Promise.resolve(0),
+    destinationProblem: (url) => (webhooks ? webhooks.destinationProblem(url) : WEBHOOK_MESSAGES.noWebhooks),
     attempts$: webhooks?.attempts$ ?? EMPTY,
   };
 }
