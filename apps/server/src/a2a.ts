@@ -25,6 +25,8 @@ export interface A2aAgentOptions {
 interface A2aCaller {
   scopeOf(request: FastifyRequest): TenantScope | undefined;
   toolScopes: Pick<ToolScopes, 'visible'>;
+  /** The server's URL as its clients reach it; undefined: each request's own (see `BatonPluginOptions.publicUrl`). */
+  publicUrl: string | undefined;
 }
 
 /** The SDK's `User` for a caller the server let in: its tenant, and what its token's scopes allow. */
@@ -68,7 +70,7 @@ interface ServedAgent {
 export async function mountA2a(
   app: FastifyInstance,
   runtime: Runtime,
-  { scopeOf: scopeOfRequest, toolScopes }: A2aCaller,
+  { scopeOf: scopeOfRequest, toolScopes, publicUrl }: A2aCaller,
   { name = 'baton', description = "The runtime's tools, as an A2A agent", maxAgents = 64 }: A2aAgentOptions,
 ): Promise<void> {
   // In the order they were last used: the first is the one to close when there are too many.
@@ -138,7 +140,9 @@ export async function mountA2a(
   app.get(AGENT_CARD_PATH, { schema: CARD_SCHEMA }, async (request) => {
     const scope = scopeOf(request);
     const { agent } = await agentOf(scope);
-    const url = `${request.protocol}://${request.host}${app.prefix}${A2A_PATH}`;
+    // Never the Host a request names unless no URL is configured: a card is what a client trusts.
+    const origin = publicUrl?.replace(/\/$/, '') ?? `${request.protocol}://${request.host}`;
+    const url = `${origin}${app.prefix}${A2A_PATH}`;
     const card = agent.agentCard;
     const visible = new Set(toolScopes.visible(scope, runtime.tools.definitions()).map((tool) => tool.name));
     return {
@@ -148,9 +152,9 @@ export async function mountA2a(
     };
   });
   await app.register(async (endpoint) => {
-    // The body stays unread for the SDK's handler: it parses it and answers a malformed one in JSON-RPC.
-    endpoint.removeAllContentTypeParsers();
-    endpoint.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    // The body is read by the server's own parser, under the limits every route has (size, depth,
+    // keys, UTF-8), its refusals in the API's JSON; the SDK's handler is given it parsed, and its own
+    // parser (Express's, 100 KB, an HTML error page) never reads a byte.
     endpoint.route({
       method: 'POST',
       url: A2A_PATH,
@@ -159,6 +163,10 @@ export async function mountA2a(
         const scope = scopeOf(request);
         const { handle } = await agentOf(scope);
         callers.set(request.raw, scope);
+        // Express's parser reads only a request that says it has a body: this one has none left.
+        Object.assign(request.raw, { body: request.body ?? null });
+        delete request.raw.headers['content-length'];
+        delete request.raw.headers['transfer-encoding'];
         reply.hijack();
         // The SDK's router answers at its own root, wherever the server mounts it.
         request.raw.url = '/';

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { BUILTIN_TOOLS, type BuiltinTool } from '@baton/runtime';
 import { z } from 'zod';
+import { placeholderProblem, withSecretFiles } from './config-secrets.js';
 import { QuotaOptions, TenantQuota } from './quotas.js';
 
 /** How long a server that is told to stop lets its live calls run on, by default. */
@@ -48,6 +49,10 @@ const FileConfig = z.strictObject({
   allowedHosts: z.array(z.string().min(1)),
   /** Origins besides the server's own whose pages may change state. */
   allowedOrigins: z.array(z.url()),
+  /** The server's URL as its clients reach it, for the URLs it gives out (the A2A card). */
+  publicUrl: z.url(),
+  /** Whether the proxy in front's `X-Forwarded-*` headers say the request's scheme and host. */
+  trustProxy: z.boolean(),
   /** Open event streams at once, per tenant and in all. */
   streams: z
     .strictObject({ perTenant: z.number().int().positive(), total: z.number().int().positive() })
@@ -169,6 +174,8 @@ const EnvConfig = z.object({
     .pipe(z.array(z.string().regex(/^\d+$/, 'expected a comma list of milliseconds').transform(Number)))
     .optional(),
   BATON_ALLOWED_ORIGINS: commaList.pipe(z.array(z.url())).optional(),
+  BATON_PUBLIC_URL: z.url().optional(),
+  BATON_TRUST_PROXY: z.stringbool().optional(),
   BATON_OPERATOR_TOKENS: commaList
     .pipe(z.array(z.string().min(16, 'a token needs at least 16 characters')))
     .optional(),
@@ -220,6 +227,10 @@ export interface ServerConfig {
   /** Set only when configured: the server's defaults are in web-safety.ts. */
   allowedHosts?: string[];
   allowedOrigins?: string[];
+  /** The server's URL as its clients reach it, when configured. */
+  publicUrl?: string;
+  /** Whether forwarded headers are believed (a proxy in front), when configured. */
+  trustProxy?: boolean;
   /** Open event streams at once, when configured; the defaults are in app.ts. */
   streams?: { perTenant?: number; total?: number };
   /** Days after their end that ended calls are removed (0: kept), when configured; main.ts defaults to 7. */
@@ -321,7 +332,10 @@ export function isLoopback(host: string): boolean {
  * start with a message naming it. Without tokens there is no authentication, so the server may
  * only listen on loopback.
  */
-export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerConfig {
+export function loadConfig(given: NodeJS.ProcessEnv, cwd = process.cwd()): ServerConfig {
+  const secretsRead = withSecretFiles(given);
+  if ('problem' in secretsRead) throw new ConfigError(secretsRead.problem);
+  const { env } = secretsRead;
   const file = readFile(env.BATON_CONFIG ?? `${cwd}/baton.config.json`, env.BATON_CONFIG !== undefined);
   const parsed = EnvConfig.safeParse(env);
   if (!parsed.success) throw new ConfigError(problemsOf(parsed.error, ''));
@@ -390,6 +404,12 @@ export function loadConfig(env: NodeJS.ProcessEnv, cwd = process.cwd()): ServerC
   if (allowedHosts) config.allowedHosts = allowedHosts;
   const allowedOrigins = fromEnv.BATON_ALLOWED_ORIGINS ?? file.allowedOrigins;
   if (allowedOrigins) config.allowedOrigins = allowedOrigins;
+  const publicUrl = fromEnv.BATON_PUBLIC_URL ?? file.publicUrl;
+  if (publicUrl) config.publicUrl = publicUrl;
+  const trustProxy = fromEnv.BATON_TRUST_PROXY ?? file.trustProxy;
+  if (trustProxy !== undefined) config.trustProxy = trustProxy;
+  const placeholder = placeholderProblem(config);
+  if (placeholder) throw new ConfigError(placeholder);
   if (Object.keys(config.tokens).length === 0 && !config.oauth && !isLoopback(config.host)) {
     throw new ConfigError(
       `bad configuration: host: ${config.host} is not a loopback address; without tokens the server has no authentication and listens on loopback only`,

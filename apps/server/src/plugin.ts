@@ -6,6 +6,7 @@ import {
 } from '@baton/contracts';
 import { callMachine, machineGraph } from '@baton/machine';
 import type { Runtime } from '@baton/runtime';
+import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
@@ -59,7 +60,39 @@ export interface BatonPluginOptions {
   bodyShape?: JsonTextLimits;
   /** Each tenant's calls per minute (REST, MCP and A2A alike); past it, 429 `quota_exceeded`. `now`: the clock. */
   quotas?: QuotaOptions & { now?: () => number };
+  /**
+   * The server's URL as its clients reach it (`https://baton.example`), for the URLs it gives out
+   * (the A2A agent card's endpoint). Default: the OAuth resource's origin when OAuth is on; else
+   * the request's own scheme and host (Fastify's `trustProxy` decides whether forwarded headers count).
+   */
+  publicUrl?: string;
 }
+
+/**
+ * What the browser is told of every answer of the plugin's routes: scripts and styles of the
+ * server's own (the inspector's, the docs page's), no framing (the inspector approves, rejects and
+ * cancels: no page of another site may put it under a click), no sniffing, no referrer.
+ */
+const SECURITY_HEADERS = {
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'self'"],
+      // The docs page (Swagger UI) and the inspector's drawing set styles inline.
+      styleSrc: ["'self'", "'unsafe-inline'"],
+      imgSrc: ["'self'", 'data:'],
+      connectSrc: ["'self'"],
+      frameAncestors: ["'none'"],
+      baseUri: ["'none'"],
+      formAction: ["'self'"],
+      objectSrc: ["'none'"],
+    },
+  },
+  referrerPolicy: { policy: 'no-referrer' as const },
+  // Served over plain HTTP on loopback by default: TLS is the proxy's, and so is HSTS.
+  strictTransportSecurity: false,
+};
 
 /** A request that comes while the server shuts down is told to come back after this long. */
 export const RETRY_AFTER_SECONDS = 5;
@@ -97,6 +130,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     oauth,
     bodyShape = {},
     quotas = {},
+    publicUrl,
   },
 ) => {
   // A load balancer's probe, the API's description, the inspector's page (which holds no data: it
@@ -117,6 +151,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   const METRICS = `${app.prefix}${API.metrics.url}`;
   const scopes = new WeakMap<FastifyRequest, TenantScope>();
 
+  await app.register(helmet, { ...SECURITY_HEADERS, enableCSPNonces: false });
   takeJsonBodies(app, bodyShape);
   app.addHook(
     'onRequest',
@@ -132,9 +167,11 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   // they are: no second validation, and no serializer that would drop what the schema leaves open.
   app.setValidatorCompiler(() => (data) => ({ value: data }));
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // The document answers without a token: with authentication on it names no tool (each caller
+  // reads the tools it may see at /v1/tools), so that a scope-gated tool is not shown to anyone.
   await app.register(
     swagger,
-    swaggerOptions(() => runtime.tools.definitions()),
+    swaggerOptions(() => (tenancy.authenticated ? [] : runtime.tools.definitions())),
   );
   await app.register(swaggerUi, { routePrefix: '/docs' });
   const names = new Map<Endpoint, string>(Object.entries(API).map(([name, endpoint]) => [endpoint, name]));
@@ -417,7 +454,11 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   );
 
   await mountMcp(app, runtime, tenancy, toolScopes, tenantQuotas, { ...mcp, bodyShape });
-  const a2aCaller = { scopeOf: (r: FastifyRequest) => scopes.get(r), toolScopes };
+  const a2aCaller = {
+    scopeOf: (r: FastifyRequest) => scopes.get(r),
+    toolScopes,
+    publicUrl: publicUrl ?? (oauth && new URL(oauth.resource).origin),
+  };
   if (a2a !== false) await mountA2a(app, runtime, a2aCaller, a2a);
   await mountInspector(app);
 };

@@ -82,6 +82,8 @@ export async function serve(
     },
     ...(config.bodyShape ? { bodyShape: config.bodyShape } : {}),
     ...(config.requestTimeoutMs !== undefined ? { requestTimeoutMs: config.requestTimeoutMs } : {}),
+    ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
+    ...(config.trustProxy !== undefined ? { trustProxy: config.trustProxy } : {}),
   });
   const address = await listenOn(app, config.host, config.port);
   // Before the banner: whoever reads it may stop the server at once (stdout to a pipe is synchronous).

@@ -22,6 +22,11 @@ export interface ServerOptions extends BatonPluginOptions {
    * its buffer for no longer. Default 30 s.
    */
   requestTimeoutMs?: number;
+  /**
+   * Fastify's `trustProxy`: whether (or which) proxies' `X-Forwarded-*` headers say the request's
+   * scheme and host. Default false: only a server behind a proxy it trusts should believe them.
+   */
+  trustProxy?: boolean | string | string[];
 }
 
 /** How long a request may take to arrive, by default (see `ServerOptions.requestTimeoutMs`). */
@@ -62,9 +67,11 @@ const MAX_PARAM_LENGTH = 2048;
 export function createServer({
   logger = false,
   requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS,
+  trustProxy = false,
   ...options
 }: ServerOptions): FastifyInstance {
   const app = Fastify({
+    trustProxy,
     bodyLimit: 1024 * 1024,
     requestTimeout: requestTimeoutMs,
     http: {

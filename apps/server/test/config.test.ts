@@ -85,6 +85,38 @@ describe('the server configuration', () => {
       '0.0.0.0',
     );
   });
+
+  it('refuses to start with a placeholder secret, as the compose file’s example once had', () => {
+    expect(() => loadConfig({ BATON_TOKENS: 'acme:change-me-to-a-long-token' }, dir)).toThrow(
+      /the token of acme is a placeholder/,
+    );
+    expect(() => loadConfig({ BATON_OPERATOR_TOKENS: 'change-me-operator-token' }, dir)).toThrow(
+      /an operator token is a placeholder/,
+    );
+    expect(() =>
+      loadConfig({ BATON_CONFIG: withFile({ tokens: { 'REPLACE_ME-with-a-real-token': 'acme' } }) }),
+    ).toThrow(/placeholder/);
+  });
+
+  it('reads a secret from the file BATON_X_FILE names, as a container’s secrets are given', () => {
+    const tokens = join(dir, 'tokens');
+    writeFileSync(tokens, 'acme:a-token-from-a-secret-file\n');
+    expect(loadConfig({ BATON_TOKENS_FILE: tokens }, dir).tokens).toEqual({
+      'a-token-from-a-secret-file': 'acme',
+    });
+    expect(() =>
+      loadConfig({ BATON_TOKENS_FILE: tokens, BATON_TOKENS: 'acme:another-token-16' }, dir),
+    ).toThrow('bad configuration: BATON_TOKENS and BATON_TOKENS_FILE are both set: give one');
+    expect(() => loadConfig({ BATON_TOKENS_FILE: join(dir, 'nowhere') }, dir)).toThrow(
+      /^bad configuration: BATON_TOKENS_FILE: ENOENT/,
+    );
+  });
+
+  it('takes the public URL and whether to trust a proxy’s forwarded headers', () => {
+    expect(
+      loadConfig({ BATON_PUBLIC_URL: 'https://baton.example', BATON_TRUST_PROXY: 'true' }, dir),
+    ).toMatchObject({ publicUrl: 'https://baton.example', trustProxy: true });
+  });
 });
 
 describe('the store location as the banner shows it', () => {
