@@ -24,7 +24,7 @@ export interface A2aAgentOptions {
 /** What the server knows of an A2A request's caller: the SDK hands it to the agent as its `User`. */
 interface A2aCaller {
   scopeOf(request: FastifyRequest): TenantScope | undefined;
-  toolScopes: Pick<ToolScopes, 'visible'>;
+  toolScopes: Pick<ToolScopes, 'visible' | 'refusal'>;
   /** The server's URL as its clients reach it; undefined: each request's own (see `BatonPluginOptions.publicUrl`). */
   publicUrl: string | undefined;
 }
@@ -161,6 +161,11 @@ export async function mountA2a(
       schema: A2A_SCHEMA,
       handler: async (request, reply) => {
         const scope = scopeOf(request);
+        // A request about a task of a tool the caller lacks the scope of (reading it, cancelling
+        // it, answering its approval) is refused as a call of it would be: 403 with the challenge.
+        const taskId = taskIdOf(request.body);
+        const record = taskId === undefined ? undefined : await runtime.get(scope.inside(taskId));
+        if (record && toolScopes.refusal(scope, runtime.tools.get(record.toolName), reply)) return reply;
         const { handle } = await agentOf(scope);
         callers.set(request.raw, scope);
         // Express's parser reads only a request that says it has a body: this one has none left.
@@ -174,4 +179,13 @@ export async function mountA2a(
       },
     });
   });
+}
+
+/** The task a JSON-RPC request is about: `params.taskId` (its push configs), `params.id` (GetTask, CancelTask, SubscribeToTask), or the task its message continues. */
+function taskIdOf(body: unknown): string | undefined {
+  const params = (body as { params?: Record<string, unknown> } | null)?.params;
+  if (typeof params !== 'object' || params === null) return undefined;
+  const message = params.message as { taskId?: unknown } | undefined;
+  const id = params.taskId ?? params.id ?? message?.taskId;
+  return typeof id === 'string' && id !== '' ? id : undefined;
 }

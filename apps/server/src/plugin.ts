@@ -244,6 +244,19 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     return record;
   }
 
+  /**
+   * A call the caller may read: its tenant's (else 404) and of a tool its scopes allow (else 403
+   * with the challenge): what a call of a tool returned is as much the tool's as calling it.
+   */
+  async function readableCallOf(scope: TenantScope, id: string, reply: FastifyReply) {
+    const record = await callOf(scope, id, reply);
+    if (!record || toolScopes.refusal(scope, runtime.tools.get(record.toolName), reply)) return undefined;
+    return record;
+  }
+  /** Whether the caller may see what calls of the tool returned (see `readableCallOf`). */
+  const mayRead = (scope: TenantScope, toolName: string) =>
+    !toolScopes.lacks(scope, runtime.tools.get(toolName));
+
   /** Whether a call has stored nothing after `after`. */
   async function nothingAfter(callId: string, after: number): Promise<boolean> {
     const next = runtime.follow({ callId, after }, { live: false }).pipe(take(1));
@@ -317,7 +330,8 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     const { tool, sessionId, callId, ...filter } = query;
     if (callId !== undefined) {
       const record = await runtime.get(scope.inside(callId));
-      return { calls: record && scope.owns(record.callId) ? [shownCall(scope, record)] : [] };
+      const readable = record && scope.owns(record.callId) && mayRead(scope, record.toolName);
+      return { calls: readable ? [shownCall(scope, record)] : [] };
     }
     const page = await runtime.list({
       ...filter,
@@ -325,16 +339,18 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
       ...(sessionId !== undefined ? { sessionId: scope.inside(sessionId) } : {}),
       ...(tool !== undefined ? { toolName: tool } : {}),
     });
-    return { ...page, calls: page.calls.map((call) => shownCall(scope, call)) };
+    // A page may come back shorter than asked: its cursor still goes on from where the store stopped.
+    const calls = page.calls.filter((call) => mayRead(scope, call.toolName));
+    return { ...page, calls: calls.map((call) => shownCall(scope, call)) };
   });
 
   route(API.getCall, async ({ params, scope, reply }) => {
-    const record = await callOf(scope, params.id, reply);
+    const record = await readableCallOf(scope, params.id, reply);
     return record ? shownCall(scope, record) : reply;
   });
 
   route(API.callEvents, async ({ params, query, scope, request, reply }) => {
-    const record = await callOf(scope, params.id, reply);
+    const record = await readableCallOf(scope, params.id, reply);
     if (!record) return reply;
     const after = resumeAfter(request, query.after);
     if (after === undefined) return fail(reply, 400, 'invalid_request', 'Last-Event-ID must be an event id');
@@ -417,7 +433,9 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
       ...(query.sessionId !== undefined ? { sessionId: scope.inside(query.sessionId) } : {}),
       ...(query.status !== undefined ? { status: query.status } : {}),
     });
-    return notifications.map((notification) => scope.show(notification));
+    return notifications
+      .filter((notification) => mayRead(scope, notification.toolName))
+      .map((notification) => scope.show(notification));
   });
 
   route(API.ackNotification, async ({ params, scope, reply }) => {

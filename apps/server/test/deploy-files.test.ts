@@ -1,12 +1,17 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { promisify } from 'node:util';
-import dockerignore from '@balena/dockerignore';
 import { createRuntime } from '@baton/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { demoTools } from '../src/demo-tools.js';
 import { createServer } from '../src/server.js';
+
+// A CommonJS module whose types say `export default`: required as it is written.
+const dockerignore = createRequire(import.meta.url)(
+  '@balena/dockerignore',
+) as typeof import('@balena/dockerignore')['default'];
 
 // No container can be built here (the machines reach only the npm and Debian registries, so a
 // build stops at `FROM node:24-slim`): these are the checks closest to one, on the files as shipped.

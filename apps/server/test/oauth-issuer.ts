@@ -34,11 +34,24 @@ export async function freePort(): Promise<number> {
  * client. `rotate` makes it publish another key set (a key rotation) without a restart of the
  * server it issues for.
  */
+/** A client of its own, for a caller of its own: what it may ask for, and claims its tokens carry. */
+export interface IssuerClient {
+  id: string;
+  secret: string;
+  scope: string;
+  claims?: Record<string, string>;
+}
+
 export async function startIssuer(
   resource: string,
   keys: JWK[],
-  { accessTokenFormat = 'jwt' }: { accessTokenFormat?: 'jwt' | 'opaque' } = {},
+  {
+    accessTokenFormat = 'jwt',
+    clients = [],
+  }: { accessTokenFormat?: 'jwt' | 'opaque'; clients?: readonly IssuerClient[] } = {},
 ) {
+  const scopes = [...new Set([SCOPE, ...clients.flatMap((client) => client.scope.split(' '))])];
+  const claimsOf = new Map(clients.map((client) => [client.id, client.claims ?? {}]));
   const http: Server = createServer();
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
@@ -55,6 +68,15 @@ export async function startIssuer(
           // The issuer signs with ES256 alone: a client's default (RS256) would be refused.
           id_token_signed_response_alg: 'ES256',
         },
+        ...clients.map((client) => ({
+          client_id: client.id,
+          client_secret: client.secret,
+          grant_types: ['client_credentials'],
+          redirect_uris: [],
+          response_types: [],
+          scope: client.scope,
+          id_token_signed_response_alg: 'ES256' as const,
+        })),
         {
           client_id: RESOURCE_SERVER_ID,
           client_secret: RESOURCE_SERVER_SECRET,
@@ -64,8 +86,10 @@ export async function startIssuer(
           id_token_signed_response_alg: 'ES256',
         },
       ],
-      scopes: [SCOPE],
+      scopes,
       jwks: { keys: published },
+      // The claims that name a client's organisation (its tenant) in its access tokens.
+      extraTokenClaims: (_context, token) => claimsOf.get(String(token.clientId)) ?? {},
       features: {
         devInteractions: { enabled: false },
         clientCredentials: { enabled: true },
@@ -75,7 +99,7 @@ export async function startIssuer(
           defaultResource: () => resource,
           useGrantedResource: () => true,
           getResourceServerInfo: (_context, indicator) => ({
-            scope: SCOPE,
+            scope: scopes.join(' '),
             audience: indicator,
             accessTokenFormat,
             accessTokenTTL: 300,
@@ -91,15 +115,21 @@ export async function startIssuer(
     rotate: (published: JWK[]) => {
       provider = providerOf(published);
     },
-    /** An access token by the client credentials grant, as a machine client gets one (for `resource`, or another). */
-    async token(forResource = resource): Promise<string> {
+    /**
+     * An access token by the client credentials grant, as a machine client gets one (for
+     * `resource`, or another; of the first client, or another, with its whole scope).
+     */
+    async token(
+      forResource = resource,
+      client: Pick<IssuerClient, 'id' | 'secret' | 'scope'> = { id: CLIENT_ID, secret: CLIENT_SECRET, scope: SCOPE },
+    ): Promise<string> {
       const response = await fetch(`${issuer}/token`, {
         method: 'POST',
         headers: {
-          authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`,
+          authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`,
           'content-type': 'application/x-www-form-urlencoded',
         },
-        body: new URLSearchParams({ grant_type: 'client_credentials', scope: SCOPE, resource: forResource }),
+        body: new URLSearchParams({ grant_type: 'client_credentials', scope: client.scope, resource: forResource }),
       });
       const body = (await response.json()) as { access_token?: string; error?: string };
       if (!body.access_token) throw new Error(`no token: ${JSON.stringify(body)}`);
