@@ -121,7 +121,11 @@ export async function startIssuer(
      */
     async token(
       forResource = resource,
-      client: Pick<IssuerClient, 'id' | 'secret' | 'scope'> = { id: CLIENT_ID, secret: CLIENT_SECRET, scope: SCOPE },
+      client: Pick<IssuerClient, 'id' | 'secret' | 'scope'> = {
+        id: CLIENT_ID,
+        secret: CLIENT_SECRET,
+        scope: SCOPE,
+      },
     ): Promise<string> {
       const response = await fetch(`${issuer}/token`, {
         method: 'POST',
@@ -129,7 +133,11 @@ export async function startIssuer(
           authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`,
           'content-type': 'application/x-www-form-urlencoded',
         },
-        body: new URLSearchParams({ grant_type: 'client_credentials', scope: client.scope, resource: forResource }),
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          scope: client.scope,
+          resource: forResource,
+        }),
       });
       const body = (await response.json()) as { access_token?: string; error?: string };
       if (!body.access_token) throw new Error(`no token: ${JSON.stringify(body)}`);

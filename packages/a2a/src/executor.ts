@@ -225,10 +225,9 @@ export class BatonAgentExecutor implements AgentExecutor {
 
   /** The task's answer to a call's reply: its end, or `working` while the call goes on. */
   #answer(task: Pick<Task, 'id' | 'contextId'>, bus: ExecutionEventBus, reply: CallReply): void {
+    const output = withTaskId(reply.output, task.id);
     const text =
-      typeof reply.output === 'string'
-        ? reply.output
-        : (reply.error?.message ?? JSON.stringify(reply.output ?? null));
+      typeof output === 'string' ? output : (reply.error?.message ?? JSON.stringify(output ?? null));
     // Refused for the caller's rights (its quota): nothing was kept, and the task did not run.
     const code = reply.error?.code;
     if (code === 'quota_exceeded' || code === 'insufficient_scope') {
@@ -279,4 +278,13 @@ export class BatonAgentExecutor implements AgentExecutor {
       ),
     );
   }
+}
+
+/**
+ * The acknowledgement names the call by the id the client knows it by, the task's: the runtime's
+ * own id carries the tenant's prefix, which is not the client's to see.
+ */
+function withTaskId(output: unknown, taskId: string): unknown {
+  if (typeof output !== 'object' || output === null || !('call_id' in output)) return output;
+  return { ...output, call_id: taskId };
 }

@@ -2,7 +2,7 @@ import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk';
 import type { TaskStore } from '@a2a-js/sdk/server';
 import type { Runtime } from '@baton/runtime';
 import { redactedTask } from './redaction.js';
-import { isBackgrounded, isFinal, stateOf, TaskNames, taskOfRecord } from './tasks.js';
+import { isBackgrounded, isFinal, SESSION_PREFIX, stateOf, TaskNames, taskOfRecord } from './tasks.js';
 
 /** The most tasks one `ListTasks` page gives. */
 export const MAX_TASKS_PAGE = 100;
@@ -33,8 +33,7 @@ export class BatonTaskStore implements TaskStore {
   async load(taskId: string): Promise<Task | undefined> {
     const saved = this.#saved.get(taskId);
     const record = await this.#runtime.get(this.#names.callIdOf(taskId));
-    if (record === undefined || !record.sessionId.startsWith(this.#names.sessionPrefix))
-      return saved && structuredClone(saved);
+    if (record === undefined || !this.#isTask(record.sessionId)) return saved && structuredClone(saved);
     const fromRecord = taskOfRecord(record, this.#names);
     if (saved === undefined) return fromRecord;
     // The task was answered while its call went on: the call's end, wherever it ended, is the task's.
@@ -42,6 +41,23 @@ export class BatonTaskStore implements TaskStore {
     return ended
       ? { ...structuredClone(saved), status: fromRecord.status, artifacts: fromRecord.artifacts }
       : structuredClone(saved);
+  }
+
+  /**
+   * Whether a call of this session is an A2A task this agent may show: one of its own sessions,
+   * or, for an agent over a whole tenant (`prefix` of the tenant), a task of one of its users
+   * (`tenant/~user/a2a:…`), as the tenant's view of the API sees every user's calls.
+   */
+  #isTask(sessionId: string): boolean {
+    if (sessionId.startsWith(this.#names.sessionPrefix)) return true;
+    const rest = sessionId.startsWith(this.#names.prefix)
+      ? sessionId.slice(this.#names.prefix.length)
+      : undefined;
+    return (
+      rest !== undefined &&
+      /^~[^/]+\//.test(rest) &&
+      rest.slice(rest.indexOf('/') + 1).startsWith(SESSION_PREFIX)
+    );
   }
 
   async list(params: ListTasksRequest): Promise<ListTasksResponse> {

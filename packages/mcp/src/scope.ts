@@ -1,5 +1,5 @@
 import { type Caller, TRUSTED_CALLER } from '@baton/contracts';
-import type { Runtime } from '@baton/runtime';
+import { BACKGROUND_CONTROL, type Runtime } from '@baton/runtime';
 import type { ServerContext } from '@modelcontextprotocol/server';
 import { uuidv7 } from 'uuidv7';
 import { jsonRpcErrorResponse } from './responses.js';
@@ -70,6 +70,8 @@ export async function toolCallRefusal(
         scope.challenge?.(lacking) ?? `Bearer error="insufficient_scope", scope="${lacking}"`,
     });
   }
+  // A control tool (check, wait, cancel, steer) touches a call and starts none: no quota is asked.
+  if ((BACKGROUND_CONTROL as readonly string[]).includes(name)) return undefined;
   const overQuota = await scope.quotaRefusal?.();
   return overQuota
     ? jsonRpcErrorResponse(429, -32000, `Too many requests: ${overQuota.message}`, {

@@ -118,7 +118,9 @@ export function describeDoorConformance(
 
     it('has exactly the operations it offers', () => {
       const all: DoorOperation[] = ['spawn', 'schedule', 'batch', 'steer', 'cancel', 'approve', 'read'];
-      expect(all.filter((each) => driver[each] !== undefined)).toEqual(all.filter((each) => offers.includes(each)));
+      expect(all.filter((each) => driver[each] !== undefined)).toEqual(
+        all.filter((each) => offers.includes(each)),
+      );
     });
     for (const tool of ['echo', 'vault_export'] as const) {
       it.each(rowOf(STARTS[tool]))(`start ${tool}: %s gets %s`, async (caller, outcome) => {
@@ -141,10 +143,13 @@ export function describeDoorConformance(
     }
     for (const touching of ['steer', 'cancel', 'read'] as const) {
       if (!offers.includes(touching)) continue;
-      it.each(rowOf(ALICES_CALL))(`${touching} alice's vault_export call: %s gets %s`, async (caller, outcome) => {
-        const callId = await alices('vault_export');
-        expect(await operation(touching)(caller, world.idAs(caller, callId))).toBe(outcome);
-      });
+      it.each(rowOf(ALICES_CALL))(
+        `${touching} alice's vault_export call: %s gets %s`,
+        async (caller, outcome) => {
+          const callId = await alices('vault_export');
+          expect(await operation(touching)(caller, world.idAs(caller, callId))).toBe(outcome);
+        },
+      );
     }
     if (offers.includes('approve')) {
       it.each(rowOf(ALICES_CALL))("approve alice's deploy call: %s gets %s", async (caller, outcome) => {

@@ -43,8 +43,14 @@ export function restDriver(world: World): DoorDriver {
   };
   const onCall = (path: string, body?: unknown) => async (caller: CallerName, callId: string) =>
     outcomeOfStatus(
-      (await request(caller, body === undefined ? 'GET' : 'POST', `/v1/calls/${encodeURIComponent(callId)}${path}`, body))
-        .status,
+      (
+        await request(
+          caller,
+          body === undefined ? 'GET' : 'POST',
+          `/v1/calls/${encodeURIComponent(callId)}${path}`,
+          body,
+        )
+      ).status,
     );
   return {
     async start(caller, tool) {

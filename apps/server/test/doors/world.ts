@@ -55,14 +55,18 @@ function tools() {
   ];
 }
 
-export const ARGS = { echo: { text: 'hi' }, vault_export: { what: 'keys' }, deploy: { service: 'web' } } as const;
+export const ARGS = {
+  echo: { text: 'hi' },
+  vault_export: { what: 'keys' },
+  deploy: { service: 'web' },
+} as const;
 
 export interface World extends DoorWorld {
   base: string;
   runtime: Runtime;
   /** The bearer token each caller sends. */
   tokenOf(caller: CallerName): string;
-  /** A token of the same caller with `tools` alone (a session opened by a narrower token). */
+  /** A token of the same caller without the tools' scopes (a session opened by a narrower token). */
   narrowTokenOf(caller: CallerName): string;
   close(): Promise<void>;
 }
@@ -105,7 +109,9 @@ export async function startWorld(): Promise<World> {
   const narrow = new Map<CallerName, string>(Object.entries(STATIC) as Array<[CallerName, string]>);
   for (const [caller, client] of Object.entries(CLIENTS) as Array<[CallerName, IssuerClient]>) {
     tokens.set(caller, await issuer.token(resource, client));
-    narrow.set(caller, await issuer.token(resource, { ...client, scope: 'tools' }));
+    // The same caller (a tenant-wide one stays tenant-wide), without the tools' own scopes.
+    const kept = client.scope.split(' ').filter((scope) => scope === 'tools' || scope === TENANT_WIDE);
+    narrow.set(caller, await issuer.token(resource, { ...client, scope: kept.join(' ') }));
   }
   const spend = await fetch(`${base}/v1/calls`, {
     method: 'POST',
