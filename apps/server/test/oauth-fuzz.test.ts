@@ -1,11 +1,13 @@
+import { defineTool } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { type JWTPayload, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { demoTools } from '../src/demo-tools.js';
 import { createServer } from '../src/server.js';
-import { freePort, signingKey, startIssuer } from './oauth-issuer.js';
+import { forged, freePort, signingKey, startIssuer } from './oauth-issuer.js';
 
 /**
  * Arbitrary credentials and OAuth routes against a server that takes a real issuer's tokens:
@@ -173,5 +175,125 @@ describe('fuzzing the OAuth resource server', () => {
     expect(statuses).toContain(200);
     expect(statuses).toContain(401);
     expect((await app.inject('/healthz')).statusCode).toBe(200);
+  });
+});
+
+describe('fuzzing the doors with valid tokens and any body, batches included', () => {
+  const QUOTA = 5;
+  let guarded: { runtime: Runtime; app: FastifyInstance; resource: string; close: () => Promise<void> };
+  const sessions = new Map<string, string>();
+  const tokens = new Map<string, string>();
+
+  beforeAll(async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}/`;
+    const vault = defineTool({
+      name: 'vault_export',
+      description: 'Exports the vault: only for tokens that hold vault:read',
+      scope: 'vault:read',
+      input: z.object({ what: z.string() }),
+      execute: ({ what }) => `exported ${what}`,
+    });
+    const guardedRuntime = createRuntime({ tools: [...demoTools, vault], builtins: ['spawn_background'] });
+    await guardedRuntime.ready;
+    const guardedApp = createServer({
+      runtime: guardedRuntime,
+      oauth: { issuer: issuer.issuer, resource: base, tenantClaim: 'org', keysCooldownMs: 0 },
+      // acme may start QUOTA calls in all: its clock stands still, so nothing refills.
+      quotas: { tenants: { acme: { callsPerMinute: QUOTA } }, callsPerMinute: 100_000, now: () => 0 },
+    });
+    await guardedApp.listen({ host: '127.0.0.1', port });
+    guarded = {
+      runtime: guardedRuntime,
+      app: guardedApp,
+      resource: base,
+      close: async () => {
+        await guardedApp.close();
+        await guardedRuntime.close();
+      },
+    };
+    // A narrow and a wide user of acme, and a wide user of bolt, each with a 2025-11-25 session.
+    for (const [name, org, scope] of [
+      ['narrow', 'acme', 'tools'],
+      ['wide', 'acme', 'tools vault:read'],
+      ['other', 'bolt', 'tools vault:read'],
+    ] as const) {
+      const token = await forged(key.privateKey, 'key-1', { iss: issuer.issuer, aud: base, org, sub: name, scope });
+      tokens.set(name, token);
+      const opened = await guardedApp.inject({
+        method: 'POST',
+        url: '/mcp',
+        headers: mcpHeaders(token),
+        payload: {
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } },
+        },
+      });
+      sessions.set(name, String(opened.headers['mcp-session-id']));
+    }
+  }, 30_000);
+  afterAll(async () => guarded?.close());
+
+  const mcpHeaders = (token: string) => ({
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-11-25',
+  });
+  const toolName = fc.constantFrom('echo', 'vault_export', 'spawn_background', 'sleep', 'nope');
+  const args = fc.oneof(
+    fc.constant({ text: 'x' }),
+    fc.constant({ what: 'keys' }),
+    fc.constant({ tool: 'vault_export', args: { what: 'keys' } }),
+    fc.constant({ tool: 'vault_export', args: { what: 'keys' }, schedule: { scheduled_at: '2020-01-01T00:00:00Z' } }),
+    fc.jsonValue({ maxDepth: 2 }),
+  );
+  const toolCall = fc
+    .tuple(fc.integer({ min: 1, max: 1_000_000 }), toolName, args)
+    .map(([id, name, given]) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: given } }));
+  const body = fc.oneof(
+    toolCall,
+    fc.array(toolCall, { minLength: 1, maxLength: 8 }),
+    fc.jsonValue({ maxDepth: 3 }),
+    fc.tuple(toolName, args).map(([name, given]) => ({ name, args: given, sessionId: 's' })),
+  );
+
+  it('answers any body at any door without a 5xx, and starts no call past its caller’s quota or scope', {
+    timeout: 120_000,
+  }, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('narrow', 'wide', 'other'),
+        fc.constantFrom('/mcp', '/v1/calls', '/a2a'),
+        body,
+        async (who, url, payload) => {
+          const token = tokens.get(who) ?? '';
+          const answer = await guarded.app.inject({
+            method: 'POST',
+            url,
+            headers: {
+              ...mcpHeaders(token),
+              ...(url === '/mcp' ? { 'mcp-session-id': sessions.get(who) ?? '' } : { 'a2a-version': '1.0' }),
+            },
+            payload: JSON.stringify(payload),
+          });
+          expect(answer.statusCode).toBeLessThan(500);
+        },
+      ),
+      { seed: SEED, numRuns: Math.ceil(RUNS / 2), endOnFailure: true },
+    );
+    const { calls } = await guarded.runtime.list({ limit: 10_000 });
+    // A refusal for the request's own faults (no such tool, bad arguments) took no quota.
+    const started = calls.filter(
+      (call) => !['tool_not_found', 'invalid_arguments'].includes(call.error?.code ?? ''),
+    );
+    const acme = started.filter((call) => call.caller?.tenant === 'acme');
+    // It reached the quota (more were asked for than it lets in), and ran the gated tool for those who may.
+    expect(acme).toHaveLength(QUOTA);
+    const vaultCalls = started.filter((each) => each.toolName === 'vault_export');
+    expect(vaultCalls.length).toBeGreaterThan(0);
+    for (const call of vaultCalls) expect(call.caller?.scopes).toContain('vault:read');
   });
 });
