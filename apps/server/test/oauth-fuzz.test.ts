@@ -218,7 +218,13 @@ describe('fuzzing the doors with valid tokens and any body, batches included', (
       ['wide', 'acme', 'tools vault:read'],
       ['other', 'bolt', 'tools vault:read'],
     ] as const) {
-      const token = await forged(key.privateKey, 'key-1', { iss: issuer.issuer, aud: base, org, sub: name, scope });
+      const token = await forged(key.privateKey, 'key-1', {
+        iss: issuer.issuer,
+        aud: base,
+        org,
+        sub: name,
+        scope,
+      });
       tokens.set(name, token);
       const opened = await guardedApp.inject({
         method: 'POST',
@@ -228,7 +234,11 @@ describe('fuzzing the doors with valid tokens and any body, batches included', (
           jsonrpc: '2.0',
           id: 0,
           method: 'initialize',
-          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } },
+          params: {
+            protocolVersion: '2025-11-25',
+            capabilities: {},
+            clientInfo: { name: 'fuzz', version: '1' },
+          },
         },
       });
       sessions.set(name, String(opened.headers['mcp-session-id']));
@@ -247,12 +257,21 @@ describe('fuzzing the doors with valid tokens and any body, batches included', (
     fc.constant({ text: 'x' }),
     fc.constant({ what: 'keys' }),
     fc.constant({ tool: 'vault_export', args: { what: 'keys' } }),
-    fc.constant({ tool: 'vault_export', args: { what: 'keys' }, schedule: { scheduled_at: '2020-01-01T00:00:00Z' } }),
+    fc.constant({
+      tool: 'vault_export',
+      args: { what: 'keys' },
+      schedule: { scheduled_at: '2020-01-01T00:00:00Z' },
+    }),
     fc.jsonValue({ maxDepth: 2 }),
   );
   const toolCall = fc
     .tuple(fc.integer({ min: 1, max: 1_000_000 }), toolName, args)
-    .map(([id, name, given]) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: given } }));
+    .map(([id, name, given]) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name, arguments: given },
+    }));
   const body = fc.oneof(
     toolCall,
     fc.array(toolCall, { minLength: 1, maxLength: 8 }),
