@@ -78,7 +78,9 @@ const SECURITY_HEADERS = {
     useDefaults: false,
     directives: {
       defaultSrc: ["'self'"],
-      scriptSrc: ["'self'"],
+      // The inspector's Run forms check arguments in the page with ajv, which compiles each tool's
+      // schema (the server's own) into a function: no inline script, and no script of another origin.
+      scriptSrc: ["'self'", "'unsafe-eval'"],
       // The docs page (Swagger UI) and the inspector's drawing set styles inline.
       styleSrc: ["'self'", "'unsafe-inline'"],
       imgSrc: ["'self'", 'data:'],
@@ -369,9 +371,10 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     const after = resumeAfter(request, query.after);
     if (after === undefined) return fail(reply, 400, 'invalid_request', 'Last-Event-ID must be an event id');
     return openStream(scope, request, reply, (ready) =>
-      runtime
-        .follow({ sessionId: scope.inside(params.id), after: after }, { ready })
-        .pipe(map(({ position, event }) => ({ id: position, event: event.type, data: scope.show(event) }))),
+      runtime.follow({ sessionId: scope.inside(params.id), after: after }, { ready }).pipe(
+        filter(({ event }) => mayRead(scope, event.toolName)),
+        map(({ position, event }) => ({ id: position, event: event.type, data: scope.show(event) })),
+      ),
     );
   });
 
@@ -379,7 +382,7 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     // Live only: a reader too slow for the bounded buffer is let go (see sse.ts).
     return openStream(scope, request, reply, () =>
       runtime.events$.pipe(
-        filter((event) => scope.owns(event.callId)),
+        filter((event) => scope.owns(event.callId) && mayRead(scope, event.toolName)),
         map((event) => ({ event: event.type, data: scope.show(event) })),
       ),
     );

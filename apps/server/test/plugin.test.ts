@@ -124,7 +124,13 @@ describe('the OpenAPI document', () => {
 
   it('is valid OpenAPI 3.0, made by @fastify/swagger from the route schemas, answers included', async () => {
     const runtime = await demoRuntime();
-    const app = createServer({ runtime, tokens: { secret: 'team' } });
+    // With tokens, the document names no tool (anyone may read it): a call is a CallRequest.
+    const authenticated = createServer({ runtime, tokens: { 'a-secret-token-0001': 'team' } });
+    cleanups.push(() => authenticated.close());
+    const withTokens = (await authenticated.inject('/openapi.json')).json();
+    await SwaggerParser.validate(structuredClone(withTokens));
+    expect(withTokens.components.schemas.ToolCall).toEqual({ $ref: '#/components/schemas/CallRequest' });
+    const app = createServer({ runtime });
     cleanups.push(() => app.close());
     const document = (await app.inject('/openapi.json')).json();
     // The validator dereferences in place: it gets a copy.
