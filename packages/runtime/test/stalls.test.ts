@@ -97,6 +97,30 @@ describe('stalls: a run that gives no sign of life for heartbeatTimeoutMs is sto
     expect(await runtime.get(callId)).toMatchObject({ status: 'succeeded', result: 'second', attempt: 2 });
   });
 
+  it('drops the late result of every stalled run, not only the last: the third run’s result is the call’s', async () => {
+    const { tool, runs } = playedTool({
+      mode: 'background',
+      retry: { maxAttempts: 3, initialIntervalMs: 1_000, backoffCoefficient: 1 },
+    });
+    const { runtime, clock } = testRuntime([tool]);
+    const { callId } = await runtime.call({ name: 'crawl', sessionId: 's' });
+    await settle();
+    // Runs 1 and 2 stall, each retried after a second.
+    await advance(clock, QUIET_MS);
+    await advance(clock, 1_000);
+    await advance(clock, QUIET_MS);
+    await advance(clock, 1_000);
+    expect(runs).toHaveLength(3);
+    // Both come back late while the third runs: neither is the call's result.
+    runs[0]?.done.resolve('first, late');
+    runs[1]?.done.resolve('second, late');
+    await settle();
+    expect((await runtime.get(callId))?.status).toBe('backgrounded');
+    runs[2]?.done.resolve('third');
+    await settle();
+    expect(await runtime.get(callId)).toMatchObject({ status: 'succeeded', result: 'third', attempt: 3 });
+  });
+
   it('does not count a wait for a message as silence; the quiet time counts from its end', async () => {
     const { tool, runs } = playedTool({ mode: 'background' });
     const { runtime, clock } = testRuntime([tool]);

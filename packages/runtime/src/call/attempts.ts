@@ -166,8 +166,9 @@ export class Attempts {
 
   /** The tool returned. A result that arrives after cancel or timeout changes nothing. */
   #settle(call: LiveCall, outcome: Outcome, attempt: number): void {
-    // A run stopped as stalled, and tried again: the attempt after it has the call now.
-    if (call.talking?.stalledAttempt === attempt) return;
+    // Only the record's current attempt has the call: a run stopped as stalled (and any stopped
+    // before it, still running when the next began) comes back to nothing, whatever stalled after it.
+    if (attempt !== call.record.attempt || call.talking?.stalledAttempt === attempt) return;
     call.executing = false;
     if (call.dropped || isTerminalStatus(call.record.status)) return;
     if (!outcome.ok) this.#logFailure(call, outcome);
