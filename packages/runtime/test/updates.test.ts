@@ -111,6 +111,54 @@ describe('ctx.update: intermediate results for the model', () => {
     ]);
   });
 
+  it('keeps the most urgent scheduling of the updates it merges: an interrupt then an ordinary one still interrupts', async () => {
+    const { tool, runs } = playedTool();
+    const { runtime, clock } = testRuntime([tool]);
+    await runtime.call({ name: 'research', sessionId: 's' });
+    await settle();
+    runs[0]?.ctx.update('progress 2');
+    await settle();
+    // Within the update interval: these two wait, merged, for the next write.
+    runs[0]?.ctx.update('ERROR: build failed', { scheduling: 'interrupt' });
+    clock.increment(100);
+    runs[0]?.ctx.update('progress 3');
+    clock.increment(10_000);
+    await settle();
+    const held = await runtime.notifications.hold({ sessionId: 's', idle: false });
+    expect(held.map((notification) => [notification.updateSeq, notification.scheduling])).toEqual([
+      [2, 'interrupt'],
+    ]);
+  });
+
+  it('tells the session an update told while the call was inline, once the call goes to the background', async () => {
+    const runs: Array<{ ctx: ToolContext; done: Deferred<string> }> = [];
+    const tool = defineTool({
+      name: 'research',
+      description: 'Researches, telling what it finds as it goes',
+      input: z.object({}),
+      execution: { mode: 'auto' },
+      execute(_args, ctx) {
+        const done = deferred<string>();
+        runs.push({ ctx, done });
+        return done.promise;
+      },
+    });
+    const { runtime, clock } = testRuntime([tool]);
+    const replying = runtime.call({ name: 'research', sessionId: 's' });
+    await settle();
+    runs[0]?.ctx.update('a first find');
+    await settle();
+    expect(await queuedOf(runtime)).toEqual([]);
+    clock.increment(300);
+    expect(await replying).toMatchObject({ status: 'backgrounded' });
+    await settle();
+    expect(await queuedOf(runtime)).toEqual([['running', 1]]);
+    // The end replaces it, as it replaces any update.
+    runs[0]?.done.resolve('done');
+    await settle();
+    expect(await queuedOf(runtime)).toEqual([['succeeded', undefined]]);
+  });
+
   it('tells a caller that waits inline nothing more: the update is on the record and the events only', async () => {
     const { tool, runs } = playedTool('inline');
     const { runtime } = testRuntime([tool]);

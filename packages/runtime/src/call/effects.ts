@@ -21,7 +21,7 @@ export interface EffectModules {
   writes: CallWrites;
   send: Send;
   clock: Clock;
-  updates: Pick<CallUpdates, 'remind'>;
+  updates: Pick<CallUpdates, 'remind' | 'promoted'>;
 }
 
 /** What each of the machine's timers sends when it fires. */
@@ -41,8 +41,10 @@ function delayOf(timer: CallTimer, call: LiveCall, modules: EffectModules): numb
 export function callEffects(modules: EffectModules): Effects {
   const { answers, attempts, ending, notifications, slots, timers, writes, send, updates } = modules;
   return {
-    answerBackgrounded: (call, { params: { reason } }, _, from, to) =>
-      answers.backgrounded(call, reason, from, to),
+    answerBackgrounded: (call, { params: { reason } }, _, from, to) => {
+      answers.backgrounded(call, reason, from, to);
+      updates.promoted(call);
+    },
     armTimer: (call, { params: { timer } }) => {
       const ms = delayOf(timer, call, modules);
       if (ms === undefined) return;

@@ -29,17 +29,41 @@ export interface UpdatesDeps {
  * replaces the one before it (acknowledged, so not given, if no loop took it yet); and the end
  * replaces the last (see `replacedByEnd`). A loop that holds several of a call keeps the latest.
  */
+/** How soon each scheduling reaches the model, for merging updates: the sooner stands. */
+const URGENCY: Record<Scheduling, number> = { silent: 0, when_idle: 1, interrupt: 2 };
+
 export class CallUpdates {
   constructor(private readonly deps: UpdatesDeps) {}
 
   update(call: LiveCall, given: unknown, { scheduling }: UpdateOptions): void {
     if (isTerminalStatus(call.record.status)) return;
     const talk = call.talk;
+    // The latest value stands; the most urgent scheduling of those merged stands with it, so an
+    // `interrupt` ("the build failed") followed at once by an ordinary update still interrupts.
+    const asked = scheduling ?? call.tool.execution.scheduling;
+    const waiting = talk.mergedUpdate?.scheduling;
     talk.mergedUpdate = {
       value: storableValue(given),
-      scheduling: scheduling ?? call.tool.execution.scheduling,
+      scheduling: waiting !== undefined && URGENCY[waiting] > URGENCY[asked] ? waiting : asked,
     };
     if (talk.updateTimer === undefined) this.#write(call);
+  }
+
+  /**
+   * A call promoted with an update its tool told while the caller still waited: the session hears
+   * that update now, as it would have had the call been in the background then. One still merging
+   * is written in its time, and says more.
+   */
+  promoted(call: LiveCall): void {
+    const { record } = call;
+    const talk = call.talking;
+    if (!record.update || !record.detached || isTerminalStatus(record.status)) return;
+    if (talk?.updateNotificationId !== undefined || talk?.mergedUpdate !== undefined) return;
+    if (record.run && !record.run.signalOnCompletion) return;
+    const { updateSeq, value } = record.update;
+    const notification = this.#notificationOf(call, updateSeq, value, call.tool.execution.scheduling);
+    this.deps.writer.add('notifications', notification);
+    this.#replace(call, 'updateNotificationId', notification.id);
   }
 
   /** The end of a detached call is its session's now: an update not yet given is not given after it. */
