@@ -23,6 +23,20 @@ export function callOfEventKey(key: string): string | undefined {
   }
 }
 
+/**
+ * The name of the event a key is of (`message:3`, a tool's own name), without the call's id in it:
+ * what a model or a client is shown of what a call waits for. Undefined for a key not made here.
+ */
+export function eventNameOfKey(key: string): string | undefined {
+  const [prefix, callId, name, ...rest] = key.split(':');
+  if (prefix !== 'baton-event' || !callId || name === undefined || rest.length > 0) return undefined;
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The id `checkStore` looks up: no call has it (ids are never empty). */
 export const HEALTH_PROBE_CALL_ID = '';
 

@@ -44,7 +44,7 @@ import type {
 import { pendingInputs } from './pending-inputs.js';
 import type { Runtime, TypedRuntime } from './runtime-api.js';
 import { drained, handOver, mustEndBeforeHandover } from './shutdown.js';
-import { steerCall } from './steering/steer.js';
+import { MessageNumbers, steerCall } from './steering/steer.js';
 import { waitForCall } from './waiting.js';
 import { webhooksOfRuntime } from './webhooks/webhooks-of-runtime.js';
 
@@ -70,6 +70,7 @@ class BatonRuntime implements Runtime {
   readonly #bus = new EventBus();
   readonly #parts: RuntimeParts;
   readonly #controls: CallControls;
+  readonly #messageNumbers = new MessageNumbers();
   #closed = false;
   /** Past the drain: no attempt is retried here any more. */
   #stopping = false;
@@ -250,7 +251,11 @@ class BatonRuntime implements Runtime {
   async steer(callId: string, message: unknown, as?: AsCaller): Promise<SteerReceipt> {
     await this.#mayTouch(callId, as);
     const { store, host } = this.#parts;
-    return steerCall({ runtime: this, store, tools: this.tools, host }, callId, message);
+    return steerCall(
+      { runtime: this, store, tools: this.tools, host, numbers: this.#messageNumbers },
+      callId,
+      message,
+    );
   }
 
   async get(callId: string): Promise<CallRecord | undefined> {

@@ -1,4 +1,6 @@
+import { defineTool } from '@baton/contracts';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { BACKGROUND_CONTROL, createRuntime } from '../src/index.js';
 import { gatedTool, reportingTool, settle, testRuntime } from './helpers.js';
 
@@ -24,6 +26,27 @@ describe('background control: the tools a model follows what it started with', (
     expect(() => createRuntime({ builtins: ['wait_for_ever' as never] })).toThrow(
       '"wait_for_ever" is not a built-in tool; the built-ins are spawn_background, check_background',
     );
+  });
+
+  it('says what a call waits for by the event’s name, never by the key that carries its id and tenant', async () => {
+    const listener = defineTool({
+      name: 'listener',
+      description: 'Waits for instructions',
+      input: z.object({}),
+      messages: z.string(),
+      execution: { mode: 'background' },
+      execute: async (_args, ctx) => ctx.nextMessage(),
+    });
+    const { runtime } = testRuntime([listener], { builtins: ['check_background'] });
+    const { callId } = await runtime.call({ name: 'listener', sessionId: 'acme/s', callId: 'acme/c-1' });
+    await settle();
+    const checked = await runtime.call({
+      name: 'check_background',
+      args: { call_id: callId },
+      sessionId: 'acme/s',
+    });
+    expect(checked.output).toMatchObject({ status: 'backgrounded', waiting_for: 'message:1' });
+    expect(JSON.stringify(checked.output)).not.toMatch(/baton-event|acme%2F/);
   });
 
   it("checks a call's state, progress and output tail, then its result", async () => {

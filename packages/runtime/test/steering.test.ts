@@ -1,5 +1,6 @@
 import { BatonError, defineTool, isBatonError } from '@baton/contracts';
 import type { CallControl, Store } from '@baton/store';
+import { memoryStore } from '@baton/store';
 import { makeCallRecord } from '@baton/store/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -70,6 +71,31 @@ describe('steering: messages to a running call', () => {
     const read = (reply?.output as { read: string[] } | undefined)?.read ?? [];
     expect(read.slice(0, 3).sort()).toEqual(['one', 'three', 'two']);
     expect(read[3]).toBe('finish');
+  });
+
+  it('stores a message in the same reads however many wait unread before it', async () => {
+    const { tool } = steeredTool();
+    const store = memoryStore();
+    let reads = 0;
+    const counted: Store = Object.assign(Object.create(store) as Store, {
+      getResolution: (key: string) => {
+        reads++;
+        return store.getResolution(key);
+      },
+    });
+    // The tool reads nothing: every message waits unread.
+    const holding = defineTool({ ...tool, name: 'holding', execute: () => new Promise<never>(() => {}) });
+    const { runtime } = testRuntime([holding], { store: counted });
+    const { callId } = await runtime.call({ name: 'holding', args: { topic: 'tides' }, sessionId: 's' });
+    const readsOf = async (count: number) => {
+      const before = reads;
+      for (let i = 0; i < count; i++) await runtime.steer(callId, `note ${i}`);
+      return (reads - before) / count;
+    };
+    const first = await readsOf(10);
+    await readsOf(200);
+    expect(await readsOf(10)).toBe(first);
+    expect(first).toBeLessThanOrEqual(2);
   });
 
   it('keeps the messages sent before the tool looks, and takeMessages gives them all without waiting', async () => {

@@ -11,6 +11,7 @@ import {
   type ToolRegistry,
 } from '@baton/contracts';
 import { BACKGROUND_CONTROL, type BackgroundControlTool } from '../builtin-names.js';
+import { eventNameOfKey } from '../keys.js';
 import { BACKGROUND_MESSAGES, STEERING_MESSAGES } from '../messages.js';
 import { invalidArgumentsMessage } from '../outcome.js';
 import type { Runtime } from '../runtime-api.js';
@@ -50,7 +51,8 @@ function statusOf(record: CallRecord): Record<string, unknown> {
   };
   if (record.run) status.title = record.run.title;
   if (record.approval === 'pending') status.approval = 'pending';
-  if (record.waitingFor !== undefined) status.waiting_for = record.waitingFor;
+  // What it waits for, by the event's name: the key itself carries the call's id, tenant and all.
+  if (record.waitingFor !== undefined) status.waiting_for = eventNameOfKey(record.waitingFor) ?? 'an event';
   if (record.progress) status.progress = record.progress;
   if (record.statusText) status.status_text = record.statusText;
   if (record.outputTail) status.output_tail = record.outputTail;

@@ -22,6 +22,32 @@ export interface SteerDeps {
   tools: Pick<ToolRegistry, 'get'>;
   /** Stores an external event's resolution and wakes the call's wait, in this process or another. */
   host: Pick<CallContextHost, 'resolveEvent'>;
+  /** The numbers this process knows taken, per call (see `MessageNumbers`). */
+  numbers?: MessageNumbers;
+}
+
+/** How many calls' next message numbers a process keeps in mind; past it, the least recent go. */
+const NUMBERS_KEPT = 10_000;
+
+/**
+ * The next number a message to a call may have, as far as this process knows: the one after the
+ * last it stored. A sender starts there rather than at the first unread message, so storing a
+ * message costs the same reads however many wait unread; one another process stored meanwhile is
+ * found taken, and the next is tried, as before.
+ */
+export class MessageNumbers {
+  readonly #next = new Map<string, number>();
+
+  from(callId: string, firstUnread: number): number {
+    return Math.max(firstUnread, this.#next.get(callId) ?? 0);
+  }
+
+  taken(callId: string, messageSeq: number): void {
+    this.#next.delete(callId);
+    this.#next.set(callId, messageSeq + 1);
+    const oldest = this.#next.keys().next().value;
+    if (this.#next.size > NUMBERS_KEPT && oldest !== undefined) this.#next.delete(oldest);
+  }
 }
 
 /**
@@ -46,7 +72,9 @@ export async function steerCall(deps: SteerDeps, callId: string, given: unknown)
     );
   }
   const sent: SentMessage = { sentId: newId(), message: storableValue(checked.value) };
-  for (let messageSeq = (record.messagesRead ?? 0) + 1; ; ) {
+  const numbers = deps.numbers;
+  const firstUnread = (record.messagesRead ?? 0) + 1;
+  for (let messageSeq = numbers ? numbers.from(callId, firstUnread) : firstUnread; ; ) {
     if (messageSeq > MAX_MESSAGES_PER_CALL) {
       throw new BatonError('limit_exceeded', STEERING_MESSAGES.tooMany(callId, MAX_MESSAGES_PER_CALL));
     }
@@ -58,6 +86,7 @@ export async function steerCall(deps: SteerDeps, callId: string, given: unknown)
     }
     // Not found even now: tried again under the same number, which no one has yet.
     if (!kept) continue;
+    numbers?.taken(callId, messageSeq);
     if (!isOurs(kept.outcome, sent)) {
       messageSeq++;
       continue;
