@@ -171,7 +171,7 @@ export async function* batonAgUiRun(
       let forTheFrontEnd = false;
       for (const call of calls) {
         const definition = own.find((tool) => tool.name === call.name);
-        if (definition === undefined) {
+        if (definition === undefined && input.tools.some((tool) => tool.name === call.name)) {
           // The front end's own tool: it runs it, and starts the next run with its result.
           forTheFrontEnd = true;
           continue;
@@ -182,7 +182,9 @@ export async function* batonAgUiRun(
           sessionId,
           callId: callIdOf(call.id),
         };
-        if (definition.execution.needsApproval !== undefined) {
+        // A tool neither the runtime's nor the front end's: the runtime's own refusal, "not
+        // found" with the tools there are, is the call's result, as in every other host.
+        if (definition?.execution.needsApproval !== undefined) {
           if (await callAwaitingApproval(runtime, request)) {
             interrupts.push(
               approvalInterrupt({ callId: request.callId, toolCallId: call.id, tool: call.name }),

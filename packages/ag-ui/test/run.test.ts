@@ -115,6 +115,16 @@ describe('@baton/ag-ui: a run’s tool calls as Baton calls, with @ag-ui/client�
     expect(ui.resultsOf('tool-n')[0]?.content).toContain('keep it');
   });
 
+  it('answers a call of a tool that is neither the runtime’s nor the front end’s "not found", in the run', async () => {
+    const { ui } = await setUp();
+    const events = await ui.run({ call: { tool: 'teleport', args: {}, id: 'tool-9' } });
+    expect(events.map((event) => event.type)).toContain('TOOL_CALL_RESULT');
+    expect(ui.resultsOf('tool-9').map((result) => result.content)).toEqual([
+      expect.stringMatching(/teleport.*not found|not found.*teleport/i),
+    ]);
+    expect(ui.said()).toEqual([expect.stringMatching(/^told: /)]);
+  });
+
   it('answers a request that is not a run with 400 and a stable code', async () => {
     const { server } = await setUp();
     const response = await fetch(server.url, { method: 'POST', body: JSON.stringify({ threadId: 1 }) });
