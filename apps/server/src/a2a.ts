@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { User } from '@a2a-js/sdk/server';
 import type { BatonA2aAgent } from '@baton/a2a';
-import type { Caller } from '@baton/contracts';
+import { type Caller, idProblem } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify';
 import type { TenantScope } from './tenancy.js';
@@ -187,5 +187,6 @@ function taskIdOf(body: unknown): string | undefined {
   if (typeof params !== 'object' || params === null) return undefined;
   const message = params.message as { taskId?: unknown } | undefined;
   const id = params.taskId ?? params.id ?? message?.taskId;
-  return typeof id === 'string' && id !== '' ? id : undefined;
+  // One that no call could have (a NUL, a lone surrogate, too long) is left to the SDK: not found.
+  return idProblem(id) === undefined ? (id as string) : undefined;
 }

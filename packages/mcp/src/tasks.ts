@@ -112,10 +112,10 @@ export function serveLegacyTasks(server: Server, serving: Serving): void {
     } finally {
       inputs?.unsubscribe();
     }
-    return {
-      ...toolResultOf(await reread(serving, record)),
-      _meta: { [RELATED_TASK_META_KEY]: { taskId } },
-    };
+    const now = await reread(serving, record);
+    // The client has the result: the call's notifications are acknowledged, as a wait's are.
+    if (isTerminalStatus(now.status)) await runtime.notifications.given(now.callId);
+    return { ...toolResultOf(now), _meta: { [RELATED_TASK_META_KEY]: { taskId } } };
   });
 
   server.setRequestHandler('tasks/list', { params: ListParams }, async (params) => {
@@ -188,7 +188,10 @@ export function serveTasks(server: Server, serving: Serving): void {
 
   server.setRequestHandler('tasks/get', { params: AnyParams }, async (given, context) => {
     const { taskId } = taskParams(TaskParams, given, context);
-    return detailedTaskOf(await find(taskId), serving);
+    const record = await find(taskId);
+    // An ended task's answer carries its result: the client has it, as a wait's caller has.
+    if (isTerminalStatus(record.status)) await runtime.notifications.given(record.callId);
+    return detailedTaskOf(record, serving);
   });
 
   server.setRequestHandler('tasks/update', { params: AnyParams }, async (given, context) => {

@@ -580,6 +580,29 @@ describe('task times on 2025-11-25', () => {
     expect(done.ttl).toBe(12_000 + WEEK_MS);
   });
 
+  it('acknowledge what a client followed to its result: tasks/result leaves no notification queued', async () => {
+    const { tool, gate } = gatedTool();
+    const entry = await serve([tool]);
+    const client = await connect(entry);
+    const results = [];
+    for (let round = 0; round < 3; round++) {
+      const { task } = await client.request(
+        { method: 'tools/call', params: { name: 'gated', arguments: {} } },
+        CreateTaskResultSchema,
+        { task: { ttl: 60_000 } },
+      );
+      entry.clock.increment(BUDGET_MS);
+      results.push(client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema));
+    }
+    gate.resolve();
+    for (const result of await Promise.all(results)) {
+      expect(result.content).toEqual([{ type: 'text', text: 'finished' }]);
+    }
+    // Three tasks followed to their results: none of their ends waits to be given again (a tenant
+    // with `notificationsKept` would otherwise be refused new calls it cannot acknowledge over MCP).
+    expect(await entry.runtime.notifications.count({ status: 'queued' })).toBe(0);
+  });
+
   it('report a null ttl when the runtime removes nothing', async () => {
     const entry = await serve();
     const client = await connect(entry);

@@ -157,3 +157,6 @@ export const DEFAULT_STORE_RETRY_MS = 15_000;
 /** The first wait before a request to a store that was away is made again; it doubles up to the next. */
 export const STORE_RETRY_FIRST_MS = 50;
 export const STORE_RETRY_MAX_MS = 1_000;
+
+/** How long `notifications.given` waits for the notification of an end it was asked about to be stored. */
+export const GIVEN_END_WAIT_MS = 5_000;

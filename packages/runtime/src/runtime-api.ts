@@ -138,6 +138,13 @@ export interface Runtime {
      * process that died before its model saw them). The bridge kit's deliveries are made of it.
      */
     hold(request: { sessionId: string; idle: boolean }): Promise<Notification[]>;
+    /**
+     * The call's end reached its consumer by another way than a notification (an MCP task's
+     * result, a client's own wait): every notification of the call still queued (its end, the
+     * updates and reminders the end replaces) is acknowledged, so its session is not told again.
+     * Nothing for a call not ended. Resolves with how many were acknowledged.
+     */
+    given(callId: string): Promise<number>;
     /** Lets go of notifications this runtime holds without acknowledging them: they are due again. */
     release(notificationIds: readonly string[]): Promise<void>;
     /**

@@ -7,6 +7,7 @@ import {
   type CallReply,
   type EventOutcome,
   type ExecutionMode,
+  isTerminalStatus,
   type RuntimeFailure,
   type SteerReceipt,
   ToolRegistry,
@@ -18,8 +19,9 @@ import { assembleRuntime, type RuntimeParts } from './assembly.js';
 import { registerBackgroundControl } from './builtins/background-control.js';
 import { refusalHandledElsewhere } from './call/ending.js';
 import { CallControls } from './call-controls.js';
-import { RETENTION_BATCH } from './defaults.js';
+import { GIVEN_END_WAIT_MS, RETENTION_BATCH } from './defaults.js';
 import type { FollowOptions } from './follow-store.js';
+import { acknowledgeGivenEnd, endStored } from './given-ends.js';
 import { newId } from './ids.js';
 import { eventKey, HEALTH_PROBE_CALL_ID } from './keys.js';
 import { CANCELLED_BY_SIGNAL, SESSION_CANCELLED_REASON } from './messages.js';
@@ -117,6 +119,17 @@ class BatonRuntime implements Runtime {
       ack: (id) => store.acknowledgeNotification(id, clock.now()),
       hold: (request) => holdDue(store, this.instanceId, () => clock.now(), request),
       release: (notificationIds) => store.releaseNotifications(notificationIds, this.instanceId),
+      given: async (callId) => {
+        const record = await this.get(callId);
+        if (!record || !isTerminalStatus(record.status)) return 0;
+        // Its end may be here before its notification is stored (the same write, still on its
+        // way): that is waited for, a while at most (a write refused would never come).
+        const stop = new AbortController();
+        const timer = clock.setTimeout(() => stop.abort(), GIVEN_END_WAIT_MS);
+        await endStored(this, record, stop.signal);
+        clock.clearTimeout(timer);
+        return acknowledgeGivenEnd(this.notifications, record);
+      },
       take: (request) => takeNotifications(this.notifications, request),
       watch: (target) =>
         watchNotifications(

@@ -1,7 +1,7 @@
-import { type CallRecord, type CallReply, endOf, isTerminalStatus } from '@baton/contracts';
-import { filter, firstValueFrom, fromEvent, takeUntil } from 'rxjs';
+import { type CallReply, isTerminalStatus } from '@baton/contracts';
 import { formattedCall, replyOf } from './call/replies.js';
 import type { Clock } from './clock.js';
+import { acknowledgeGivenEnd, endStored } from './given-ends.js';
 import type { WaitOptions } from './options.js';
 import type { Runtime } from './runtime-api.js';
 import type { Settings } from './settings.js';
@@ -23,21 +23,6 @@ function elapsed(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
       resolve();
     }
   });
-}
-
-/**
- * The call's end, once what follows it is stored too: the notification of a detached call, so
- * that the waiter can take it.
- */
-function endStored(runtime: WaitDeps['runtime'], record: CallRecord, stop: AbortSignal): Promise<unknown> {
-  const notifies = record.detached && (!record.run || record.run.signalOnCompletion);
-  return firstValueFrom(
-    runtime.follow({ callId: record.callId }).pipe(
-      filter((event) => (notifies ? event.type === 'notification' : endOf(event) !== undefined)),
-      takeUntil(fromEvent(stop, 'abort')),
-    ),
-    { defaultValue: undefined },
-  );
 }
 
 /**
@@ -72,8 +57,6 @@ export async function waitForCall(
     };
   }
   // Its end, and any update of it not yet given: the waiter has what replaces them.
-  const queued = await runtime.notifications.list({ sessionId: now.sessionId, status: 'queued' });
-  const ofCall = queued.filter((candidate) => candidate.callId === callId);
-  await Promise.all(ofCall.map((notification) => runtime.notifications.ack(notification.id)));
+  await acknowledgeGivenEnd(runtime.notifications, now);
   return replyOf(now, toolSettings);
 }
