@@ -11,16 +11,21 @@ export function eventKey(callId: string, name: string): string {
   return `baton-event:${encodeURIComponent(callId)}:${encodeURIComponent(name.toWellFormed())}`;
 }
 
-/** The call an event key belongs to, or undefined for a string that is not an event key. */
-export function callOfEventKey(key: string): string | undefined {
+/** The call and the event name an event key was made of, or undefined for a string that is not one. */
+function partsOfEventKey(key: string): { callId: string; name: string } | undefined {
   const [prefix, callId, name, ...rest] = key.split(':');
   if (prefix !== 'baton-event' || !callId || name === undefined || rest.length > 0) return undefined;
   try {
-    return decodeURIComponent(callId);
+    return { callId: decodeURIComponent(callId), name: decodeURIComponent(name) };
   } catch {
     // A malformed escape (`%E0%A4%A`) is not a key this runtime made: it is answered as such.
     return undefined;
   }
+}
+
+/** The call an event key belongs to, or undefined for a string that is not an event key. */
+export function callOfEventKey(key: string): string | undefined {
+  return partsOfEventKey(key)?.callId;
 }
 
 /**
@@ -28,13 +33,7 @@ export function callOfEventKey(key: string): string | undefined {
  * what a model or a client is shown of what a call waits for. Undefined for a key not made here.
  */
 export function eventNameOfKey(key: string): string | undefined {
-  const [prefix, callId, name, ...rest] = key.split(':');
-  if (prefix !== 'baton-event' || !callId || name === undefined || rest.length > 0) return undefined;
-  try {
-    return decodeURIComponent(name);
-  } catch {
-    return undefined;
-  }
+  return partsOfEventKey(key)?.name;
 }
 
 /** The id `checkStore` looks up: no call has it (ids are never empty). */
