@@ -128,6 +128,10 @@ const FileConfig = z.strictObject({
     scopes: z.array(z.string().min(1)).optional(),
     /** The scope each tool needs, by name, beside (or instead of) the tools' own. */
     toolScopes: z.record(z.string(), z.string().min(1)).optional(),
+    /** False for an issuer whose access tokens do not say `typ: at+jwt` (Keycloak's say `JWT`). */
+    requireAccessTokenType: z.boolean().optional(),
+    /** How long one request to the issuer may take, in ms (default 5 s). */
+    issuerTimeoutMs: z.number().int().positive().optional(),
   }),
   /** The runtime as an A2A agent at `/a2a`, its card at `/.well-known/agent-card.json` (default true). */
   a2a: z.boolean(),

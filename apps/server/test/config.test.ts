@@ -112,6 +112,19 @@ describe('the server configuration', () => {
     );
   });
 
+  it('takes the OAuth switches the README names: an issuer without at+jwt, and its timeout', () => {
+    const oauth = {
+      issuer: 'https://auth.example.com/realms/agents',
+      resource: 'https://baton.example.com/',
+      requireAccessTokenType: false,
+      issuerTimeoutMs: 2_000,
+    };
+    expect(loadConfig({ BATON_CONFIG: withFile({ oauth }) }).oauth).toMatchObject({
+      requireAccessTokenType: false,
+      issuerTimeoutMs: 2_000,
+    });
+  });
+
   it('takes the public URL and whether to trust a proxy’s forwarded headers', () => {
     expect(
       loadConfig({ BATON_PUBLIC_URL: 'https://baton.example', BATON_TRUST_PROXY: 'true' }, dir),
