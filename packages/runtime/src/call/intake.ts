@@ -428,9 +428,14 @@ export class Intake {
   }
 }
 
-/** What a record keeps of its caller: nothing for the trusted one (the default), else its fields alone. */
+/**
+ * What a record keeps of its caller: its fields alone, and nothing for one that names no tenant,
+ * user or scopes (the trusted caller, a server's anonymous one), whose rights are everyone's.
+ */
 function keptCaller(caller: Caller | undefined): Caller | undefined {
-  if (!caller || caller.via === 'trusted') return undefined;
+  if (!caller || (caller.tenant === undefined && caller.user === undefined && caller.scopes === undefined)) {
+    return undefined;
+  }
   const { tenant, user, scopes, via } = caller;
   return {
     via,
