@@ -128,6 +128,21 @@ describe('the runtime decides what a caller may do, whatever way it comes in', (
     await runtime.close();
   });
 
+  it('answers a call whose quota cannot be read (its count in a store that is away) not kept, never a rejection', async () => {
+    const { tools } = vaultTools();
+    const runtime = createRuntime({
+      tools,
+      access: {
+        quota: () => Promise.reject(new Error('connect ECONNREFUSED')),
+      },
+    });
+    const reply = await runtime.call({ name: 'echo', args: { text: 'hi' }, sessionId: 's', caller: narrow });
+    expect(reply).toMatchObject({ status: 'failed', error: { code: 'persistence_failed' } });
+    expect(reply.error?.message).toContain('ECONNREFUSED');
+    expect((await runtime.list({})).calls).toEqual([]);
+    await runtime.close();
+  });
+
   it('spawn_background runs only a tool its caller may call, and the run is a call of that caller, quota and all', async () => {
     const { tools, runs, gate } = vaultTools();
     const { quota, taken } = quotaOf(3);

@@ -298,11 +298,17 @@ export class Intake {
   #withinQuota(admitted: Admitted, prepared: unknown, awaitingApproval: boolean): Promise<CallReply> {
     const { access } = this.deps;
     if (!access.hasQuota) return this.#admit(admitted, prepared, awaitingApproval);
-    return access
-      .takeQuota(admitted.request.caller ?? TRUSTED_CALLER)
-      .then((refusal) =>
+    return access.takeQuota(admitted.request.caller ?? TRUSTED_CALLER).then(
+      (refusal) =>
         refusal ? failedReply(admitted.callId, refusal) : this.#admit(admitted, prepared, awaitingApproval),
-      );
+      // A quota that could not be read (its count is in the store, away): the call is not kept, and
+      // its caller is told so, as for a store that refuses its first write; `call` never rejects.
+      (error: unknown) =>
+        failedReply(admitted.callId, {
+          code: 'persistence_failed',
+          message: persistenceFailedMessage(error),
+        }),
+    );
   }
 
   /** A request that passed the checks of its ids, tool and arguments is refused: its arguments are kept. */
