@@ -86,3 +86,20 @@ export class Access {
     return { code: 'quota_exceeded', message: refusal.message, retryAfterSeconds: refusal.retryAfterSeconds };
   }
 }
+
+/**
+ * What a record keeps of its caller: its fields alone, and nothing for one that names no tenant,
+ * user or scopes (the trusted caller, a server's anonymous one), whose rights are everyone's.
+ */
+export function keptCaller(caller: Caller | undefined): Caller | undefined {
+  if (!caller || (caller.tenant === undefined && caller.user === undefined && caller.scopes === undefined)) {
+    return undefined;
+  }
+  const { tenant, user, scopes, via } = caller;
+  return {
+    via,
+    ...(tenant !== undefined ? { tenant } : {}),
+    ...(user !== undefined ? { user } : {}),
+    ...(scopes !== undefined ? { scopes: [...scopes] } : {}),
+  };
+}

@@ -1,6 +1,5 @@
 import {
   type AnyTool,
-  type Caller,
   type CallRecord,
   type CallReply,
   type RecordedError,
@@ -9,7 +8,7 @@ import {
   type ValidationResult,
 } from '@baton/contracts';
 import type { Store } from '@baton/store';
-import type { Access } from '../access.js';
+import { type Access, keptCaller } from '../access.js';
 import { checkArguments, notifyTimes, requestIssues } from '../arguments.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
@@ -432,21 +431,4 @@ export class Intake {
       (error: unknown) => this.deps.repeated.afterRefusal(callId, error),
     );
   }
-}
-
-/**
- * What a record keeps of its caller: its fields alone, and nothing for one that names no tenant,
- * user or scopes (the trusted caller, a server's anonymous one), whose rights are everyone's.
- */
-function keptCaller(caller: Caller | undefined): Caller | undefined {
-  if (!caller || (caller.tenant === undefined && caller.user === undefined && caller.scopes === undefined)) {
-    return undefined;
-  }
-  const { tenant, user, scopes, via } = caller;
-  return {
-    via,
-    ...(tenant !== undefined ? { tenant } : {}),
-    ...(user !== undefined ? { user } : {}),
-    ...(scopes !== undefined ? { scopes: [...scopes] } : {}),
-  };
 }
