@@ -7,25 +7,23 @@ import {
   type CallReply,
   type EventOutcome,
   type ExecutionMode,
-  isTerminalStatus,
   type RuntimeFailure,
   type SteerReceipt,
   ToolRegistry,
 } from '@baton/contracts';
 import type { CallFilter, CallPage, QueueDepth, SessionEvent, StoreConnections } from '@baton/store';
-import { firstValueFrom, merge, type Observable, Subject, toArray } from 'rxjs';
+import { firstValueFrom, type Observable, Subject, toArray } from 'rxjs';
 import type { Access } from './access.js';
 import { assembleRuntime, type RuntimeParts } from './assembly.js';
 import { registerBackgroundControl } from './builtins/background-control.js';
 import { refusalHandledElsewhere } from './call/ending.js';
 import { CallControls } from './call-controls.js';
-import { GIVEN_END_WAIT_MS, RETENTION_BATCH } from './defaults.js';
+import { RETENTION_BATCH } from './defaults.js';
 import type { FollowOptions } from './follow-store.js';
-import { acknowledgeGivenEnd, endStored } from './given-ends.js';
 import { newId } from './ids.js';
 import { eventKey, HEALTH_PROBE_CALL_ID } from './keys.js';
+import { createLedger } from './ledger/ledger.js';
 import { CANCELLED_BY_SIGNAL, SESSION_CANCELLED_REASON } from './messages.js';
-import { holdDue, takeNotifications, watchNotifications } from './notification-readers.js';
 import type {
   AsCaller,
   BatchOptions,
@@ -113,39 +111,15 @@ class BatonRuntime implements Runtime {
       resolve: (key, outcome) => host.resolveEvent(key, outcome),
       pending: (callId) => pendingInputs(store, callId),
     };
-    this.notifications = {
-      list: (filter) => store.listNotifications(filter),
-      count: (filter) => store.countNotifications(filter),
-      ack: (id) => store.acknowledgeNotification(id, clock.now()),
-      hold: (request) => holdDue(store, this.instanceId, () => clock.now(), request),
-      release: (notificationIds) => store.releaseNotifications(notificationIds, this.instanceId),
-      given: async (callId) => {
-        const record = await this.get(callId);
-        if (!record || !isTerminalStatus(record.status)) return 0;
-        // Its end may be here before its notification is stored (the same write, still on its
-        // way): that is waited for, a while at most (a write refused would never come).
-        const stop = new AbortController();
-        const timer = clock.setTimeout(() => stop.abort(), GIVEN_END_WAIT_MS);
-        await endStored(this, record, stop.signal);
-        clock.clearTimeout(timer);
-        return acknowledgeGivenEnd(this.notifications, record);
-      },
-      take: (request) => takeNotifications(this.notifications, request),
-      watch: (target) =>
-        watchNotifications(
-          {
-            store,
-            events$: this.#bus.events$,
-            storedElsewhere: (about) =>
-              merge(
-                parts.following.storedElsewhere((notice) => about(notice.sessionIds)),
-                parts.following.ticks(),
-              ),
-            failed: parts.failures.on('watch notifications'),
-          },
-          target,
-        ),
-    };
+    this.notifications = createLedger({
+      store,
+      instanceId: this.instanceId,
+      clock,
+      runtime: this,
+      events$: this.#bus.events$,
+      following: parts.following,
+      failures: parts.failures,
+    });
     this.schedules = {
       list: (sessionId) => schedules.list(sessionId),
       cancel: (scheduleId) => schedules.cancel(scheduleId),

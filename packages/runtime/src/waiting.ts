@@ -1,7 +1,7 @@
 import { type CallReply, isTerminalStatus } from '@baton/contracts';
 import { formattedCall, replyOf } from './call/replies.js';
 import type { Clock } from './clock.js';
-import { acknowledgeGivenEnd, endStored } from './given-ends.js';
+import { acknowledgeGivenEnd, endStored } from './ledger/given.js';
 import type { WaitOptions } from './options.js';
 import type { Runtime } from './runtime-api.js';
 import type { Settings } from './settings.js';

@@ -1,7 +1,7 @@
 import { defineTool, type Notification, type ToolContext } from '@baton/contracts';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { replacedUpdates } from '../src/replaced-notifications.js';
+import { replacedUpdates } from '../src/ledger/replacing.js';
 import { type Deferred, deferred } from '../src/testing.js';
 import { settle, testRuntime } from './helpers.js';
 

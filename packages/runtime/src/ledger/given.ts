@@ -1,6 +1,6 @@
 import { type CallRecord, endOf } from '@baton/contracts';
 import { filter, firstValueFrom, fromEvent, takeUntil } from 'rxjs';
-import type { Runtime } from './runtime-api.js';
+import type { Runtime } from '../runtime-api.js';
 
 /**
  * The call's end, once what follows it is stored too: the notification of a detached call (one

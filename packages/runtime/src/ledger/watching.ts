@@ -1,44 +1,10 @@
 import { AsyncResource } from 'node:async_hooks';
-import { type CallEvent, isDueAt, type Notification, type Scheduling } from '@baton/contracts';
+import type { CallEvent, Notification } from '@baton/contracts';
 import type { NotificationFilter, StoreNotifications } from '@baton/store';
 import { merge, Observable, filter as rxFilter } from 'rxjs';
-import { replacedUpdates } from './replaced-notifications.js';
-import type { Runtime } from './runtime-api.js';
 
-const SCHEDULINGS: readonly Scheduling[] = ['interrupt', 'when_idle', 'silent'];
 /** The events stored with a notification of their call. */
 const TOLD: ReadonlySet<CallEvent['type']> = new Set(['notification', 'update', 'still_running']);
-
-/**
- * The session's due notifications (the result scheduling), held for this instance in one store
- * operation. An update that a later one of its call replaces (a newer update, its end) is
- * acknowledged, not given.
- */
-export async function holdDue(
-  store: Pick<StoreNotifications, 'holdNotifications' | 'acknowledgeNotification'>,
-  holder: string,
-  now: () => number,
-  { sessionId, idle }: { sessionId: string; idle: boolean },
-): Promise<Notification[]> {
-  const schedulings = SCHEDULINGS.filter((scheduling) => isDueAt({ scheduling }, { idle }));
-  const held = await store.holdNotifications({ sessionId, schedulings, holder });
-  const replaced = replacedUpdates(held);
-  if (replaced.size === 0) return held;
-  await Promise.all([...replaced].map((id) => store.acknowledgeNotification(id, now())));
-  return held.filter((notification) => !replaced.has(notification.id));
-}
-
-/** The session's due notifications, held, then each acknowledged: one another loop took is not given twice. */
-export async function takeNotifications(
-  notifications: Pick<Runtime['notifications'], 'hold' | 'ack'>,
-  request: { sessionId: string; idle: boolean },
-): Promise<Notification[]> {
-  const taken: Notification[] = [];
-  for (const notification of await notifications.hold(request)) {
-    if (await notifications.ack(notification.id)) taken.push(notification);
-  }
-  return taken;
-}
 
 /** Whose notifications to watch: one session's, or those of every session under a prefix (a tenant's). */
 export type NotificationTarget = { sessionId: string } | { sessionPrefix: string };
