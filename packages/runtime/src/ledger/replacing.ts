@@ -28,3 +28,30 @@ export function replacedUpdates(held: readonly Notification[]): Set<string> {
   }
   return replaced;
 }
+
+/** What a call has told its session and not yet been given: the notifications that what it tells next replaces. */
+export interface ToldBefore {
+  /** Its latest update's notification. */
+  updateNotificationId?: string;
+  /** Its latest reminder's (`notifyAfterMs`) notification. */
+  reminderNotificationId?: string;
+  /** Those already replaced by a later one (a process died before it acknowledged them). */
+  replaced: string[];
+}
+
+/**
+ * What replaces what, read back from the store for a call another process took up: of the call's
+ * queued notifications (oldest first), the update and the reminder that a newer one or the end
+ * will replace, and those replaced already.
+ */
+export function toldBefore(queued: readonly Notification[], callId: string): ToldBefore {
+  const ofCall = queued.filter((notification) => notification.callId === callId);
+  const replaced = replacedUpdates(ofCall);
+  const told: ToldBefore = { replaced: [...replaced] };
+  for (const notification of ofCall) {
+    if (replaced.has(notification.id) || notification.outcome !== 'running') continue;
+    if (notification.updateSeq !== undefined) told.updateNotificationId = notification.id;
+    else told.reminderNotificationId = notification.id;
+  }
+  return told;
+}

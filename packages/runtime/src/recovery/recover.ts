@@ -8,6 +8,7 @@ import type { Slots } from '../call/slots.js';
 import type { Timers } from '../call/timers.js';
 import { changeableCopy } from '../changeable-copy.js';
 import type { Clock } from '../clock.js';
+import { type ToldBefore, toldBefore } from '../ledger/replacing.js';
 import type { Failures } from '../log.js';
 import { INTERRUPTED_MESSAGE, LOST_CLAIM_MESSAGE } from '../messages.js';
 import { afterQueuedEvent } from '../queued-event.js';
@@ -22,7 +23,15 @@ export interface RecoveryDeps {
   tools: ToolRegistry;
   store: Pick<
     Store,
-    'heartbeat' | 'registerInstance' | 'getCall' | 'listInstances' | 'claimCalls' | 'listEvents' | 'heldBy'
+    | 'heartbeat'
+    | 'registerInstance'
+    | 'getCall'
+    | 'listInstances'
+    | 'claimCalls'
+    | 'listEvents'
+    | 'heldBy'
+    | 'listNotifications'
+    | 'acknowledgeNotification'
   >;
   registry: CallRegistry;
   /** Told of the instances each look for gone ones lists. */
@@ -195,25 +204,49 @@ export class Recovery {
       (orphan.status === 'queued' ||
         (tool.execution.idempotent && orphan.attempt < settings.forTool(tool).recoveryAttempts));
     const validated = awaitsApproval || runsAgain ? await tool?.validateInput(orphan.args) : undefined;
+    const told = await this.#toldBefore(orphan);
+    const create = (args: unknown, as = tool) => {
+      const call = registry.create({
+        record,
+        tool: as ?? unregisteredTool(orphan.toolName),
+        args,
+        lastSeq,
+        recovered: true,
+      });
+      if (told) {
+        call.talk.updateNotificationId = told.updateNotificationId;
+        call.talk.reminderNotificationId = told.reminderNotificationId;
+      }
+      return call;
+    };
     if (tool && awaitsApproval) {
       // Still waiting for its approval: it waits here now, out of the queue, as it did there.
-      const args = validated?.ok ? validated.value : orphan.args;
-      send(registry.create({ record, tool, args, lastSeq, recovered: true }), { type: 'ADMIT' });
+      send(create(validated?.ok ? validated.value : orphan.args), { type: 'ADMIT' });
       return;
     }
     if (tool && runsAgain && validated?.ok) {
-      const call = registry.create({ record, tool, args: validated.value, lastSeq, recovered: true });
+      const call = create(validated.value);
       send(call, { type: 'REQUEUE' });
       send(call, { type: 'ADMIT' });
       return;
     }
-    const call = registry.create({
-      record,
-      tool: tool ?? unregisteredTool(orphan.toolName),
-      args: orphan.args,
-      lastSeq,
-      recovered: true,
-    });
+    const call = create(orphan.args);
     send(call, { type: 'FAIL', outcome: INTERRUPTED });
   };
+
+  /**
+   * What the call told its session before its process died and nobody was given yet (its update,
+   * its reminder), read back from the store, so that what it tells next, and its end, replace them
+   * here as they would have there. Read only for a call that may have told something.
+   */
+  async #toldBefore(orphan: CallRecord): Promise<ToldBefore | undefined> {
+    if (!orphan.detached || (orphan.update === undefined && !orphan.notifyAfterMs?.length)) return undefined;
+    const { store, clock, failures } = this.deps;
+    const queued = await store.listNotifications({ sessionId: orphan.sessionId, status: 'queued' });
+    const told = toldBefore(queued, orphan.callId);
+    for (const id of told.replaced) {
+      store.acknowledgeNotification(id, clock.now()).catch(failures.on('replace an update', orphan.callId));
+    }
+    return told;
+  }
 }
