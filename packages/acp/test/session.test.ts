@@ -168,6 +168,10 @@ describe('@baton/acp: an ACP agentâ€™s tool calls as Baton calls, with the SDKâ€
       rawOutput: 'deleted a.txt',
     });
     expect((await runtime.get(callId('tool-d')))?.approval).toBe('approved');
+    // Its end was given in that turn: the next turn does not report it again.
+    await editor.prompt(sessionId, {});
+    expect(endsOf(editor.reportsOf('tool-d'))).toBe(1);
+    expect(await runtime.notifications.list({ sessionId: `${sessionId}`, status: 'queued' })).toEqual([]);
   });
 
   it('rejects the call when the user rejects it, or when the turn is cancelled while it asks', async () => {
