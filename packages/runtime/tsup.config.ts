@@ -5,4 +5,6 @@ export default packageBuild([
   'src/testing.ts',
   'src/bridge/index.ts',
   'src/bridge/testing.ts',
+  // The process the delivery suite kills, run from the suite's own folder.
+  'src/bridge/conformance/dying-process.ts',
 ]);

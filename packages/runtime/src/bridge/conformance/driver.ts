@@ -59,6 +59,12 @@ export interface BridgeDriver {
    * decision from outside (`acknowledged`: the server's API, the inspector, `runtime.inputs`).
    */
   approvals: 'pause' | 'permission' | 'acknowledged';
+  /**
+   * What the framework tells the model of a call the user rejected, where it says so in its own
+   * words (the OpenAI Agents SDK's "Tool execution was not approved."). Default: Baton's ("The tool
+   * call was rejected: …").
+   */
+  rejectedWords?: string;
   /** Opens a conversation of `sessionId` on `runtime` (from the bridge's own tools for it). */
   open(runtime: Runtime, sessionId: string): Promise<BridgeConversation>;
   /**

@@ -21,6 +21,26 @@ export const SUITE_BUDGET_MS = 300;
 export const found = (topic: string) => `${topic}: found`;
 /** What `research_reporting` tells of a topic half way. */
 export const halfWay = (topic: string) => `${topic}: half way`;
+/** What `research_stalling`'s first run returns, late, after it was stopped as stalled. */
+export const stale = (topic: string) => `${topic}: stale`;
+/** What `deploy` answers once it ran. */
+export const deployed = (target: string) => `deployed ${target}`;
+/** The words of a reminder that a call still runs (`notifyAfterMs`). */
+export const STILL_RUNNING = 'Still running after';
+/** How long `research_stalling` may give no sign of life. */
+export const STALL_MS = 2_000;
+/** How long a stalled run of `research_stalling` waits before its next attempt. */
+const RETRY_MS = 100;
+
+/** Where the process the suite kills leaves a session's result (see `dying-process.ts`). */
+export type DyingScenario = 'held' | 'told';
+/** What the killed process's call is, in each scenario. */
+export const DYING_CALL: Record<DyingScenario, { callId: string; tool: string; topic: string }> = {
+  held: { callId: 'call-held', tool: 'research_when_idle', topic: 'harbours' },
+  told: { callId: 'call-told', tool: 'research_reporting', topic: 'currents' },
+};
+/** When the `told` call's session is reminded that it still runs. */
+export const REMINDED_AFTER_MS = 1_000;
 
 export interface SuiteRuntime {
   runtime: Runtime;
@@ -31,6 +51,12 @@ export interface SuiteRuntime {
   report(topic: string): void;
   /** Moves the clock past the budget as soon as the call `callId` has started. */
   promoteWhenStarted(callId: string): Promise<void>;
+  /**
+   * `research_stalling`'s first run of `callId` gives no sign of life for `STALL_MS` and is tried
+   * again; resolves once the second run started. The first returns `stale(topic)` later, when its
+   * topic ends.
+   */
+  stallAndRetry(callId: string): Promise<void>;
   /** Resolves once the call `callId`'s end is a notification of `sessionId` in the store. */
   notified(callId: string, sessionId: string): Promise<void>;
   /** The same in a runtime that takes over another's calls: resolves once it recovered and ended `callId`. */
@@ -41,7 +67,10 @@ export interface SuiteRuntime {
  * The suite's runtime, on a simulated clock: `look_up` (inline and fast; "nothing" is a tool
  * error), `research_interrupt`, `research_when_idle` and `research_silent` (`auto`, each run ends
  * when the suite ends its topic, or never when `hangs`), `research_steered` (`auto`, ends when it
- * is told where to look), `research_reporting` (`auto`, sends an update when told to), `transfer` (inline, needs approval), and the builtin `steer_background`.
+ * is told where to look), `research_reporting` (`auto`, sends an update when told to), `transfer` (inline, needs
+ * approval), `deploy` (`auto`, needs approval, ends when the suite ends `deploy:<target>`),
+ * `research_stalling` (`auto`, its first run stalls and is tried again), and the builtin
+ * `steer_background`.
  */
 export function suiteRuntime({
   store,
@@ -120,6 +149,34 @@ export function suiteRuntime({
       return found(topic);
     },
   });
+  const deploy = defineTool({
+    name: 'deploy',
+    description: 'Deploys a target; asks first, and takes minutes',
+    input: objectOf({ target: 'string' }),
+    execution: { mode: 'auto', needsApproval: true, idempotent: true },
+    async execute(args) {
+      const target = String(args.target);
+      await gateOf(`deploy:${target}`).promise;
+      return deployed(target);
+    },
+  });
+  const stalling = defineTool({
+    name: 'research_stalling',
+    description: 'Researches a topic; its first run stalls',
+    input: objectOf({ topic: 'string' }),
+    execution: {
+      mode: 'auto',
+      idempotent: true,
+      heartbeatTimeoutMs: STALL_MS,
+      retry: { maxAttempts: 2, initialIntervalMs: RETRY_MS },
+    },
+    async execute(args, ctx) {
+      const topic = String(args.topic);
+      await gateOf(topic).promise;
+      // The first run was stopped as stalled: what it returns now is not the call's.
+      return ctx.attempt === 1 ? stale(topic) : found(topic);
+    },
+  });
   const clock = new SimulatedClock();
   const runtime = createRuntime({
     tools: [
@@ -130,6 +187,8 @@ export function suiteRuntime({
       reporting,
       lookUp,
       transfer,
+      deploy,
+      stalling,
     ],
     builtins: ['steer_background'],
     clock,
@@ -145,6 +204,25 @@ export function suiteRuntime({
       firstValueFrom(
         runtime.events$.pipe(filter((event) => event.type === 'started' && event.callId === callId)),
       ).then(() => clock.increment(SUITE_BUDGET_MS)),
+    stallAndRetry: async (callId) => {
+      const of = (type: string, attempt?: number) =>
+        firstValueFrom(
+          runtime.events$.pipe(
+            filter(
+              (event) =>
+                event.callId === callId &&
+                event.type === type &&
+                (attempt === undefined || (event.type === 'started' && event.attempt === attempt)),
+            ),
+          ),
+        );
+      const retrying = of('retrying');
+      const startedAgain = of('started', 2);
+      clock.increment(STALL_MS);
+      await retrying;
+      clock.increment(RETRY_MS);
+      await startedAgain;
+    },
     notified: (callId, sessionId) =>
       eventually(
         async () =>

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Runtime } from '../../runtime-api.js';
 import { idleTurns } from '../idle-turns.js';
 import type { BridgeConversation, BridgeDriver } from './driver.js';
+import { describeDeliveryFaults } from './suite-faults.js';
 import {
   eventually,
   found,
@@ -262,6 +263,19 @@ export function describeBridgeConformance(
         expect(timesIn((await conversation.turn({})).atStart, 'transferred 5')).toBe(1);
       }
       expect((await suite.runtime.get(call.callId))?.approval).toBe('approved');
+    });
+
+    describeDeliveryFaults({
+      driver,
+      sessionId: SESSION,
+      acknowledged: ACKNOWLEDGED,
+      sqliteStore,
+      setUp,
+      open,
+      backgrounded,
+      queued,
+      putNow,
+      cleanup: (step) => cleanups.push(step),
     });
 
     it('gives the result once after a restart of the runtime on SQLite between the acknowledgement and the result', async () => {
