@@ -9,6 +9,7 @@ export {
   type BatonAdkResultsOptions,
   batonAdkResults,
   resultMessage,
+  resultText,
 } from './results.js';
 export {
   type BatonAdkToolsOptions,

@@ -1,7 +1,7 @@
-import { type Notification, toGeminiNotificationResponse } from '@baton/contracts';
+import { type Notification, notificationText, toGeminiNotificationResponse } from '@baton/contracts';
 import type { Runtime } from '@baton/runtime';
 import { pullDelivery } from '@baton/runtime/bridge';
-import { createEvent, type Event, type Runner } from '@google/adk';
+import { createEvent, type Event, type Runner, type Session } from '@google/adk';
 
 /** A message of the conversation, as the runner takes it (`@google/genai`'s `Content`). */
 export type AdkContent = Parameters<Runner['runAsync']>[0]['newMessage'];
@@ -40,10 +40,29 @@ export function resultMessage(notification: Notification): AdkContent {
 }
 
 /**
+ * The message of a result whose call this ADK session never made (a call of its Baton session made
+ * elsewhere: the API, another process's agent): its words, as the user's. ADK refuses a function
+ * response that answers no function call of the session.
+ */
+export function resultText(notification: Notification): AdkContent {
+  return { role: 'user', parts: [{ text: notificationText(notification) }] };
+}
+
+/** The ids of the function calls the ADK session holds. */
+function functionCallIds(session: Session | undefined): Set<string> {
+  const ids = new Set<string>();
+  for (const event of session?.events ?? []) {
+    for (const part of event.content?.parts ?? []) if (part.functionCall?.id) ids.add(part.functionCall.id);
+  }
+  return ids;
+}
+
+/**
  * Brings the session's background results back to the agent, each once, by its scheduling:
  * - `interrupt`, and `when_idle` when the agent is idle: a run of the runner with the result as the
- *   function response of its call, so that the model takes it up at once; the runs' events are
- *   yielded, as `runner.runAsync`'s are;
+ *   function response of its call (or in words, `resultText`, for a call this ADK session did not
+ *   make), so that the model takes it up at once; the runs' events are yielded, as
+ *   `runner.runAsync`'s are;
  * - `silent`: the function response added to the ADK session without a run; the model has it at
  *   its next turn.
  * Each is acknowledged once the ADK session holds it (its run ended, or the event was added); one
@@ -59,15 +78,16 @@ export async function* batonAdkResults(
 ): AsyncGenerator<Event, void, undefined> {
   const { userId, sessionId } = options;
   const delivery = pullDelivery(runtime, { sessionId: options.batonSessionId ?? sessionId });
+  const sessionOf = () => runner.sessionService.getSession({ appName: runner.appName, userId, sessionId });
   try {
-    for (const notification of await delivery.take({ idle: options.idle ?? true })) {
-      const message = resultMessage(notification);
+    const taken = await delivery.take({ idle: options.idle ?? true });
+    const calledHere = taken.length > 0 ? functionCallIds(await sessionOf()) : new Set<string>();
+    for (const notification of taken) {
+      const message = calledHere.has(notification.callId)
+        ? resultMessage(notification)
+        : resultText(notification);
       if (notification.scheduling === 'silent') {
-        const session = await runner.sessionService.getSession({
-          appName: runner.appName,
-          userId,
-          sessionId,
-        });
+        const session = await sessionOf();
         if (session === undefined)
           throw new Error(`no ADK session ${sessionId} of user ${userId} to add a result to`);
         await runner.sessionService.appendEvent({
