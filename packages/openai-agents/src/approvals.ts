@@ -32,8 +32,10 @@ export function batonApprovals(runtime: Runtime): BatonApprovals {
     async reject(state, item, options = {}) {
       state.reject(item, options.message !== undefined ? { message: options.message } : {});
       const callId = callIdOf(item);
-      if (callId !== undefined)
-        await runtime.inputs.reject(callId, options.message ?? 'rejected in the agent run');
+      if (callId === undefined) return;
+      await runtime.inputs.reject(callId, options.message ?? 'rejected in the agent run');
+      // The SDK tells the model of the rejection itself: the call's end is given, not told again.
+      await runtime.notifications.given(callId);
     },
   };
 }

@@ -42,6 +42,8 @@ class ScriptedModel implements Model {
 const driver: BridgeDriver = {
   delivery: 'pull',
   approvals: 'pause',
+  // The SDK tells the model of a rejection itself.
+  rejectedWords: 'Tool execution was not approved.',
   async open(runtime, sessionId): Promise<BridgeConversation> {
     const model = new ScriptedModel();
     const agent = new Agent({
