@@ -79,6 +79,8 @@ function conversationOf(
               'steer_background',
               'look_up',
               'transfer',
+              'deploy',
+              'research_stalling',
             ].map((tool) => `mcp__baton__${tool}`),
             abortController: stop,
             ...(resumeFrom.last ? { resume: resumeFrom.last } : {}),
