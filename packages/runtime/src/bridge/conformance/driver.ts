@@ -42,6 +42,11 @@ export interface BridgeConversation {
   stored(): Promise<string>;
   /** For `approvals: 'pause'`: resumes the paused run with the user's decision; resolves with what the model was told. */
   decide?(approved: boolean): Promise<string>;
+  /**
+   * The Baton call id of a call the model made under `callId`, where the bridge names its calls
+   * itself (ACP prefixes its session's id). The same id when absent.
+   */
+  batonCallId?(callId: string): string;
   close(): Promise<void>;
 }
 

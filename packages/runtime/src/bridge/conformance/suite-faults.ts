@@ -10,6 +10,7 @@ import { expect, it } from 'vitest';
 import type { Runtime } from '../../runtime-api.js';
 import type { BridgeConversation, BridgeDriver } from './driver.js';
 import {
+  batonId,
   DYING_CALL,
   type DyingScenario,
   deployed,
@@ -106,6 +107,7 @@ export function describeDeliveryFaults(context: SuiteContext): void {
     it(`approvals (${driver.approvals}): a tool approved that ends ${when} is given its end once`, async () => {
       const { suite, conversation } = await setUp();
       const call = { tool: 'deploy', args: { target: 'prod' }, callId: 'call-deploy' };
+      const callId = batonId(conversation, call.callId);
       if (within) suite.end('deploy:prod');
       // Past its budget: the clock moves on until the approved run's reply came (the wait for it
       // may start after the run did).
@@ -118,7 +120,7 @@ export function describeDeliveryFaults(context: SuiteContext): void {
       } else if (driver.approvals === 'permission') reply = await answered(asked);
       else {
         expect(await asked).toContain('needs approval before it runs');
-        await suite.runtime.inputs.approve(call.callId);
+        await suite.runtime.inputs.approve(callId);
       }
       if (driver.approvals !== 'acknowledged') {
         expect(reply).toContain(within ? deployed('prod') : context.acknowledged);
@@ -128,7 +130,7 @@ export function describeDeliveryFaults(context: SuiteContext): void {
         return;
       }
       if (!within) suite.end('deploy:prod');
-      await endStored(suite, call.callId);
+      await endStored(suite, callId);
       await givenOnce(conversation, deployed('prod'));
       expect(await queued(suite.runtime)).toBe(0);
     });
@@ -138,6 +140,7 @@ export function describeDeliveryFaults(context: SuiteContext): void {
     it(`approvals (${driver.approvals}): a tool rejected is told so once, and never runs`, async () => {
       const { suite, conversation } = await setUp();
       const call = { tool: 'deploy', args: { target: 'prod' }, callId: 'call-deploy' };
+      const callId = batonId(conversation, call.callId);
       suite.end('deploy:prod');
       const { told } = await conversation.turn({ call });
       if (driver.approvals === 'pause') {
@@ -146,12 +149,12 @@ export function describeDeliveryFaults(context: SuiteContext): void {
         await givenByReply(suite, conversation, rejected);
       } else {
         expect(told).toContain('needs approval before it runs');
-        await suite.runtime.inputs.reject(call.callId, 'not today');
-        await endStored(suite, call.callId);
+        await suite.runtime.inputs.reject(callId, 'not today');
+        await endStored(suite, callId);
         await givenOnce(conversation, REJECTED);
       }
       expect(timesIn(await conversation.stored(), deployed('prod'))).toBe(0);
-      expect((await suite.runtime.get(call.callId))?.approval).toBe('rejected');
+      expect((await suite.runtime.get(callId))?.approval).toBe('rejected');
       expect(await queued(suite.runtime)).toBe(0);
     });
   }

@@ -5,6 +5,7 @@ import { filter, firstValueFrom } from 'rxjs';
 import { SimulatedClock } from 'xstate';
 import { createRuntime } from '../../runtime.js';
 import type { Runtime } from '../../runtime-api.js';
+import type { BridgeConversation } from './driver.js';
 
 /** A JSON Schema of an object with these required properties (the runtime's dist carries no zod). */
 const objectOf = (properties: Record<string, 'string' | 'number'>) => ({
@@ -244,6 +245,10 @@ export function suiteRuntime({
     },
   };
 }
+
+/** The Baton call id of a call the model made in `conversation` under `callId`. */
+export const batonId = (conversation: Pick<BridgeConversation, 'batonCallId'>, callId: string) =>
+  conversation.batonCallId?.(callId) ?? callId;
 
 /** How many times `text` stands in `within`. */
 export function timesIn(within: string | undefined, text: string): number {

@@ -8,6 +8,7 @@ import { idleTurns } from '../idle-turns.js';
 import type { BridgeConversation, BridgeDriver } from './driver.js';
 import { describeDeliveryFaults } from './suite-faults.js';
 import {
+  batonId,
   eventually,
   found,
   halfWay,
@@ -65,11 +66,11 @@ export function describeBridgeConformance(
       topic: string,
     ) => {
       const callId = `call-${topic}`;
-      const promoted = suite.promoteWhenStarted(callId);
+      const promoted = suite.promoteWhenStarted(batonId(conversation, callId));
       const { told } = await conversation.turn({ call: { tool, args: { topic }, callId } });
       await promoted;
       expect(told).toContain(ACKNOWLEDGED);
-      return callId;
+      return batonId(conversation, callId);
     };
     const queued = async (runtime: Runtime) =>
       (await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).length;
@@ -237,7 +238,7 @@ export function describeBridgeConformance(
         cancels: true,
       });
       await eventually(
-        async () => (await suite.runtime.get('call-storms'))?.status === 'cancelled',
+        async () => (await suite.runtime.get(batonId(conversation, 'call-storms')))?.status === 'cancelled',
         'the call is cancelled',
       );
       expect(timesIn((await conversation.turn({})).atStart, found('storms'))).toBe(0);
@@ -247,22 +248,23 @@ export function describeBridgeConformance(
     it(`approvals (${driver.approvals}): a tool that needs approval runs once it is approved`, async () => {
       const { suite, conversation } = await setUp();
       const call = { tool: 'transfer', args: { amount: 5 }, callId: 'call-transfer' };
+      const callId = batonId(conversation, call.callId);
       const { told } = await conversation.turn({ call });
       if (driver.approvals === 'permission') {
         expect(told).toContain('transferred 5');
       } else if (driver.approvals === 'pause') {
-        expect((await suite.runtime.get(call.callId))?.approval).toBe('pending');
+        expect((await suite.runtime.get(callId))?.approval).toBe('pending');
         expect(await conversation.decide?.(true)).toContain('transferred 5');
       } else {
         // No confirmation step: acknowledged, waiting, recorded, for a decision from outside.
         expect(told).toContain('needs approval before it runs');
-        expect((await suite.runtime.get(call.callId))?.approval).toBe('pending');
-        await suite.runtime.inputs.approve(call.callId);
-        await suite.notified(call.callId, SESSION);
+        expect((await suite.runtime.get(callId))?.approval).toBe('pending');
+        await suite.runtime.inputs.approve(callId);
+        await suite.notified(callId, SESSION);
         await putNow(suite.runtime, 0);
         expect(timesIn((await conversation.turn({})).atStart, 'transferred 5')).toBe(1);
       }
-      expect((await suite.runtime.get(call.callId))?.approval).toBe('approved');
+      expect((await suite.runtime.get(callId))?.approval).toBe('approved');
     });
 
     describeDeliveryFaults({
