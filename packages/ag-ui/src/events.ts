@@ -52,10 +52,17 @@ export const activityOf = (content: CallActivity): ActivitySnapshotEvent => ({
   content: { ...content },
 });
 
-/** What the assistant says, as one text message. */
-export function textMessage(messageId: string, text: string): AgUiRunEvent[] {
+/**
+ * One text message: what the assistant says, or (`developer`) what the model is told beside the
+ * conversation, such as a background call's update.
+ */
+export function textMessage(
+  messageId: string,
+  text: string,
+  role: 'assistant' | 'developer' = 'assistant',
+): AgUiRunEvent[] {
   return [
-    { type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' },
+    { type: EventType.TEXT_MESSAGE_START, messageId, role },
     { type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: text },
     { type: EventType.TEXT_MESSAGE_END, messageId },
   ];

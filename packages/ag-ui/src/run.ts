@@ -70,7 +70,8 @@ export const DEFAULT_MAX_STEPS = 10;
  * One AG-UI run of an agent whose model is `model` and whose tools are the runtime's, as the
  * events it sends. In order: the decisions on the approvals this run resumes, each a
  * `TOOL_CALL_RESULT`; the ends of the thread's calls that went to the background, each a
- * `TOOL_CALL_RESULT` for the original tool call; then the model's steps, each tool call of a
+ * `TOOL_CALL_RESULT` for the original tool call (and, before each later step, those due at any
+ * step: `interrupt` and `silent` ones, `isDueAt`); then the model's steps, each tool call of a
  * runtime's tool run as a Baton call. A call past its inline budget is answered with the
  * acknowledgement and shown as a `baton_call` activity, `backgrounded`; a call that waits for
  * approval finishes the run with an interrupt; a call of a front-end tool finishes it, for the
@@ -114,12 +115,20 @@ export async function* batonAgUiRun(
     if (reply.status === 'backgrounded')
       yield activityOf({ callId: reply.callId, toolCallId, tool, status: 'backgrounded' });
   }
-  /** A result of the background: the end of the original tool call, or (still running) its latest update. */
+  /**
+   * A result of the background: the end of the original tool call, or (still running) its latest
+   * update or a reminder that it runs, as a `developer` message.
+   */
   function* broughtBack(notification: Notification): Generator<AgUiRunEvent> {
     const toolCallId = toolCallIdOf(notification.callId);
     const text = notificationText(notification);
     const activity = { callId: notification.callId, toolCallId, tool: notification.toolName };
     if (notification.outcome === 'running') {
+      // The model is told beside the conversation (its call has one result, the end); the front
+      // end shows it on the call's activity.
+      const messageId = `update-${notification.id}`;
+      yield* textMessage(messageId, text, 'developer');
+      messages.push({ id: messageId, role: 'developer', content: text });
       yield activityOf({ ...activity, status: 'backgrounded', update: text });
       return;
     }
@@ -143,6 +152,9 @@ export async function* batonAgUiRun(
     for (const notification of await pull.take({ idle: true })) yield* broughtBack(notification);
 
     for (let step = 0; step < maxSteps; step++) {
+      // A result that ended while the run went on: `interrupt` and `silent` ones at the next step.
+      if (step > 0)
+        for (const notification of await pull.take({ idle: false })) yield* broughtBack(notification);
       const turn = await model({ threadId, runId, messages, tools, signal });
       const calls = turn.toolCalls ?? [];
       const messageId = `${runId}-${step}`;
