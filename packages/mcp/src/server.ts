@@ -113,7 +113,13 @@ export function mcpServer(serving: Serving, info: ServerInfo): Server {
   // A task is not among the SDK's types for a `tools/call` result; the wire allows it.
   server.setRequestHandler(
     'tools/call',
-    (request, context) => callTool(servingOf(context), request, context) as Promise<CallToolResult>,
+    (request, context) =>
+      callTool(
+        servingOf(context),
+        request,
+        context,
+        server.getClientCapabilities()?.elicitation !== undefined,
+      ) as Promise<CallToolResult>,
   );
   serveCallApp(server, serving);
   if (serving.era === 'legacy') serveLegacyTasks(server, serving);

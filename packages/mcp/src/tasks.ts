@@ -1,4 +1,4 @@
-import { type CallRecord, isTerminalStatus, withSecretArgsRedacted } from '@baton/contracts';
+import { type CallRecord, isTerminalStatus } from '@baton/contracts';
 import {
   MissingRequiredClientCapabilityError,
   ProtocolError,
@@ -8,17 +8,12 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import { answerApproval, askApproval, ElicitResult } from './approval-asks.js';
 import { callSessionOf } from './background-control.js';
 import { ended } from './call-end.js';
 import { forwardInputRequests } from './input-requests.js';
 import { CALL_SESSIONS, type Serving, TASK_SESSIONS } from './serving.js';
-import {
-  APPROVAL_INPUT_KEY,
-  approvalRequestOf,
-  detailedTaskOf,
-  legacyTaskOf,
-  TASKS_EXTENSION,
-} from './task-view.js';
+import { APPROVAL_INPUT_KEY, detailedTaskOf, legacyTaskOf, TASKS_EXTENSION } from './task-view.js';
 import { toolResultOf } from './tool-result.js';
 import { takesTasks } from './tools-call.js';
 
@@ -27,10 +22,6 @@ const ListParams = z.object({ cursor: z.string().optional() }).optional();
 const UpdateParams = z.object({ taskId: z.string() });
 /** 2026-07-28 checks the client's capability before the params, so a non-declaring client hears why. */
 const AnyParams = z.record(z.string(), z.unknown());
-const ElicitResult = z.object({
-  action: z.enum(['accept', 'decline', 'cancel']),
-  content: z.record(z.string(), z.unknown()).optional(),
-});
 
 /**
  * The record of a task of this scope (or of a plain call of this connection's session, which a
@@ -51,50 +42,19 @@ async function reread(serving: Serving, record: CallRecord): Promise<CallRecord>
   return (await serving.runtime.get(record.callId)) ?? record;
 }
 
-/** 2025-11-25: a task's approval, asked of the client as an elicitation: accept approves, anything else rejects. */
-async function askApproval(
-  serving: Serving,
-  record: CallRecord,
-  context: ServerContext,
-  meta: Record<string, unknown>,
-): Promise<void> {
-  const request = approvalRequestOf(withSecretArgsRedacted(serving.runtime.tools, record))[
-    APPROVAL_INPUT_KEY
-  ];
-  try {
-    const answer = ElicitResult.parse(
-      await context.mcpReq.send({
-        method: 'elicitation/create',
-        params: { ...request.params, _meta: meta },
-      }),
-    );
-    await answerApproval(serving, record, answer);
-  } catch {
-    // Not answered (a client without elicitation, or one that went away): the call goes on
-    // waiting for its approval, from the API or from the next tasks/result.
-  }
-}
-
-/** An elicitation's answer to an approval: accept approves; decline or cancel rejects, with the reason given. */
-async function answerApproval(serving: Serving, record: CallRecord, answer: z.infer<typeof ElicitResult>) {
-  if (answer.action === 'accept') {
-    await serving.runtime.inputs.approve(record.callId);
-    return;
-  }
-  const reason = answer.content?.reason;
-  await serving.runtime.inputs.reject(
-    record.callId,
-    typeof reason === 'string' && reason !== '' ? reason : `the user chose to ${answer.action}`,
-  );
-}
-
 /** 2025-11-25: tasks in the core protocol, for the calls made with `task`. */
 export function serveLegacyTasks(server: Server, serving: Serving): void {
   const { runtime, scope } = serving;
   const find = (taskId: string) => taskRecord(serving, taskId);
 
-  server.setRequestHandler('tasks/get', { params: TaskParams }, async ({ taskId }) => {
-    const record = await find(taskId);
+  // A client that follows its task with tasks/get alone, and calls tasks/result only once it
+  // ended (the ext-tasks client), is asked for the approval here too, as 2026-07-28 asks in tasks/get.
+  server.setRequestHandler('tasks/get', { params: TaskParams }, async ({ taskId }, context) => {
+    let record = await find(taskId);
+    if (record.approval === 'pending' && server.getClientCapabilities()?.elicitation !== undefined) {
+      await askApproval(serving, record, context, { [RELATED_TASK_META_KEY]: { taskId } });
+      record = await reread(serving, record);
+    }
     return legacyTaskOf(record, serving, false, await runtime.inputs.pending(record.callId));
   });
 

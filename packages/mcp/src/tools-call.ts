@@ -15,6 +15,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { filter, firstValueFrom, type Observable, share } from 'rxjs';
+import { askApproval } from './approval-asks.js';
 import { acknowledgementOf, callControlTool, controlToolOf } from './background-control.js';
 import { forwardInputRequests } from './input-requests.js';
 import { watchInputs } from './input-rounds.js';
@@ -51,6 +52,29 @@ async function resumedRound(
     );
   }
   return round;
+}
+
+/**
+ * A plain call (no task) that waits for its approval, from a client that takes elicitation: the
+ * person is asked on this request, and the request is answered as the decided call answers within
+ * its budget (its result, its rejection, or that it goes on). Undefined when nobody was asked.
+ */
+async function decidedHere(
+  serving: Serving,
+  callId: string,
+  context: ServerContext,
+  signal: AbortSignal,
+  clientElicits: boolean,
+): Promise<CallToolResult | undefined> {
+  if (!clientElicits || serving.era !== 'legacy') return undefined;
+  const record = await recordOf(serving, callId);
+  if (record.approval !== 'pending') return undefined;
+  await askApproval(serving, record, context, {});
+  if ((await recordOf(serving, callId)).approval === 'pending') return undefined;
+  // The wait gives the end here: the call's notification is acknowledged, not told again.
+  const decided = await serving.runtime.wait(callId, { signal });
+  if (decided === undefined) return undefined;
+  return decided.status === 'backgrounded' ? acknowledgementOf(serving, decided) : toolResultOf(decided);
 }
 
 /** Whether the client declared the tasks extension on this request (2026-07-28). */
@@ -110,7 +134,13 @@ function forwardLogs(events$: Observable<CallEvent>, context: ServerContext) {
  * A tool's contract decides whether it may run as a task: `inline` tools never, `background`
  * tools always.
  */
-export async function callTool(serving: Serving, request: CallToolRequest, context: ServerContext) {
+export async function callTool(
+  serving: Serving,
+  request: CallToolRequest,
+  context: ServerContext,
+  /** 2025-11-25: the client declared elicitation at `initialize`: a call's approval is asked of it. */
+  clientElicits = false,
+) {
   const { runtime, scope } = serving;
   const { name, arguments: args = {} } = request.params;
   const control = controlToolOf(serving, name);
@@ -229,7 +259,11 @@ export async function callTool(serving: Serving, request: CallToolRequest, conte
     if (asked) return prepareRound(context, asked) as unknown as CallToolResult;
     // The reply is the record's end: no second read of the store.
     if (reply.status !== 'backgrounded') return toolResultOf(reply);
-    if (!tasks) return acknowledgementOf(serving, reply);
+    if (!tasks)
+      return (
+        (await decidedHere(serving, callId, context, signal, clientElicits)) ??
+        acknowledgementOf(serving, reply)
+      );
     const record = await recordOf(serving, callId);
     // A call that ended meanwhile is answered inline, but one that runs only as a task is a task.
     if (isTerminalStatus(record.status) && support !== 'required') return toolResultOf(record);

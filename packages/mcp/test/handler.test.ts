@@ -657,8 +657,8 @@ describe('what a task waits for, on 2025-11-25', () => {
       return task.taskId;
     };
 
+    // Straight to tasks/result: it asks (tasks/get would ask too, see below).
     const deleting = await call('delete_file', { path: 'a.txt', token: 'tok-SECRET-0001' });
-    expect((await client.experimental.tasks.getTask(deleting)).status).toBe('input_required');
     expect(await client.experimental.tasks.getTaskResult(deleting, CallToolResultSchema)).toMatchObject({
       content: [{ type: 'text', text: 'deleted a.txt' }],
     });
@@ -676,6 +676,63 @@ describe('what a task waits for, on 2025-11-25', () => {
     // What the approver is shown of the arguments leaves out the secret ones.
     expect(asked[0]).toContain('"token":"[redacted]"');
     expect(asked[0]).not.toContain('tok-SECRET-0001');
+  });
+  it('asks for the approval in tasks/get too, for a client that calls tasks/result only once the task ended', async () => {
+    const entry = await serve([deleteFile]);
+    const client = await connect(entry, { elicitation: {} });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      return { action: 'accept', content: {} };
+    });
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'delete_file', arguments: { path: 'b.txt' } } },
+      CreateTaskResultSchema,
+      { task: { ttl: 60_000 } },
+    );
+    // As @modelcontextprotocol/ext-tasks follows a task: tasks/get until it ends, then its result.
+    let status = (await client.experimental.tasks.getTask(task.taskId)).status;
+    for (let polls = 0; status !== 'completed' && polls < 20; polls++) {
+      status = (await client.experimental.tasks.getTask(task.taskId)).status;
+    }
+    expect(status).toBe('completed');
+    expect(asked).toEqual([expect.stringContaining('Allow the tool call delete_file')]);
+    expect(await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema)).toMatchObject({
+      content: [{ type: 'text', text: 'deleted b.txt' }],
+    });
+    expect(await entry.runtime.notifications.count({ status: 'queued' })).toBe(0);
+  });
+
+  it('asks a plain client that takes elicitation for the approval on its tools/call, and answers with the end', async () => {
+    const entry = await serve([deleteFile]);
+    const client = await connect(entry, { elicitation: {} });
+    client.setRequestHandler(ElicitRequestSchema, async (request) =>
+      request.params.message.includes('keep.txt')
+        ? { action: 'decline', content: { reason: 'keep it' } }
+        : { action: 'accept', content: {} },
+    );
+    expect(await client.callTool({ name: 'delete_file', arguments: { path: 'c.txt' } })).toMatchObject({
+      content: [{ type: 'text', text: 'deleted c.txt' }],
+    });
+    const declined = await client.callTool({ name: 'delete_file', arguments: { path: 'keep.txt' } });
+    expect(declined.isError).toBe(true);
+    expect(textOf(declined)).toContain('keep it');
+    // Each end was given in its reply: nothing waits to be told again.
+    expect(await entry.runtime.notifications.count({ status: 'queued' })).toBe(0);
+  });
+
+  it('tells a client without elicitation that the call waits for its approval: input_required, awaiting_approval', async () => {
+    const entry = await serve([deleteFile]);
+    const client = await connect(entry);
+    expect(textOf(await client.callTool({ name: 'delete_file', arguments: { path: 'd.txt' } }))).toContain(
+      'awaiting_approval',
+    );
+    const { task } = await client.request(
+      { method: 'tools/call', params: { name: 'delete_file', arguments: { path: 'e.txt' } } },
+      CreateTaskResultSchema,
+      { task: { ttl: 60_000 } },
+    );
+    expect((await client.experimental.tasks.getTask(task.taskId)).status).toBe('input_required');
   });
 });
 
