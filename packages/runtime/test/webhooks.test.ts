@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createRuntime, type Runtime, type WebhookOptions } from '../src/index.js';
 import { SimulatedClock } from '../src/testing.js';
 import { addressKind, guardedLookup, refusedLiteral } from '../src/webhooks/destinations.js';
-import { gatedTool, settle, testRuntime } from './helpers.js';
+import { gatedTool, reportingTool, settle, testRuntime } from './helpers.js';
 import { type Received, receiver, receivers } from './webhook-receiver.js';
 
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
@@ -89,6 +89,28 @@ describe('webhooks: each notification POSTed to the Standard Webhooks spec', () 
     });
     // Forged or altered, it does not verify.
     expect(() => new Webhook(SECRET).verify(`${body} `, headers as Record<string, string>)).toThrow();
+  });
+
+  it('carries a call’s end only: not its update, nor its reminder that it still runs', async () => {
+    const hook = await receiver();
+    const worker = reportingTool((ctx) => ctx.update('half way'), 'done');
+    const { runtime, clock } = testRuntime([worker.tool], {
+      webhooks: { allow: { loopback: true }, endpoint: { url: hook.url, secret: SECRET } },
+    });
+    clock.set(Date.now());
+    const { callId } = await runtime.call({ name: 'worker', sessionId: 'chat-1', notifyAfterMs: [1_000] });
+    await settle();
+    clock.increment(1_000);
+    await settle();
+    // The session was told both, as notifications.
+    const told = await runtime.notifications.list({ sessionId: 'chat-1' });
+    expect(told.map((notification) => notification.outcome)).toEqual(['running', 'running']);
+    const settled = attempted(runtime, 1);
+    worker.step.resolve();
+    const { body } = await hook.next();
+    await settled;
+    expect(JSON.parse(body)).toMatchObject({ type: 'call.ended', data: { callId, status: 'succeeded' } });
+    expect(await runtime.webhooks.list()).toHaveLength(1);
   });
 
   it('tries again after a 503 within 5 s with the same webhook-id, and makes no third attempt after a 2xx', async () => {
