@@ -90,6 +90,52 @@ describe('@baton/a2a: the runtime’s tools as an A2A agent’s skills, with @a2
     expect(seen).toEqual([TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED]);
   });
 
+  it('ends a SendStreamingMessage stream at working once the call goes to the background; SubscribeToTask follows it to its end', async () => {
+    const suite = await setUp();
+    const started = nextStart(suite.runtime);
+    const streamed: number[] = [];
+    let taskId = '';
+    const streaming = (async () => {
+      for await (const response of suite.client.sendMessageStream({
+        tenant: '',
+        message: skillMessage('research', { topic: 'currents' }),
+        configuration: {
+          acceptedOutputModes: [],
+          taskPushNotificationConfig: undefined,
+          returnImmediately: false,
+        },
+        metadata: undefined,
+      })) {
+        const payload = response.payload;
+        if (payload?.$case === 'task') {
+          taskId = payload.value.id;
+          streamed.push(payload.value.status?.state ?? 0);
+        }
+        if (payload?.$case === 'statusUpdate') {
+          taskId = payload.value.taskId;
+          streamed.push(payload.value.status?.state ?? 0);
+        }
+      }
+    })();
+    await started;
+    suite.clock.increment(AGENT_BUDGET_MS);
+    // The stream ended with the task working, before the call did.
+    await streaming;
+    expect(streamed.at(-1)).toBe(TaskState.TASK_STATE_WORKING);
+    const seen: number[] = [];
+    const following = (async () => {
+      for await (const response of suite.client.resubscribeTask({ tenant: '', id: taskId })) {
+        const payload = response.payload;
+        if (payload?.$case === 'statusUpdate') seen.push(payload.value.status?.state ?? 0);
+        if (payload?.$case === 'task') seen.push(payload.value.status?.state ?? 0);
+      }
+    })();
+    await eventually(() => seen.length > 0, 'the subscriber has the task');
+    suite.gateOf('currents').resolve('currents: strong');
+    await following;
+    expect(seen.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
+  });
+
   it('cancels a task whose call is in the background', async () => {
     const suite = await setUp();
     const { task, callId } = await promoted(suite, 'storms');
