@@ -109,6 +109,16 @@ async function legacyClient({ mcp }: Served, answer: () => Answer): Promise<Clie
   return client;
 }
 
+/** A 2025-11-25 task for the call: the model is told nothing yet. */
+async function taskOf(client: Client, name: string, args: Record<string, unknown>) {
+  const { task } = await client.request(
+    { method: 'tools/call', params: { name, arguments: args } },
+    CreateTaskResultSchema,
+    { task: { ttl: 60_000 } },
+  );
+  return { told: '', id: task.taskId };
+}
+
 const FOLLOWERS: Record<string, (served: Served, answer: () => Answer) => Promise<Follower>> = {
   'background tools (2025-11-25, no tasks)': async (entry, answer) => {
     const client = await legacyClient(entry, answer);
@@ -125,28 +135,14 @@ const FOLLOWERS: Record<string, (served: Served, answer: () => Answer) => Promis
   'tasks/result (2025-11-25)': async (entry, answer) => {
     const client = await legacyClient(entry, answer);
     return {
-      async call(name, args) {
-        const { task } = await client.request(
-          { method: 'tools/call', params: { name, arguments: args } },
-          CreateTaskResultSchema,
-          { task: { ttl: 60_000 } },
-        );
-        return { told: '', id: task.taskId };
-      },
+      call: (name, args) => taskOf(client, name, args),
       end: async (id) => textOf(await client.experimental.tasks.getTaskResult(id, CallToolResultSchema)),
     };
   },
   'tasks/get, then tasks/result once ended (2025-11-25, as ext-tasks)': async (entry, answer) => {
     const client = await legacyClient(entry, answer);
     return {
-      async call(name, args) {
-        const { task } = await client.request(
-          { method: 'tools/call', params: { name, arguments: args } },
-          CreateTaskResultSchema,
-          { task: { ttl: 60_000 } },
-        );
-        return { told: '', id: task.taskId };
-      },
+      call: (name, args) => taskOf(client, name, args),
       async end(id) {
         await expect
           .poll(async () => (await client.experimental.tasks.getTask(id)).status)
