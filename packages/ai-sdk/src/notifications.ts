@@ -31,7 +31,9 @@ export interface BatonNotifications {
   prepareStep: PrepareStep;
   /**
    * For `onStepFinish`: the step ran, so the model had the results it was given, and they are
-   * acknowledged. A result given to a step that failed is given again in the next turn.
+   * acknowledged. A result given to a step that failed is given again in the next turn. Without
+   * it, the next step's `prepareStep` acknowledges what the step before was given, and the next
+   * turn's first one what its history (`history()`) shows the last step had.
    */
   onStepFinish: () => Promise<void>;
   /** The notification messages given so far, in order. */
@@ -65,11 +67,22 @@ export function batonNotifications(
   const delivered: ModelMessage[] = [];
   /** The steps of a turn share a growing history: a message given at index `at` stays there. */
   const placed = new PlacedMessages<ModelMessage>();
+  /** The message each held result was given as: found again in a history, the model had it. */
+  const messageOf = new Map<string, ModelMessage>();
   const prepareStep: PrepareStep = async ({ stepNumber, messages }) => {
     if (stepNumber === 0) {
-      // A new turn: what was placed before is in the history the application passed, or, held
-      // still, was given to a step that did not finish (the turn failed): it is given again.
+      // A new turn. A result still held that is in the history the application passed (it kept
+      // `history()`) was seen by the step that ran last, whose `onStepFinish` the loop may not
+      // pass: it is acknowledged. One not in it was given to a step that did not finish (the turn
+      // failed): it is given again.
+      // By their words: a history the application stored and read back holds copies.
+      const kept = new Set(messages.map((message) => JSON.stringify(message)));
+      const seen = delivery.held.filter((notification) =>
+        kept.has(JSON.stringify(messageOf.get(notification.id) ?? null)),
+      );
+      if (seen.length > 0) await delivery.confirm(seen);
       placed.clear();
+      messageOf.clear();
       await delivery.release();
     } else {
       // The step before ran: its model had what it was given.
@@ -78,7 +91,11 @@ export function batonNotifications(
     const idle = stepNumber === 0;
     // At a turn's start, before the user's new words; during the run, after the latest tool results.
     const at = idle ? turnStartIndex(messages, (message) => message.role === 'user') : messages.length;
-    const given = (await delivery.take({ idle })).map(notificationMessage);
+    const given = (await delivery.take({ idle })).map((notification) => {
+      const message = notificationMessage(notification);
+      messageOf.set(notification.id, message);
+      return message;
+    });
     placed.place(at, given);
     delivered.push(...given);
     return placed.size === 0 ? undefined : { messages: placed.merged(messages) };

@@ -167,6 +167,52 @@ describe('an AI SDK agent loop with Baton tools', () => {
     expect(notifications.delivered).toHaveLength(1);
   });
 
+  it('without onStepFinish: a result the last step was given is acknowledged at the next turn from its history, not given again', async () => {
+    const { runtime, gate, promoteWhenStarted } = setUp();
+    const tools = batonTools(runtime, { sessionId: SESSION });
+    const notifications = batonNotifications(runtime, { sessionId: SESSION });
+    const { model, prompts } = scriptedModel([
+      [toolCall('call-1', 'research', { topic: 'tides' })],
+      [text('It goes on in the background.')],
+      [text('The tides are high at noon.')],
+      [text('Nothing new.')],
+      [text('Still nothing.')],
+    ]);
+    const history: ModelMessage[] = [{ role: 'user', content: 'Research the tides.' }];
+    // The old README's loop: prepareStep alone, the history kept as it says.
+    const turn = async (say: string | undefined) => {
+      if (say) history.push({ role: 'user', content: say });
+      const result = await generateText({
+        model,
+        tools,
+        messages: history,
+        prepareStep: notifications.prepareStep,
+        stopWhen: stepCountIs(5),
+      });
+      history.splice(
+        0,
+        history.length,
+        ...notifications.history([...history, ...responseMessagesOf(result)]),
+      );
+    };
+    const promoted = promoteWhenStarted();
+    await turn(undefined);
+    await promoted;
+    const noticed = firstValueFrom(
+      runtime.follow({ sessionId: SESSION }).pipe(filter(({ event }) => event.type === 'notification')),
+    );
+    gate.resolve('high at noon');
+    await noticed;
+    // A turn of one step is given the result; its step is the turn's last.
+    await turn('Anything new?');
+    await turn('And now?');
+    await turn('And now?');
+    const occurrences = (prompt: Prompt | undefined) => shown(prompt).split('tides: high at noon').length - 1;
+    expect(prompts.slice(2).map(occurrences)).toEqual([1, 1, 1]);
+    expect(await runtime.notifications.list({ sessionId: SESSION, status: 'queued' })).toEqual([]);
+    expect(notifications.delivered).toHaveLength(1);
+  });
+
   it('cancels the Baton call when the run is aborted before the tool answers', async () => {
     const { runtime } = setUp();
     const { model } = scriptedModel([[toolCall('call-9', 'research', { topic: 'winds' })]]);
