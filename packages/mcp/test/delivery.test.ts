@@ -181,7 +181,8 @@ const FOLLOWERS: Record<string, (served: Served, answer: () => Answer) => Promis
     return {
       async call(name, args) {
         const created = await request('tools/call', { name, arguments: args });
-        return { told: textOf(created), id: created.taskId };
+        // A call that ended within its budget is answered inline, not as a task.
+        return { told: textOf(created), id: created.taskId ?? '' };
       },
       async end(id) {
         let task = await request('tasks/get', { taskId: id });
@@ -228,6 +229,14 @@ describe.each(Object.entries(FOLLOWERS))(
       });
       return { entry, follower: await followerOf(entry, () => answer) };
     };
+
+    it('within its budget: the end in the reply (or the task), nothing left queued', async () => {
+      const { entry, follower } = await setUp();
+      entry.end('moons');
+      const { told, id } = await follower.call('research', { topic: 'moons' });
+      expect(id === '' ? told : await follower.end(id)).toContain('moons: found');
+      expect(await queued(entry.runtime)).toBe(0);
+    });
 
     it('past its budget: the end once, its update replaced, nothing left queued', async () => {
       const { entry, follower } = await setUp();
