@@ -254,3 +254,53 @@ describe('two runtimes on one store that goes away for longer than a lease', () 
     await Promise.all([owner.close(), other.close()]);
   });
 });
+
+describe('after an outage, the calls the store says this worker holds', () => {
+  it('takes up none that ended while the read of them was out: an idempotent call runs once', async () => {
+    const clock = new SimulatedClock();
+    const kept = memoryStore();
+    const { store, state } = storeThatGoesAway(kept);
+    let runs = 0;
+    const gate = deferred<string>();
+    const crawl = defineTool({
+      name: 'crawl',
+      description: 'Crawls, in the background',
+      input: z.object({}),
+      execution: { mode: 'background', idempotent: true },
+      async execute() {
+        runs++;
+        return runs === 1 ? gate.promise : 'crawled again';
+      },
+    });
+    // The read of what this worker holds answers with what was so when it began: the call ends
+    // and its end is written while the answer is on its way.
+    let staleRead: (() => Promise<void>) | undefined;
+    Object.defineProperty(store, 'heldBy', {
+      value: async (ownerId: string) => {
+        const before = (await kept.heldBy?.(ownerId)) ?? [];
+        await staleRead?.();
+        return before;
+      },
+    });
+    const runtime = createRuntime({ tools: [crawl], store, clock, inlineBudgetMs: 300 });
+    await runtime.ready;
+    const { callId } = await runtime.call({ name: 'crawl', args: {}, sessionId: 's' });
+    await pass(clock, 1_000);
+    staleRead = async () => {
+      staleRead = undefined;
+      gate.resolve('crawled');
+      while ((await kept.getCall(callId))?.status !== 'succeeded') await pass(clock, 50);
+    };
+    // A short outage: the store's troubles are counted, and the next heartbeat retakes what is held.
+    state.away = true;
+    await pass(clock, 3_000);
+    state.away = false;
+    await pass(clock, 6_000);
+    expect(staleRead).toBeUndefined();
+    expect(runs).toBe(1);
+    expect(await kept.getCall(callId)).toMatchObject({ status: 'succeeded', result: 'crawled', attempt: 1 });
+    const events = await kept.listEvents(callId);
+    expect(events.filter((event) => event.type === 'started')).toHaveLength(1);
+    await runtime.close();
+  });
+});

@@ -1,4 +1,10 @@
-import { BatonError, type CallRecord, type CallReply, type ToolRegistry } from '@baton/contracts';
+import {
+  BatonError,
+  type CallRecord,
+  type CallReply,
+  isTerminalStatus,
+  type ToolRegistry,
+} from '@baton/contracts';
 import type { ClaimedCall, Store } from '@baton/store';
 import type { Send } from '../call/driver.js';
 import type { LiveCall } from '../call/live-call.js';
@@ -118,14 +124,20 @@ export class Recovery {
       const unknown = (await heldBy(settings.instanceId)).filter(
         ({ record }) => !registry.has(record.callId) && !registry.heldEnded(record.callId),
       );
+      const taken: string[] = [];
       for (const claimed of unknown) {
         const { callId } = claimed.record;
+        // The read may be older than an end written since (the call then left the registry): the
+        // record now says whether the call is still this worker's to take up.
+        const now = await store.getCall(callId);
+        if (!now || isTerminalStatus(now.status) || now.ownerId !== settings.instanceId) continue;
         failures.report('claim', new Error(LOST_CLAIM_MESSAGE), callId);
         await this.takeUp(callId, () =>
-          claimed.record.status === 'queued' ? adopt(claimed) : this.recover(claimed.record),
+          now.status === 'queued' ? adopt({ ...claimed, record: now }) : this.recover(now),
         );
+        taken.push(callId);
       }
-      if (unknown.length > 0) await catchUp(unknown.map(({ record }) => record.callId));
+      if (taken.length > 0) await catchUp(taken);
     });
   };
 
