@@ -23,6 +23,7 @@ import { CallTracing } from './call/tracing.js';
 import { CallUpdates } from './call/updates.js';
 import { CallWrites } from './call/writes.js';
 import { type Clock, systemClock } from './clock.js';
+import { EVENT_REREAD_FIRST_MS, EVENT_REREAD_MOST_MS } from './defaults.js';
 import { Following } from './following.js';
 import { Housekeeping } from './housekeeping.js';
 import { LateBound } from './late-bound.js';
@@ -171,7 +172,12 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     failures,
     updates,
     progressIntervalMs,
-    ...(store.send ? { tellOwner: tellingOwner(store, registry, failures) } : {}),
+    ...(store.send
+      ? {
+          tellOwner: tellingOwner(store, registry, failures),
+          reread: { firstMs: EVENT_REREAD_FIRST_MS, mostMs: EVENT_REREAD_MOST_MS },
+        }
+      : {}),
   });
   // Checked with the other options, before anything is stored.
   const webhooks =

@@ -160,3 +160,11 @@ export const STORE_RETRY_MAX_MS = 1_000;
 
 /** How long `notifications.given` waits for the notification of an end it was asked about to be stored. */
 export const GIVEN_END_WAIT_MS = 5_000;
+
+/**
+ * On a shared store, how soon a wait for an external event (a message, an input) reads its
+ * resolution again, should the process that stored it fail to tell this one (it was draining, its
+ * pool closed): the first time, then twice as long each time up to the most.
+ */
+export const EVENT_REREAD_FIRST_MS = 1_000;
+export const EVENT_REREAD_MOST_MS = 30_000;

@@ -267,6 +267,43 @@ describe('steering across processes on a shared store', () => {
   });
 });
 
+describe('steering when the owner could not be told', () => {
+  it('gives the tool a message whose sender could not tell the owner (its pool closed): its wait reads the store again', async () => {
+    const { store, tell } = sharedStore({ answers: true });
+    const { tool, readBy } = steeredTool();
+    const worker = testRuntime([tool], { store, role: 'worker' });
+    // A client that drains: what it stores is stored, but it can tell no one.
+    const clientStore: Store = Object.assign(Object.create(store), {
+      async send() {
+        throw new Error('Cannot use a pool after calling end on the pool');
+      },
+    });
+    const client = testRuntime([tool], { store: clientStore, role: 'client' });
+    await Promise.all([worker.runtime.ready, client.runtime.ready]);
+    await store.write({
+      calls: [makeCallRecord({ callId: 'c1', toolName: 'research', args: { topic: 'tides' }, attempt: 0 })],
+    });
+    tell({ type: 'queued' });
+    await settle();
+    expect(await client.runtime.steer('c1', 'moon')).toEqual({ callId: 'c1', messageSeq: 1 });
+    await settle();
+    expect(readBy).toEqual([[]]);
+    // Within a second the wait reads the store again and finds it; then the next, at once.
+    worker.clock.increment(1_000);
+    await settle();
+    expect(readBy).toEqual([['moon']]);
+    await client.runtime.steer('c1', 'finish');
+    for (let second = 0; second < 3 && readBy[0]?.length !== 2; second++) {
+      worker.clock.increment(2_000);
+      await settle();
+    }
+    expect(await worker.runtime.wait('c1', { timeoutMs: 1_000 })).toMatchObject({
+      status: 'succeeded',
+      output: { read: ['moon', 'finish'] },
+    });
+  });
+});
+
 describe('steer_background: a model steers what it started', () => {
   it('sends the message and says so; a refusal is words for the model', async () => {
     const { tool } = steeredTool();

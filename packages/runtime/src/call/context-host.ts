@@ -47,6 +47,11 @@ export interface ContextHostDeps {
    * here is told to the process that runs the call (see `resolvedElsewhere`).
    */
   tellOwner?: (callId: string, key: string) => Promise<void>;
+  /**
+   * On a store that processes share: a wait reads its resolution again at these times, so that
+   * what another process stored and could not tell (see `tellOwner`) is found all the same.
+   */
+  reread?: { firstMs: number; mostMs: number };
 }
 
 /**
@@ -155,6 +160,7 @@ export class CallContextHost implements ContextHost {
     call.record.waitingFor = key;
     writes.save(call);
     let timer: unknown;
+    let rereading: unknown;
     let onAbort: (() => void) | undefined;
     try {
       const outcome = await new Promise<WaitOutcome>((resolve) => {
@@ -176,12 +182,26 @@ export class CallContextHost implements ContextHost {
           }, options.timeoutMs);
         }
         // A read that fails leaves the wait to the resolution itself, or its timeout.
-        store
-          .getResolution(key)
-          .then(
-            (stored) => stored && finish(stored.outcome),
-            failures.on('read an event resolution', call.record.callId),
-          );
+        const read = () =>
+          store
+            .getResolution(key)
+            .then(
+              (stored) => stored && finish(stored.outcome),
+              failures.on('read an event resolution', call.record.callId),
+            );
+        void read();
+        const { reread } = this.deps;
+        if (reread) {
+          const again = (afterMs: number) => {
+            rereading = timers.arm(() => {
+              if (done) return;
+              void read().then(() => {
+                if (!done) again(Math.min(afterMs * 2, reread.mostMs));
+              });
+            }, afterMs);
+          };
+          again(reread.firstMs);
+        }
       });
       if ('value' in outcome) return outcome.value as T;
       if ('error' in outcome) throw new BatonError('event_error', outcome.error);
@@ -191,6 +211,7 @@ export class CallContextHost implements ContextHost {
       // Its wait was no silence: a stall counts from its end.
       signOfLife(call, this.deps.clock);
       timers.clear(timer);
+      timers.clear(rereading);
       if (onAbort) call.signal.removeEventListener('abort', onAbort);
       if (call.record.waitingFor === key && !isTerminalStatus(call.record.status)) {
         delete call.record.waitingFor;
