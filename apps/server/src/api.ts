@@ -182,7 +182,17 @@ export const API = {
       "Sends a running call a message (steering), checked by its tool's `messages` schema and stored before the answer; its tool reads each once, in order",
     params: IdParams,
     body: z
-      .object({ message: z.unknown().describe('What the tool takes (its `messages` schema)') })
+      .object({
+        message: z.unknown().describe('What the tool takes (its `messages` schema)'),
+        idempotencyKey: z
+          .string()
+          .min(1)
+          .max(255)
+          .optional()
+          .describe(
+            'The sender’s key for this message (or the `Idempotency-Key` header): sent again with it, at any process, the message is stored once and answered with the same messageSeq',
+          ),
+      })
       .refine((body) => body.message !== undefined, { message: 'message is required', path: ['message'] }),
     response: { description: '{ callId, messageSeq }: its number in the call, from 1', schema: SteerReceipt },
   }),

@@ -23,9 +23,14 @@ export async function sendMessage(
   id: string,
   message: unknown,
   reply: FastifyReply,
+  /** The sender's key: the same message sent again is stored once (see `runtime.steer`). */
+  idempotencyKey?: string,
 ): Promise<SteerReceipt | FastifyReply> {
   try {
-    const receipt = await runtime.steer(scope.inside(id), message, { caller: scope.caller });
+    const receipt = await runtime.steer(scope.inside(id), message, {
+      caller: scope.caller,
+      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+    });
     return reply.code(202).send({ callId: id, messageSeq: receipt.messageSeq });
   } catch (error) {
     if (!isBatonError(error) || !(error.code in REFUSED)) throw error;

@@ -371,10 +371,12 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
     return { cancelled: await runtime.cancel(record.callId, undefined, { caller: scope.caller }) };
   });
 
-  route(API.steerCall, async ({ params, body, scope, reply }) => {
+  route(API.steerCall, async ({ params, body, scope, reply, request }) => {
     const record = await callOf(scope, params.id, reply);
     if (!record || toolScopes.refusal(scope, runtime.tools.get(record.toolName), reply)) return reply;
-    return sendMessage(runtime, scope, params.id, body.message, reply);
+    const header = request.headers['idempotency-key'];
+    const idempotencyKey = body.idempotencyKey ?? (typeof header === 'string' ? header : undefined);
+    return sendMessage(runtime, scope, params.id, body.message, reply, idempotencyKey);
   });
 
   // Deciding is running: it needs the tool's scope. Who decided what is logged: the approvals' audit.

@@ -59,6 +59,31 @@ describe('POST /v1/calls/:id/messages: steering a running call', () => {
     });
   });
 
+  it('stores a message sent again with its idempotency key once, and answers the same number', async () => {
+    await start('research', { topic: 'tides' }, 'r3');
+    const once = await post('/v1/calls/r3/messages', {
+      message: { text: 'the moon' },
+      idempotencyKey: 'k-1',
+    });
+    expect([once.statusCode, once.json()]).toEqual([202, { callId: 'r3', messageSeq: 1 }]);
+    const again = await app.inject({
+      method: 'POST',
+      url: '/v1/calls/r3/messages',
+      headers: { 'idempotency-key': 'k-1' },
+      payload: { message: { text: 'the moon' } },
+    });
+    expect([again.statusCode, again.json()]).toEqual([202, { callId: 'r3', messageSeq: 1 }]);
+    expect((await post('/v1/calls/r3/messages', { message: { text: 'finish' } })).json()).toEqual({
+      callId: 'r3',
+      messageSeq: 2,
+    });
+    await runtime.wait('r3', { timeoutMs: 1_000 });
+    expect((await app.inject('/v1/calls/r3')).json()).toMatchObject({
+      status: 'succeeded',
+      result: { read: ['the moon'] },
+    });
+  });
+
   it("lists the call's update as a notification while it runs, and streams it as an event", async () => {
     await start('research', { topic: 'tides' }, 'r2');
     await post('/v1/calls/r2/messages', { message: { text: 'the moon' } });

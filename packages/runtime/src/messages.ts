@@ -259,6 +259,7 @@ export const STEERING_MESSAGES = {
     `The call ${JSON.stringify(callId)} has already ended (${status}) and reads no more messages: its result is final. Start a new call to change it.`,
   invalid: (toolName: string, issues: string) =>
     `The message does not fit what "${toolName}" takes: ${issues}. Fix it and send it again.`,
+  badKey: (max: number) => `idempotencyKey must be a string of 1 to ${max} characters.`,
   tooMany: (callId: string, max: number) =>
     `The call ${JSON.stringify(callId)} was sent ${max} messages, as many as one call takes: wait for its result, or cancel it and start a new one.`,
 } as const;

@@ -264,6 +264,14 @@ export interface AsCaller {
   caller?: Caller;
 }
 
+export interface SteerOptions extends AsCaller {
+  /**
+   * The sender's key for this message: sent again with the same key (a retry after an error, at
+   * any process), it is stored once and answered with the same `messageSeq`. 1 to 255 characters.
+   */
+  idempotencyKey?: string;
+}
+
 export interface CallOptions {
   /** Cancels the call when it aborts, until the caller has its reply. */
   signal?: AbortSignal;

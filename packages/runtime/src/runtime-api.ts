@@ -39,6 +39,7 @@ import type {
   FollowSession,
   RuntimeInputs,
   RuntimeStats,
+  SteerOptions,
   StoreWriteTiming,
   WaitOptions,
 } from './options.js';
@@ -88,9 +89,10 @@ export interface Runtime {
    * tool reads it with `ctx.nextMessage()`. Resolves once the message is stored, with its number in
    * the call. Throws a `BatonError`: `call_not_found`, `call_ended`, `not_steerable` (its tool takes
    * none), `invalid_arguments` (its schema refused the message), `limit_exceeded`,
-   * `insufficient_scope` (a `caller` without the scope of the call's tool).
+   * `insufficient_scope` (a `caller` without the scope of the call's tool). With an
+   * `idempotencyKey`, the same message sent again is stored once, under the same number.
    */
-  steer(callId: string, message: unknown, as?: AsCaller): Promise<SteerReceipt>;
+  steer(callId: string, message: unknown, options?: SteerOptions): Promise<SteerReceipt>;
   /** Cancels every live call of a session; resolves with how many. */
   cancelSession(sessionId: string, reason?: string): Promise<number>;
   get(callId: string): Promise<CallRecord | undefined>;

@@ -38,6 +38,7 @@ import type {
   RuntimeInputs,
   RuntimeOptions,
   RuntimeStats,
+  SteerOptions,
   StoreWriteTiming,
   WaitOptions,
 } from './options.js';
@@ -235,13 +236,16 @@ class BatonRuntime implements Runtime {
     return cancelled.filter(Boolean).length;
   }
 
-  async steer(callId: string, message: unknown, as?: AsCaller): Promise<SteerReceipt> {
-    await this.#mayTouch(callId, as);
-    const { store, host } = this.#parts;
+  async steer(callId: string, message: unknown, options: SteerOptions = {}): Promise<SteerReceipt> {
+    await this.#mayTouch(callId, options);
+    const { store, host, writer, clock } = this.#parts;
+    const storeResolution = (key: string, id: string, outcome: EventOutcome) =>
+      writer.write('resolutions', { key, callId: id, outcome, at: clock.now() });
     return steerCall(
-      { runtime: this, store, tools: this.tools, host, numbers: this.#messageNumbers },
+      { runtime: this, store, tools: this.tools, host, numbers: this.#messageNumbers, storeResolution },
       callId,
       message,
+      options.idempotencyKey,
     );
   }
 

@@ -304,6 +304,57 @@ describe('steering when the owner could not be told', () => {
   });
 });
 
+describe('a message sent again with its idempotency key', () => {
+  it('is stored once and answered with the same number, by this process or another, even once it was read', async () => {
+    const { store, tell } = sharedStore({ answers: true });
+    const { tool, readBy } = steeredTool();
+    const worker = testRuntime([tool], { store, role: 'worker' });
+    const first = testRuntime([tool], { store, role: 'client' });
+    const other = testRuntime([tool], { store, role: 'client' });
+    await Promise.all([worker.runtime.ready, first.runtime.ready, other.runtime.ready]);
+    await store.write({
+      calls: [makeCallRecord({ callId: 'c1', toolName: 'research', args: { topic: 'tides' }, attempt: 0 })],
+    });
+    tell({ type: 'queued' });
+    await settle();
+    const moon = { idempotencyKey: 'msg-1' };
+    expect(await first.runtime.steer('c1', 'moon', moon)).toEqual({ callId: 'c1', messageSeq: 1 });
+    // The worker reads it (its wait reads the store again: nothing tells it here).
+    worker.clock.increment(1_000);
+    await settle();
+    expect(readBy).toEqual([['moon']]);
+    // Sent again, after the sender heard an error: at the same process, and at another.
+    expect(await first.runtime.steer('c1', 'moon', moon)).toEqual({ callId: 'c1', messageSeq: 1 });
+    expect(await other.runtime.steer('c1', 'moon', moon)).toEqual({ callId: 'c1', messageSeq: 1 });
+    // The next message takes the next number, and the tool reads each once.
+    expect(await other.runtime.steer('c1', 'finish', { idempotencyKey: 'msg-2' })).toEqual({
+      callId: 'c1',
+      messageSeq: 2,
+    });
+    for (let tries = 0; tries < 3 && readBy[0]?.length !== 2; tries++) {
+      worker.clock.increment(2_000);
+      await settle();
+    }
+    expect(await worker.runtime.wait('c1', { timeoutMs: 1_000 })).toMatchObject({
+      status: 'succeeded',
+      output: { read: ['moon', 'finish'] },
+    });
+  });
+
+  it('refuses a key that is empty or too long, with invalid_arguments', async () => {
+    const { tool } = steeredTool();
+    const { runtime } = testRuntime([tool]);
+    const { callId } = await runtime.call({ name: 'research', args: { topic: 'tides' }, sessionId: 's' });
+    for (const idempotencyKey of ['', 'k'.repeat(256)]) {
+      const refusal = await refusalOf(runtime.steer(callId, 'moon', { idempotencyKey }));
+      expect(refusal).toEqual({
+        code: 'invalid_arguments',
+        message: 'idempotencyKey must be a string of 1 to 255 characters.',
+      });
+    }
+  });
+});
+
 describe('steer_background: a model steers what it started', () => {
   it('sends the message and says so; a refusal is words for the model', async () => {
     const { tool } = steeredTool();

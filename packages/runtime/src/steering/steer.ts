@@ -10,6 +10,7 @@ import {
 import type { StoreCallFiles } from '@baton/store';
 import type { CallContextHost } from '../call/context-host.js';
 import { newId } from '../ids.js';
+import { eventKey } from '../keys.js';
 import { STEERING_MESSAGES } from '../messages.js';
 import { describeIssues } from '../outcome.js';
 import { storableValue } from '../storable.js';
@@ -24,7 +25,12 @@ export interface SteerDeps {
   host: Pick<CallContextHost, 'resolveEvent'>;
   /** The numbers this process knows taken, per call (see `MessageNumbers`). */
   numbers?: MessageNumbers;
+  /** Stores a resolution that no wait reads (a keyed message's first number), telling no one. */
+  storeResolution(key: string, callId: string, outcome: EventOutcome): Promise<void>;
 }
+
+/** The longest idempotency key a message may carry. */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /** How many calls' next message numbers a process keeps in mind; past it, the least recent go. */
 const NUMBERS_KEPT = 10_000;
@@ -55,10 +61,24 @@ export class MessageNumbers {
  * next free number of its call. The first resolution of a key stands, so two senders at once that
  * try the same number are told apart by the id each kept with its message: the one that lost tries
  * the next. The call may end meanwhile; a message it did not read by its end is refused as if
- * sent after.
+ * sent after. With an `idempotencyKey`, a message sent again (a retry after an error, at any
+ * process) is stored once and answered with the number it was stored under.
  */
-export async function steerCall(deps: SteerDeps, callId: string, given: unknown): Promise<SteerReceipt> {
+export async function steerCall(
+  deps: SteerDeps,
+  callId: string,
+  given: unknown,
+  idempotencyKey?: string,
+): Promise<SteerReceipt> {
   const { runtime, store, tools } = deps;
+  if (
+    idempotencyKey !== undefined &&
+    (typeof idempotencyKey !== 'string' ||
+      idempotencyKey.length === 0 ||
+      idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH)
+  ) {
+    throw new BatonError('invalid_arguments', STEERING_MESSAGES.badKey(MAX_IDEMPOTENCY_KEY_LENGTH));
+  }
   const record = await runtime.get(callId);
   if (!record) throw new BatonError('call_not_found', STEERING_MESSAGES.notFound(callId));
   refuseEnded(record);
@@ -71,10 +91,20 @@ export async function steerCall(deps: SteerDeps, callId: string, given: unknown)
       STEERING_MESSAGES.invalid(record.toolName, describeIssues(checked.issues)),
     );
   }
-  const sent: SentMessage = { sentId: newId(), message: storableValue(checked.value) };
+  // A keyed message is the same message from any process, under every try: its id is its key's.
+  const sentId = idempotencyKey === undefined ? newId() : `key:${idempotencyKey}`;
+  const sent: SentMessage = { sentId, message: storableValue(checked.value) };
   const numbers = deps.numbers;
   const firstUnread = (record.messagesRead ?? 0) + 1;
-  for (let messageSeq = numbers ? numbers.from(callId, firstUnread) : firstUnread; ; ) {
+  let start = numbers ? numbers.from(callId, firstUnread) : firstUnread;
+  if (idempotencyKey !== undefined) {
+    const earliest = await firstTry(deps, callId, idempotencyKey, start);
+    // Stored by an earlier try (read since, perhaps): the same number.
+    const stored = await storedFrom(deps, callId, earliest, sent);
+    if (stored !== undefined) return receiptOf(deps, callId, stored);
+    start = Math.max(start, earliest);
+  }
+  for (let messageSeq = start; ; ) {
     if (messageSeq > MAX_MESSAGES_PER_CALL) {
       throw new BatonError('limit_exceeded', STEERING_MESSAGES.tooMany(callId, MAX_MESSAGES_PER_CALL));
     }
@@ -91,10 +121,41 @@ export async function steerCall(deps: SteerDeps, callId: string, given: unknown)
       messageSeq++;
       continue;
     }
-    const now = await runtime.get(callId);
-    if (now && isTerminalStatus(now.status) && (now.messagesRead ?? 0) < messageSeq) refuseEnded(now);
-    return { callId, messageSeq };
+    return receiptOf(deps, callId, messageSeq);
   }
+}
+
+/** The receipt of a message stored under `messageSeq`, unless its call ended without reading it. */
+async function receiptOf(deps: SteerDeps, callId: string, messageSeq: number): Promise<SteerReceipt> {
+  const now = await deps.runtime.get(callId);
+  if (now && isTerminalStatus(now.status) && (now.messagesRead ?? 0) < messageSeq) refuseEnded(now);
+  return { callId, messageSeq };
+}
+
+/**
+ * The number the first try of a keyed message began at, kept under its key (the first kept
+ * stands): its message is there or after it (a number another sender took first is skipped).
+ */
+async function firstTry(deps: SteerDeps, callId: string, idempotencyKey: string, start: number) {
+  const key = eventKey(callId, `sent:${idempotencyKey}`);
+  let kept = await deps.store.getResolution(key);
+  if (!kept) {
+    await deps.storeResolution(key, callId, { value: { messageSeq: start } });
+    kept = await deps.store.getResolution(key);
+  }
+  const value =
+    kept && 'value' in kept.outcome ? (kept.outcome.value as { messageSeq?: unknown }) : undefined;
+  return typeof value?.messageSeq === 'number' ? value.messageSeq : start;
+}
+
+/** The number of `sent` stored at `from` or after it, among the numbers taken in a row there. */
+async function storedFrom(deps: SteerDeps, callId: string, from: number, sent: SentMessage) {
+  for (let messageSeq = from; messageSeq <= MAX_MESSAGES_PER_CALL; messageSeq++) {
+    const kept = await deps.store.getResolution(messageKey(callId, messageSeq));
+    if (!kept) return undefined;
+    if (isOurs(kept.outcome, sent)) return messageSeq;
+  }
+  return undefined;
 }
 
 function isOurs(outcome: EventOutcome, sent: SentMessage): boolean {
