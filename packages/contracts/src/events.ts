@@ -81,6 +81,11 @@ export interface RuntimeFailure {
   error: unknown;
   /** Milliseconds since the epoch, on the runtime's clock. */
   at: number;
+  /**
+   * A fault the runtime rides out or tries again (its store away for a while): logged at warn, and
+   * nothing was lost by it. Absent for a failure that lost or refused something (logged at error).
+   */
+  retried?: true;
 }
 
 /** The final status an event announces, if it is the end of its call. */

@@ -103,7 +103,7 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
   );
   const outage = new StoreOutage(given, settings.storeRetryMs, clock, failures);
   const store = ridingOut(given, outage);
-  const housekeeping = new Housekeeping(clock, failures);
+  const housekeeping = new Housekeeping(clock, failures, (error) => given.isUnavailable?.(error) === true);
   const timers = new Timers(clock);
   const registry = new CallRegistry(settings);
   const driver = new CallDriver();

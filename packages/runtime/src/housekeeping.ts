@@ -11,18 +11,24 @@ export class Housekeeping {
   readonly #handles = new Set<unknown>();
   #closed = false;
 
-  constructor(clock: Clock, failures: Failures) {
+  readonly #unavailable: (error: unknown) => boolean;
+
+  constructor(clock: Clock, failures: Failures, unavailable: (error: unknown) => boolean = () => false) {
     this.#clock = clock;
     this.#failures = failures;
+    this.#unavailable = unavailable;
   }
 
-  /** Runs `task` every `ms` until `close()`; a failure is reported and the task waits for its next turn. */
+  /**
+   * Runs `task` every `ms` until `close()`; a failure is reported and the task waits for its next
+   * turn (a store away for a while is a fault ridden out so: a warn).
+   */
   every(ms: number, op: string, task: () => Promise<unknown>): void {
     const tick = () => {
       this.#handles.delete(handle);
       if (this.#closed) return;
       void task()
-        .catch(this.#failures.on(op))
+        .catch(this.#failures.onRetried(op, this.#unavailable))
         .finally(() => {
           if (!this.#closed) handle = this.#arm(tick, ms);
         });

@@ -19,7 +19,7 @@ export class StoreOutage {
     private readonly store: Pick<Store, 'isUnavailable'>,
     private readonly retryMs: number,
     private readonly clock: Clock,
-    private readonly failures: Pick<Failures, 'report'>,
+    private readonly failures: Pick<Failures, 'retrying'>,
   ) {}
 
   /**
@@ -69,7 +69,7 @@ export class StoreOutage {
     // Told once an outage: again only for one that comes after the last was ridden out.
     if (this.#since !== undefined && now - this.#since <= this.retryMs) return;
     this.#since = now;
-    this.failures.report(`reach the store (riding it out for up to ${this.retryMs} ms)`, error);
+    this.failures.retrying(`reach the store (riding it out for up to ${this.retryMs} ms)`, error);
   }
 }
 

@@ -147,7 +147,7 @@ class BatonRuntime implements Runtime {
       // What was due while no process ran (a restart): delivered now, not at the first poll.
       .then(() => void this.#parts.webhooks?.deliverDue().catch(failures.on('webhook delivery')));
     // Awaited by whoever awaits `ready`; reported here for those who do not.
-    ready.catch(failures.on('start'));
+    ready.catch(failures.onRetried('start', (error) => store.isUnavailable?.(error) === true));
     housekeeping.every(leaseMs / 3, 'heartbeat', () => recovery.beat());
     if (!works) housekeeping.every(leaseMs / 3, 'peers', () => peers.look());
     if (retentionTtlMs) {
@@ -347,7 +347,11 @@ class BatonRuntime implements Runtime {
     // What was handed over is another's to take up at once: this instance's lease lapses now. A
     // close that hands over nothing leaves nothing to recover.
     if (handedOver > 0) await store.heartbeat(this.instanceId, 0).catch(failures.on('hand over'));
-    else await store.removeInstance(this.instanceId).catch(failures.on('unregister'));
+    // Not removed: its lease lapses, and its peers look no further.
+    else
+      await store
+        .removeInstance(this.instanceId)
+        .catch(failures.onRetried('unregister', (error) => store.isUnavailable?.(error) === true));
     this.#bus.complete();
     this.#storeWrites.complete();
     await store.close();

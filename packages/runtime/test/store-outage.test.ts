@@ -304,3 +304,39 @@ describe('after an outage, the calls the store says this worker holds', () => {
     await runtime.close();
   });
 });
+
+describe('what an outage ridden out logs', () => {
+  it('warns, and logs no error: no call failed, nothing was lost', async () => {
+    const clock = new SimulatedClock();
+    const { store, state } = storeThatGoesAway();
+    const lines: Array<{ level: string; op?: string }> = [];
+    const logAt =
+      (level: string) =>
+      (fields: object): void => {
+        lines.push({ level, op: (fields as { op?: string }).op });
+      };
+    const logger = { error: logAt('error'), warn: logAt('warn'), info: logAt('info'), debug: logAt('debug') };
+    report.halfway = deferred();
+    report.done = deferred<string>();
+    const runtime = createRuntime({ tools: [echo, slowReport], store, clock, logger, storeRetryMs: 15_000 });
+    const failures: Array<{ op: string; retried?: true }> = [];
+    runtime.failures$.subscribe(({ op, retried }) => failures.push({ op, ...(retried ? { retried } : {}) }));
+    await runtime.ready;
+    const { callId } = await runtime.call({ name: 'slow_report', args: {}, sessionId: 's' });
+    state.away = true;
+    const during = runtime.call({ name: 'echo', args: { text: 'through it' }, sessionId: 's' });
+    await pass(clock, 8_000);
+    state.away = false;
+    await pass(clock, 2_000);
+    expect(await during).toMatchObject({ status: 'succeeded', output: 'through it' });
+    report.halfway.resolve();
+    report.done.resolve('done');
+    await pass(clock, 1_000);
+    expect((await runtime.get(callId))?.status).toBe('succeeded');
+    expect(lines.filter((line) => line.level === 'error')).toEqual([]);
+    expect(lines.filter((line) => line.level === 'warn').length).toBeGreaterThan(0);
+    expect(failures.length).toBeGreaterThan(0);
+    expect(failures.filter((failure) => !failure.retried)).toEqual([]);
+    await runtime.close();
+  });
+});
