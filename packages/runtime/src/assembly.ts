@@ -27,6 +27,7 @@ import { EVENT_REREAD_FIRST_MS, EVENT_REREAD_MOST_MS } from './defaults.js';
 import { Following } from './following.js';
 import { Housekeeping } from './housekeeping.js';
 import { LateBound } from './late-bound.js';
+import { acknowledgeGivenEnd } from './ledger/given.js';
 import { Failures, quietLogger } from './log.js';
 import type { RuntimeOptions, StoreWriteTiming } from './options.js';
 import { thisInstance } from './recovery/instances.js';
@@ -243,6 +244,14 @@ export function assembleRuntime(options: RuntimeOptions, hooks: RuntimeHooks): R
     clock,
     failures,
     detachUnclaimed: (callId): Promise<boolean> => late.get('client').detachUnclaimed(callId),
+    endGiven: (record) =>
+      acknowledgeGivenEnd(
+        {
+          list: (filter) => store.listNotifications(filter),
+          ack: (id) => store.acknowledgeNotification(id, clock.now()),
+        },
+        record,
+      ),
   });
   const client = late.set(
     'client',

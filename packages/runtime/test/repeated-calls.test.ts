@@ -72,6 +72,8 @@ describe('a repeated call id at another process', () => {
       status: 'succeeded',
       output: 'later',
     });
+    // That caller has the end: the notification of it is not given again.
+    expect(await store.listNotifications({ sessionId: 's', status: 'queued' })).toEqual([]);
     expect(runs).toHaveLength(1);
   });
 

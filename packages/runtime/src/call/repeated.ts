@@ -24,6 +24,8 @@ export interface RepeatedCallDeps {
   failures: Pick<Failures, 'on' | 'report'>;
   /** Detaches a call that no process has claimed, as its caller's client does at the budget (see SharedClient). */
   detachUnclaimed: (callId: string) => Promise<boolean>;
+  /** The caller is answered a detached call's end: what its session was told of it is given (the ledger's rule). */
+  endGiven: (record: CallRecord) => Promise<unknown>;
 }
 
 /**
@@ -52,6 +54,11 @@ export class RepeatedCalls {
   async reply(record: CallRecord): Promise<CallReply> {
     const { settings, tools, store, follow, clock, failures, detachUnclaimed } = this.deps;
     const toolSettings = settings.forTool(tools.get(record.toolName));
+    if (isTerminalStatus(record.status) && record.detached) {
+      // Its end, to a caller who asks again: the notification of it is not given a second time.
+      await this.deps.endGiven(record);
+      return replyOf(record, toolSettings);
+    }
     if (isTerminalStatus(record.status) || record.detached) return replyOf(record, toolSettings);
     const { callId } = record;
     if (this.#handedOver) return handedOverReply(record, toolSettings);
