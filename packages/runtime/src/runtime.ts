@@ -72,6 +72,8 @@ class BatonRuntime implements Runtime {
   readonly #parts: RuntimeParts;
   readonly #controls: CallControls;
   readonly #messageNumbers = new MessageNumbers();
+  /** Requests that store something for a call, still being answered (see `#inFlight`). */
+  readonly #requests = new Set<Promise<unknown>>();
   #closed = false;
   /** Past the drain: no attempt is retried here any more. */
   #stopping = false;
@@ -100,16 +102,12 @@ class BatonRuntime implements Runtime {
     this.failures$ = this.#bus.failures$;
     this.storeWrites$ = this.#storeWrites.asObservable();
     this.inputs = {
-      approve: async (callId, as) => {
-        await this.#mayTouch(callId, as);
-        return this.#controls.approve(callId);
-      },
-      reject: async (callId, reason, as) => {
-        await this.#mayTouch(callId, as);
-        return this.#controls.reject(callId, reason);
-      },
+      approve: (callId, as) =>
+        this.#inFlight(this.#mayTouch(callId, as).then(() => this.#controls.approve(callId))),
+      reject: (callId, reason, as) =>
+        this.#inFlight(this.#mayTouch(callId, as).then(() => this.#controls.reject(callId, reason))),
       key: eventKey,
-      resolve: (key, outcome) => host.resolveEvent(key, outcome),
+      resolve: (key, outcome) => this.#inFlight(host.resolveEvent(key, outcome)),
       pending: (callId) => pendingInputs(store, callId),
     };
     this.notifications = createLedger({
@@ -213,7 +211,11 @@ class BatonRuntime implements Runtime {
     if (refusal) throw new BatonError('insufficient_scope', refusal.message);
   }
 
-  async cancel(callId: string, reason?: string, as?: AsCaller): Promise<boolean> {
+  cancel(callId: string, reason?: string, as?: AsCaller): Promise<boolean> {
+    return this.#inFlight(this.#cancel(callId, reason, as));
+  }
+
+  async #cancel(callId: string, reason?: string, as?: AsCaller): Promise<boolean> {
     await this.#mayTouch(callId, as);
     const { registry, worker, driver } = this.#parts;
     const call = registry.get(callId);
@@ -236,7 +238,22 @@ class BatonRuntime implements Runtime {
     return cancelled.filter(Boolean).length;
   }
 
-  async steer(callId: string, message: unknown, options: SteerOptions = {}): Promise<SteerReceipt> {
+  steer(callId: string, message: unknown, options: SteerOptions = {}): Promise<SteerReceipt> {
+    return this.#inFlight(this.#steer(callId, message, options));
+  }
+
+  /**
+   * A request that stores something for a call (a message, a decision, an answer): the runtime
+   * closes its store only once each has answered, so that none is stored and then refused.
+   */
+  #inFlight<T>(request: Promise<T>): Promise<T> {
+    this.#requests.add(request);
+    const done = () => this.#requests.delete(request);
+    request.then(done, done);
+    return request;
+  }
+
+  async #steer(callId: string, message: unknown, options: SteerOptions): Promise<SteerReceipt> {
     await this.#mayTouch(callId, options);
     const { store, host, writer, clock } = this.#parts;
     const storeResolution = (key: string, id: string, outcome: EventOutcome) =>
@@ -339,6 +356,8 @@ class BatonRuntime implements Runtime {
     const handedOver = handOver(shutdown, store.outlivesProcess === true);
     await intake.pending();
     await worker.claiming;
+    // A message, a decision or an answer under way is stored and answered before the store goes.
+    await Promise.allSettled([...this.#requests]);
     await writer.drain();
     // Deliveries of calls that ended in the drain go out in what is left of it.
     await this.#parts.webhooks?.close(Math.max(0, drainUntil - clock.now()));

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defineTool } from '@baton/contracts';
+import { defineTool, isBatonError } from '@baton/contracts';
+import { memoryStore, type Store } from '@baton/store';
 import { sqliteStore } from '@baton/store-sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -145,5 +146,50 @@ describe('close({ drainMs }): deploys drain, nothing is cancelled', () => {
     } finally {
       await second.close();
     }
+  });
+});
+
+describe('a request under way when the runtime closes', () => {
+  it('is answered before the store is closed, never refused by a closed pool: a message sent as the process drains', async () => {
+    const gate = deferred<void>();
+    let closed = false;
+    const kept = memoryStore();
+    // A store whose reads wait while the test holds them, and that refuses everything once closed.
+    const store = Object.assign(Object.create(kept), {
+      async getResolution(key: string) {
+        await gate.promise;
+        if (closed) throw new Error('Cannot use a pool after calling end on the pool');
+        return kept.getResolution(key);
+      },
+      async close() {
+        closed = true;
+        await kept.close();
+      },
+    }) as Store;
+    const steered = defineTool({
+      name: 'steered',
+      description: 'Reads one message',
+      input: z.object({}),
+      messages: z.string(),
+      execution: { mode: 'background' },
+      execute: async (_args, ctx) => ctx.nextMessage(),
+    });
+    const { runtime } = testRuntime([steered], { store });
+    const { callId } = await runtime.call({ name: 'steered', args: {}, sessionId: 's' });
+    const sending = runtime.steer(callId, 'moon');
+    await settle();
+    const closing = runtime.close();
+    await settle();
+    expect(closed).toBe(false);
+    gate.resolve();
+    // Answered before the store closed: here the call ended in the close without reading it (a
+    // store that keeps nothing past the process), so the message is refused as one sent after.
+    const answer = await sending.then(
+      (receipt) => receipt,
+      (error: unknown) => (isBatonError(error) ? error.code : error),
+    );
+    expect(answer).toBe('call_ended');
+    await closing;
+    expect(closed).toBe(true);
   });
 });
