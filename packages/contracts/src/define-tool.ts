@@ -200,7 +200,19 @@ export function checkRetryPolicy(owner: string, policy: RetryPolicy | undefined)
  * `inputSchema` and an OpenAI function's `parameters` are objects), and a model fills fields.
  * Gives the arguments it marks secret.
  */
-function checkObjectInput(name: string, input: ToolSchema): readonly ArgPath[] {
+function checkObjectInput(name: string, input: ToolSchema | undefined): readonly ArgPath[] {
+  if (input === undefined || input === null) {
+    throw new BatonError(
+      'invalid_definition',
+      `tool "${name}": input is required: describe the arguments, as z.object({ text: z.string() }) (z.object({}) for none)`,
+    );
+  }
+  if (isZodShape(input)) {
+    throw new BatonError(
+      'invalid_definition',
+      `tool "${name}": input is a shape of schemas (${Object.keys(input).join(', ')}), not a schema: wrap it in z.object(...), as z.object({ ${Object.keys(input)[0]}: … })`,
+    );
+  }
   // A schema with no JSON Schema form is checked when a provider needs one.
   if (isStandardSchema(input) && !hasJsonSchema(input)) return [];
   const schema = toJsonSchema(input);
@@ -210,6 +222,17 @@ function checkObjectInput(name: string, input: ToolSchema): readonly ArgPath[] {
     'invalid_definition',
     `tool "${name}": input must describe an object (the arguments by name), not ${JSON.stringify(type)}: wrap it, as z.object({ text: z.string() })`,
   );
+}
+
+/**
+ * An object of Standard Schemas (`{ q: z.string() }`), as the MCP SDK's `server.tool()` takes its
+ * arguments: not a schema itself, it would be read as a JSON Schema that checks nothing.
+ */
+function isZodShape(input: unknown): input is Record<string, unknown> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input) || isStandardSchema(input))
+    return false;
+  const values = Object.values(input);
+  return values.length > 0 && values.some((value) => isStandardSchema(value));
 }
 
 export function defineTool<

@@ -45,7 +45,7 @@ function fromStandardResult(result: StandardSchemaV1.Result<unknown>): Validatio
   return { ok: true, value: result.value };
 }
 
-type AjvInstance = { compile(schema: object): ValidateFunction };
+type AjvInstance = { compile(schema: object): ValidateFunction; removeSchema(schema: object): unknown };
 const sharedAjv = new Map<string, AjvInstance>();
 
 /**
@@ -65,6 +65,46 @@ function ajv(schema: object): AjvInstance {
     sharedAjv.set(module, instance);
   }
   return instance;
+}
+
+/** What the keyword checker's ajv says of a schema it compiles: the keywords it does not know. */
+const unknownSeen: string[] = [];
+const checkers = new Map<string, AjvInstance>();
+
+/**
+ * The keywords of a JSON Schema that no JSON Schema vocabulary has (`requierd` for `required`): a
+ * schema with one checks less than its author meant. Keywords of one's own start with `x-`.
+ */
+function unknownKeywords(schema: object): string[] {
+  const dialect = (schema as { $schema?: unknown }).$schema;
+  const module = typeof dialect === 'string' && /draft-0[4-7]/.test(dialect) ? 'ajv' : 'ajv/dist/2020';
+  let checker = checkers.get(module);
+  if (!checker) {
+    const loaded = createRequire(import.meta.url)(module) as {
+      default: new (options: AjvOptions) => AjvInstance;
+    };
+    const heard = (...messages: unknown[]) => {
+      const found = /unknown keyword: "([^"]+)"/.exec(messages.map(String).join(' '));
+      if (found?.[1]) unknownSeen.push(found[1]);
+    };
+    checker = new loaded.default({
+      allErrors: true,
+      strict: false,
+      strictSchema: 'log',
+      logger: { log: () => {}, warn: heard, error: heard },
+    });
+    checkers.set(module, checker);
+  }
+  unknownSeen.length = 0;
+  try {
+    checker.compile(schema);
+  } catch {
+    // Not compiled: the validator's own compile says why, in its words.
+  } finally {
+    // Not kept: a schema compiled again (the same tool defined twice) is checked again.
+    checker.removeSchema(schema);
+  }
+  return [...new Set(unknownSeen)].filter((keyword) => !keyword.startsWith('x-'));
 }
 
 function ajvIssue(error: ErrorObject): CallIssue {
@@ -88,6 +128,13 @@ export function compileValidator(schema: ToolSchema, what: string): Validate {
     throw new BatonError(
       'invalid_definition',
       `${what} must be a zod (Standard Schema) or a JSON Schema object`,
+    );
+  }
+  const unknown = unknownKeywords(schema);
+  if (unknown.length > 0) {
+    throw new BatonError(
+      'invalid_definition',
+      `${what} is not a valid JSON Schema: unknown keyword${unknown.length > 1 ? 's' : ''} ${unknown.map((keyword) => JSON.stringify(keyword)).join(', ')} (a misspelling? a keyword of your own starts with "x-")`,
     );
   }
   let check: ValidateFunction;

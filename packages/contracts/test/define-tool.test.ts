@@ -267,6 +267,52 @@ describe('defineTool', () => {
     ).toBe('ok');
   });
 
+  it('refuses the mistakes a first tool makes, where it is defined: no input, a shape of zod schemas, a misspelled keyword', () => {
+    expect(() =>
+      defineTool({ name: 'bare', description: '', execute: () => 0 } as unknown as Parameters<
+        typeof defineTool
+      >[0]),
+    ).toThrow(
+      'tool "bare": input is required: describe the arguments, as z.object({ text: z.string() }) (z.object({}) for none)',
+    );
+    expect(() =>
+      defineTool({
+        name: 'search',
+        description: '',
+        input: { q: z.string(), limit: z.number() } as unknown as { type: 'object' },
+        execute: () => 0,
+      }),
+    ).toThrow(
+      'tool "search": input is a shape of schemas (q, limit), not a schema: wrap it in z.object(...), as z.object({ q: … })',
+    );
+    const misspelled = {
+      type: 'object',
+      properties: { q: { type: 'string', minLenght: 1 } },
+      requierd: ['q'],
+    };
+    for (let twice = 0; twice < 2; twice++) {
+      expect(() =>
+        defineTool({ name: 'search', description: '', input: misspelled, execute: () => 0 }),
+      ).toThrow(
+        'tool "search": input is not a valid JSON Schema: unknown keywords "requierd", "minLenght" (a misspelling? a keyword of your own starts with "x-")',
+      );
+    }
+    // A keyword of one's own, and the annotations every vocabulary has, are taken.
+    expect(
+      defineTool({
+        name: 'search',
+        description: '',
+        input: {
+          type: 'object',
+          properties: { q: { type: 'string', title: 'Query', examples: ['tides'], writeOnly: true } },
+          required: ['q'],
+          'x-order': ['q'],
+        },
+        execute: () => 0,
+      }).name,
+    ).toBe('search');
+  });
+
   it('keeps the OAuth scope a tool needs, and refuses one that is not a scope token', () => {
     const tool = (scope: string) =>
       defineTool({ name: 'deploy', description: '', scope, input: { type: 'object' }, execute: () => 0 });
