@@ -54,8 +54,22 @@ const StreamQuery = z.object({
 });
 
 /** A call of a tool; the OpenAPI document narrows it per tool (see openapi.ts). */
-export const CallRequest = z.object({
-  name: id.describe('The tool'),
+/** A tool's name, as a call names it: the words say "the tool name", not an id's. */
+const toolName = z.string().superRefine((value, context) => {
+  if (value === '') {
+    context.addIssue({
+      code: 'custom',
+      message: 'the tool name must not be empty: give the name of one of GET /v1/tools',
+    });
+    return;
+  }
+  const problem = idProblem(value);
+  if (problem !== undefined) context.addIssue({ code: 'custom', message: `the tool name ${problem}` });
+});
+
+/** The fields of a call request, as the API documents them. */
+export const CallFields = z.object({
+  name: toolName.describe('The tool'),
   args: z.unknown().optional().describe('The arguments; omitted means {}'),
   sessionId: id.describe('The conversation the call belongs to'),
   callId: id.optional().describe('Idempotency key: the same id twice is the same call'),
@@ -67,6 +81,24 @@ export const CallRequest = z.object({
     ),
   messageId: id.optional(),
 });
+
+/**
+ * A call request. `arguments` (MCP's word) is not one of its fields: a body that gives it is told
+ * to say `args`, rather than have its tool run with no arguments.
+ */
+export const CallRequest = CallFields.extend({ arguments: z.unknown().optional() }).superRefine(
+  (body, context) => {
+    if (body.arguments === undefined) return;
+    context.addIssue({
+      code: 'custom',
+      path: ['arguments'],
+      message:
+        body.args === undefined
+          ? 'Baton takes the tool\'s arguments as "args" (MCP calls them "arguments"): rename the field'
+          : 'give the arguments once, as "args"',
+    });
+  },
+);
 
 function endpoint<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(
   spec: Endpoint<P, Q, B>,

@@ -2,7 +2,7 @@ import { type AnyTool, toMcpTool } from '@baton/contracts';
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifySchema } from 'fastify';
 import { z } from 'zod';
-import { CallRequest, type Endpoint } from './api.js';
+import { CallFields, CallRequest, type Endpoint } from './api.js';
 import {
   ApiError,
   CallError,
@@ -33,7 +33,8 @@ for (const [id, schema] of Object.entries({
   Notification,
   WebhookDelivery,
   Health,
-  CallRequest,
+  // Documented by its fields: `arguments` is there only to be refused with a hint.
+  CallRequest: CallFields,
 })) {
   NAMED.add(schema, { id });
 }
@@ -121,7 +122,7 @@ function namedSchemas(): Record<string, Json> {
  * own arguments' schema (`ToolCall.<name>`), so a generated client types `args` by tool.
  */
 function toolCallSchemas(tools: readonly AnyTool[]): Record<string, Json> {
-  const { properties, required } = toSchema(z.object(CallRequest.shape), 'input') as {
+  const { properties, required } = toSchema(z.object(CallFields.shape), 'input') as {
     properties: Json;
     required: string[];
   };

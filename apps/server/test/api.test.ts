@@ -70,6 +70,23 @@ describe('the HTTP API', () => {
     expect((await app.inject('/v1/calls?status=sleeping')).statusCode).toBe(400);
   });
 
+  it("says what a first request got wrong: the arguments under MCP's word, an empty tool name", async () => {
+    const issuesOf = async (body: object) => {
+      const reply = await post('/v1/calls', body);
+      expect(reply.statusCode).toBe(400);
+      return reply.json().error.issues as Array<{ path: string; message: string }>;
+    };
+    expect(await issuesOf({ name: 'echo', arguments: { text: 'hi' }, sessionId: 's' })).toEqual([
+      {
+        path: 'arguments',
+        message: 'Baton takes the tool\'s arguments as "args" (MCP calls them "arguments"): rename the field',
+      },
+    ]);
+    expect(await issuesOf({ name: '', args: {}, sessionId: 's' })).toEqual([
+      { path: 'name', message: 'the tool name must not be empty: give the name of one of GET /v1/tools' },
+    ]);
+  });
+
   it('runs a call that needs approval once approved, and rejects another', async () => {
     const pending = await post('/v1/calls', {
       name: 'deploy',
