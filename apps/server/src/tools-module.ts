@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { AnyTool } from '@baton/contracts';
@@ -85,6 +86,12 @@ function exportsOf(module: Record<string, unknown>): Record<string, unknown> {
  */
 export async function loadServedModule(path: string, cwd = process.cwd()): Promise<ServedModule> {
   const file = resolve(cwd, path);
+  // Said in the user's words, not as Node's resolution from inside the server's own files.
+  if (!existsSync(file)) {
+    throw new ConfigError(
+      `cannot load ${path}: there is no such file (${file}); give the path of your tools module`,
+    );
+  }
   let module: Record<string, unknown>;
   try {
     module = exportsOf(await importModule(file));
