@@ -177,23 +177,25 @@ describe("the README's rows, in order, in a fresh clone", () => {
       await server.stop();
     }
 
-    // `kill -TERM` on `npm start` itself stops the server: npm passes it on, and nothing between
-    // them keeps it.
-    const npmStart = spawn('npm', ['start'], {
-      cwd: clone,
-      env: { ...process.env, BATON_PORT: '0' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const stopped = new Promise((resolve) => npmStart.once('exit', resolve));
-    let address = '';
-    for await (const line of createInterface({ input: npmStart.stdout })) {
-      address ||= /Baton is listening on (\S+)/.exec(line)?.[1] ?? '';
-      if (address) break;
+    // `kill -TERM` on `npm start` or `npm run baton` itself, as a process manager sends it, stops
+    // the server: npm passes it on, and nothing between them keeps it (each script ends in `exec`).
+    for (const args of [['start'], ['run', 'baton', '--', 'serve', './tools.js']]) {
+      const npm = spawn('npm', args, {
+        cwd: clone,
+        env: { ...process.env, BATON_PORT: '0' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const stopped = new Promise((resolve) => npm.once('exit', resolve));
+      let address = '';
+      for await (const line of createInterface({ input: npm.stdout })) {
+        address ||= /Baton is listening on (\S+)/.exec(line)?.[1] ?? '';
+        if (address) break;
+      }
+      npm.stdout.resume();
+      expect((await fetch(`${address}/healthz`)).status).toBe(200);
+      npm.kill('SIGTERM');
+      await stopped;
+      await expect(fetch(`${address}/healthz`), `npm ${args.join(' ')}`).rejects.toThrow();
     }
-    npmStart.stdout.resume();
-    expect((await fetch(`${address}/healthz`)).status).toBe(200);
-    npmStart.kill('SIGTERM');
-    await stopped;
-    await expect(fetch(`${address}/healthz`)).rejects.toThrow();
   });
 });
