@@ -13,7 +13,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { environmentWith, type FlagValues, inFlagTerms, parseFlags } from './flags.js';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { serve } from './serve.js';
-import { checkRole, isPostgres } from './served-runtime.js';
+import { checkRole, EXIT_CANNOT_LISTEN, isPostgres, ListenError } from './served-runtime.js';
 import { VERSION } from './version.js';
 import { serveWatching } from './watch.js';
 import { work } from './worker.js';
@@ -49,7 +49,10 @@ Options of serve (each also an environment variable, or a key of baton.config.js
   --max-body-depth <n>      BATON_MAX_BODY_DEPTH      how deep a JSON body may nest (default 80)
   --max-body-keys <n>       BATON_MAX_BODY_KEYS       its keys and nested values (default 10000)
   --watch                                 restart whenever the module or a local file it imports changes,
-                                          atomic saves included (development)
+                                          atomic saves included (development); a port in use stops it
+
+Exit codes: 0 stopped, 1 a bad configuration or a module that does not load, 78 cannot listen
+(a port in use, one that needs privileges, a host not this machine's).
 
 Options of worker: --store (a postgres:// URL), --concurrency, --drain-ms, --init, --log-level,
 --host, and --port <n> (BATON_WORKER_PORT) to answer /healthz and /metrics there (default: none).
@@ -179,6 +182,6 @@ export async function runBaton(argv: readonly string[]): Promise<number | undefi
       (error as NodeJS.ErrnoException)?.code?.startsWith('ERR_PARSE_ARGS');
     if (!known) throw error;
     process.stderr.write(`${isBatonError(error) ? 'baton: ' : ''}${(error as Error).message}\n`);
-    return 1;
+    return error instanceof ListenError ? EXIT_CANNOT_LISTEN : 1;
   }
 }

@@ -53,6 +53,15 @@ export function openStore(location: string, init: boolean): Store {
 const LISTEN_BACKLOG = 4096;
 
 /**
+ * The server cannot listen where it was told (a port in use, one that needs privileges, a host
+ * not this machine's): no change of the tools fixes it, so `--watch` stops on it.
+ */
+export class ListenError extends ConfigError {}
+
+/** The exit code of a server that could not listen (sysexits' EX_CONFIG). */
+export const EXIT_CANNOT_LISTEN = 78;
+
+/**
  * Listens, or says in one line why not: a port in use, one that needs privileges, or a host that
  * is not this machine's.
  */
@@ -66,17 +75,17 @@ export async function listenOn(
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
-      throw new ConfigError(
+      throw new ListenError(
         `port ${port} on ${host} is in use (another server?): choose another with --port (BATON_PORT), or 0 for any free port`,
       );
     }
     if (code === 'EACCES') {
-      throw new ConfigError(
+      throw new ListenError(
         `port ${port} needs privileges this user lacks: choose one above 1023 with --port (BATON_PORT)`,
       );
     }
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
-      throw new ConfigError(
+      throw new ListenError(
         `host ${host} is not an address of this machine: choose another with --host (BATON_HOST)`,
       );
     }

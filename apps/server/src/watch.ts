@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, type FSWatcher, readFileSync, statSync, watch } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
+import { EXIT_CANNOT_LISTEN } from './served-runtime.js';
 
 /** A relative specifier in an import, an export-from, a dynamic import or a require. */
 const LOCAL_SPECIFIER =
@@ -54,7 +55,8 @@ export interface WatchedServe {
  * Their folders are watched, not the files: an editor that saves by writing a new file and
  * renaming it over the old one is seen every time. A module that is missing, or that fails to
  * load, is told in one line, and the next change starts it again. Resolves with 0 once a signal
- * stops it.
+ * stops it, or with the server's own code when it cannot listen where it was told (a port in use),
+ * which no change of the tools fixes.
  */
 export function serveWatching({ module, start, log }: WatchedServe): Promise<number> {
   const entry = resolve(module);
@@ -64,6 +66,8 @@ export function serveWatching({ module, start, log }: WatchedServe): Promise<num
   let changed: string | undefined;
   let debounce: ReturnType<typeof setTimeout> | undefined;
   let stopping = false;
+  /** Ends the watch with an exit code (set once the promise it resolves exists). */
+  let finish: (code: number) => void = () => {};
 
   const stopChild = async () => {
     const running = child;
@@ -100,6 +104,12 @@ export function serveWatching({ module, start, log }: WatchedServe): Promise<num
     started.once('exit', (code, signal) => {
       if (stopping || child !== started) return;
       child = undefined;
+      // It cannot listen where it was told: no change of the tools fixes that.
+      if (code === EXIT_CANNOT_LISTEN) {
+        log('baton --watch: the server cannot listen (see above): fix the port or host, then start it again');
+        finish(code);
+        return;
+      }
       log(
         `baton --watch: the server stopped (${signal ?? `exit ${code}`}): waiting for a change to start it again`,
       );
@@ -123,13 +133,20 @@ export function serveWatching({ module, start, log }: WatchedServe): Promise<num
   }
 
   return new Promise((done) => {
-    const stop = () => {
+    const end = () => {
       stopping = true;
       clearTimeout(debounce);
       for (const watcher of watchers) watcher.close();
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
+    };
+    const stop = () => {
+      end();
       void stopChild().then(() => done(0));
+    };
+    finish = (code) => {
+      end();
+      done(code);
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);

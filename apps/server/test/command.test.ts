@@ -101,7 +101,7 @@ describe('the baton command', () => {
     const { port } = taken.address() as AddressInfo;
     try {
       expect(await baton(['serve', '--port', String(port), '--store', 'in-use.db'])).toMatchObject({
-        code: 1,
+        code: 78,
         stderr: `port ${port} on 127.0.0.1 is in use (another server?): choose another with --port (BATON_PORT), or 0 for any free port\n`,
       });
     } finally {
@@ -305,6 +305,26 @@ describe('a module of tools from any kind of project', () => {
       } finally {
         expect(await server.stop()).toBe(0);
       }
+    }
+  });
+
+  it('stops --watch when the server cannot listen (a port in use): no save would fix it', async () => {
+    const held = createNetServer();
+    await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+    const { port } = held.address() as AddressInfo;
+    try {
+      const watched = await baton(
+        ['serve', './imported.js', '--watch', '--port', String(port), '--store', 'memory'],
+        project,
+      );
+      expect(watched.code).toBe(78);
+      expect(watched.stderr).toContain(`port ${port} on 127.0.0.1 is in use`);
+      expect(watched.stderr).toContain(
+        'baton --watch: the server cannot listen (see above): fix the port or host, then start it again',
+      );
+      expect(watched.stderr).not.toContain('waiting for a change');
+    } finally {
+      held.close();
     }
   });
 
