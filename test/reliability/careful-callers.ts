@@ -8,6 +8,9 @@ import type { CallerRecord } from './fault-ledger.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'timed_out']);
 const TOOL_NAMES = ['work', 'charge', 'refuse'] as const;
+/** One call in four is steered: its caller sends it two messages at once, then `finish`. */
+const toolOf = (n: number): CallerRecord['tool'] =>
+  (n % 4 === 3 ? 'steered' : TOOL_NAMES[n % 3]) as CallerRecord['tool'];
 
 /** One POST, or undefined when no answer came (a connection reset, a server gone). */
 export async function post(to: ServerProcess, body: object) {
@@ -44,6 +47,54 @@ async function endOf(
   return undefined;
 }
 
+type SentMessage = NonNullable<CallerRecord['messages']>[number];
+
+/**
+ * A careful sender of one message: it sends it, with its key, until one request is answered 202
+ * (or refused 409: the call ended), to the API servers in turn.
+ */
+async function sendMessage(
+  clients: readonly ServerProcess[],
+  callId: string,
+  text: string,
+  first: number,
+): Promise<SentMessage> {
+  const sent: SentMessage = { text, key: `${callId}:${text}`, requests: 0 };
+  const until = Date.now() + 60_000;
+  for (let turn = first; Date.now() < until; turn++) {
+    sent.requests++;
+    const to = clients[turn % clients.length] as ServerProcess;
+    const response = await fetch(`${to.address}/v1/calls/${callId}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ message: text, idempotencyKey: sent.key }),
+      signal: AbortSignal.timeout(30_000),
+    }).catch(() => undefined);
+    const body = (await response?.json().catch(() => undefined)) as
+      | { messageSeq?: number; error?: { code: string } }
+      | undefined;
+    if (response?.status === 202 && typeof body?.messageSeq === 'number') {
+      sent.seq = body.messageSeq;
+      return sent;
+    }
+    if (response?.status === 409) {
+      sent.refused = body?.error?.code ?? 'refused';
+      return sent;
+    }
+    await sleep(300);
+  }
+  return sent;
+}
+
+/** Steers a call: two messages at once (to two API servers), then `finish` once both are stored. */
+async function steer(clients: readonly ServerProcess[], callId: string, turn: number) {
+  const both = await Promise.all([
+    sendMessage(clients, callId, 'm1', turn),
+    sendMessage(clients, callId, 'm2', turn + 1),
+  ]);
+  return [...both, await sendMessage(clients, callId, 'finish', turn)];
+}
+
 /** A careful caller: it sends its call until one request is answered 200, then learns its end. */
 async function caller(
   clients: readonly ServerProcess[],
@@ -52,7 +103,7 @@ async function caller(
   shared: boolean,
   first: number,
 ): Promise<CallerRecord> {
-  const tool = TOOL_NAMES[n % 3] as CallerRecord['tool'];
+  const tool = toolOf(n);
   const ms = n % 5 === 0 ? 1_500 : 40 + (n % 4) * 70;
   const body = { name: tool, args: { n, ms }, sessionId: `agent-${n % 4}`, callId };
   const entry: CallerRecord = { callId, tool, n, shared, requests: 0, answered: undefined, end: undefined };
@@ -62,6 +113,7 @@ async function caller(
     const answer = await post(clients[turn % clients.length] as ServerProcess, body);
     if (answer?.http === 200) {
       entry.answered = answer.reply.status;
+      if (tool === 'steered') entry.messages = await steer(clients, callId, turn);
       entry.end = TERMINAL.has(answer.reply.status) ? answer.reply : await endOf(clients, callId, turn);
       return entry;
     }

@@ -5,8 +5,9 @@
  * inside it too; then the database refuses connections while the killed worker and the stopped
  * client start again. One call in seven is sent to both clients at once (a load balancer's retry),
  * and every caller is careful: a request that gets no answer, or a 503, is sent again with the
- * same call id to the other client. The invariants are checked from the store and the callers'
- * ledger (see fault-ledger.ts). `BATON_FAULT_ROUNDS` (default 1) runs the faults that many times:
+ * same call id to the other client. One call in four is steered: its caller sends it two messages
+ * at once and then `finish`, each with its idempotency key, again at the other client on an error.
+ * The invariants are checked from the store and the callers' ledger (see fault-ledger.ts). `BATON_FAULT_ROUNDS` (default 1) runs the faults that many times:
  * the long form, by hand.
  */
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,12 +20,14 @@ import { load } from './careful-callers.js';
 import { counted, noViolations, violations } from './fault-ledger.js';
 import { type ProxiedDatabase, proxiedDatabase, type TcpProxy } from './tcp-proxy.js';
 
-const TOOLS = join(import.meta.dirname, '..', 'distributed', 'deployment-tools.mjs');
+const TOOLS = join(import.meta.dirname, 'fault-tools.mjs');
 const ROUNDS = Number(process.env.BATON_FAULT_ROUNDS ?? 1);
 const dir = mkdtempSync(join(tmpdir(), 'baton-combined-faults-'));
 const RUNS_LOG = join(dir, 'runs.log');
+const READS_LOG = join(dir, 'reads.log');
 writeFileSync(RUNS_LOG, '');
-const ENV = { RUNS_LOG, BATON_INLINE_BUDGET_MS: '1000', BATON_STORE_RETRY_MS: '20000' };
+writeFileSync(READS_LOG, '');
+const ENV = { RUNS_LOG, READS_LOG, BATON_INLINE_BUDGET_MS: '1000', BATON_STORE_RETRY_MS: '20000' };
 
 let database: ProxiedDatabase;
 let direct: string;
@@ -98,14 +101,17 @@ describe('every fault at once, on two clients and two workers through a TCP prox
       stop.done = true;
     }
     const ledger = await loading;
-    const found = await violations(direct, RUNS_LOG, ledger, killed);
+    const found = await violations(direct, RUNS_LOG, ledger, killed, READS_LOG);
     const calls = new Set(ledger.map((entry) => entry.callId)).size;
     const retried = ledger.filter((entry) => entry.requests > 1).length;
     const backgrounded = ledger.filter((entry) => entry.answered === 'backgrounded').length;
+    const messages = ledger.flatMap((entry) => entry.messages ?? []);
+    const steered = new Set(ledger.filter((entry) => entry.tool === 'steered').map((entry) => entry.callId));
     process.stdout.write(
       `combined faults: ${calls} calls, ${ledger.length} callers (${retried} sent again), ` +
-        `${backgrounded} told backgrounded, ${ROUNDS} round(s); violations: ` +
-        `${counted(found)}\n`,
+        `${backgrounded} told backgrounded, ${steered.size} steered with ${messages.length} messages ` +
+        `(${messages.filter((message) => message.requests > 1).length} sent again), ${ROUNDS} round(s); ` +
+        `violations: ${counted(found)}\n`,
     );
     expect(calls).toBeGreaterThan(100);
     expect(found).toEqual(noViolations());

@@ -8,7 +8,7 @@ import pg from 'pg';
  */
 export interface CallerRecord {
   callId: string;
-  tool: 'work' | 'charge' | 'refuse';
+  tool: 'work' | 'charge' | 'refuse' | 'steered';
   n: number;
   /** This caller shares its call id with another caller, sent at the same moment to another server. */
   shared: boolean;
@@ -18,6 +18,11 @@ export interface CallerRecord {
   answered: string | undefined;
   /** The call's end, as its caller learned it (from the answer, else by reading the call). */
   end: { status: string; output?: unknown; error?: { code: string } } | undefined;
+  /**
+   * A steered call's messages, as its caller sent them (each with its key, sent again until
+   * answered): the number each was stored under, or the refusal.
+   */
+  messages?: Array<{ text: string; key: string; requests: number; seq?: number; refused?: string }>;
 }
 
 export interface Violations {
@@ -41,6 +46,14 @@ export interface Violations {
   interruptedWithoutCause: string[];
   /** A caller never answered, or answered with the wrong end. */
   callers: string[];
+  /** A message a tool read twice (a retry stored again), or read after the call's `finish`. */
+  messagesTwice: string[];
+  /** A message answered 202 that its call, ended, never read (but in a worker SIGKILLed as it read). */
+  messagesUnread: string[];
+  /** A call's messages read out of the order of their numbers. */
+  messagesOutOfOrder: string[];
+  /** One message (one key) answered with two numbers, or a message never answered. */
+  messagesAnswered: string[];
 }
 
 /** What a run that keeps every invariant finds: no violation of any kind. */
@@ -54,6 +67,10 @@ export function noViolations(): Violations {
     ranTwice: [],
     interruptedWithoutCause: [],
     callers: [],
+    messagesTwice: [],
+    messagesUnread: [],
+    messagesOutOfOrder: [],
+    messagesAnswered: [],
   };
 }
 
@@ -66,11 +83,12 @@ export function counted(found: Violations): string {
 
 /** The end a call of the suite's tools should have. */
 function rightEnd({ tool, n, end }: CallerRecord): boolean {
-  if (end?.status === 'failed' && end.error?.code === 'interrupted') return tool !== 'work';
+  if (end?.status === 'failed' && end.error?.code === 'interrupted')
+    return tool === 'charge' || tool === 'refuse';
   if (tool === 'refuse') return end?.status === 'failed' && end.error?.code === 'tool_error';
   if (end?.status !== 'succeeded') return false;
-  const output = end.output as { worked?: number; charged?: number };
-  return (tool === 'work' ? output.worked : output.charged) === n;
+  const output = end.output as { worked?: number; charged?: number; steered?: number };
+  return (tool === 'work' ? output.worked : tool === 'steered' ? output.steered : output.charged) === n;
 }
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled', 'timed_out'];
@@ -82,6 +100,8 @@ export async function violations(
   callers: readonly CallerRecord[],
   /** The workers SIGKILLed, by pid: the moment of each kill, in milliseconds since the epoch. */
   killed: ReadonlyMap<string, number>,
+  /** Where the steered tool logs each message it reads, for a run with steered calls. */
+  readsLog?: string,
 ): Promise<Violations> {
   const db = new pg.Client({ connectionString: database });
   await db.connect();
@@ -136,7 +156,8 @@ export async function violations(
       const ran = runs.get(callId) ?? [];
       const tool = callers.find((caller) => caller.callId === callId)?.tool;
       const again = ran.slice(0, -1).filter((pid) => !killed.has(pid));
-      if (ran.length > 1 && (tool !== 'work' || again.length > 0)) {
+      const idempotent = tool === 'work' || tool === 'steered';
+      if (ran.length > 1 && (!idempotent || again.length > 0)) {
         found.ranTwice.push(`${callId} (${tool}): ran on ${ran.join(', ')}`);
       }
       const startedAt = Number(events?.started_at ?? Number.POSITIVE_INFINITY);
@@ -165,8 +186,64 @@ export async function violations(
         found.seenTwice.push(`${caller.callId}: answered ${caller.answered}, and notified`);
       }
     }
+    if (readsLog !== undefined) messageViolations(found, readsLog, callers, runs, killed);
     return found;
   } finally {
     await db.end();
+  }
+}
+
+/**
+ * The steered calls' messages: each stored once under one number whatever the retries, each read
+ * once and in the order of the numbers, none after `finish`, and every one answered 202 read by
+ * the end (but one a SIGKILL took between storing its read and the tool's log of it).
+ */
+function messageViolations(
+  found: Violations,
+  readsLog: string,
+  callers: readonly CallerRecord[],
+  runs: ReadonlyMap<string, string[]>,
+  killed: ReadonlyMap<string, number>,
+): void {
+  const reads = new Map<string, string[]>();
+  for (const line of readFileSync(readsLog, 'utf8').split('\n').filter(Boolean)) {
+    const [callId, text] = line.split(' ');
+    reads.set(callId as string, [...(reads.get(callId as string) ?? []), text as string]);
+  }
+  const steered = callers.filter((caller) => caller.tool === 'steered' && caller.answered);
+  const seqOf = new Map<string, Map<string, number>>();
+  for (const caller of steered) {
+    const seqs = seqOf.get(caller.callId) ?? new Map<string, number>();
+    seqOf.set(caller.callId, seqs);
+    for (const message of caller.messages ?? []) {
+      if (message.seq === undefined) {
+        if (message.refused === undefined)
+          found.messagesAnswered.push(`${caller.callId} ${message.text}: never answered`);
+        continue;
+      }
+      const before = seqs.get(message.text);
+      if (before !== undefined && before !== message.seq) {
+        found.messagesAnswered.push(`${caller.callId} ${message.text}: numbers ${before} and ${message.seq}`);
+      }
+      seqs.set(message.text, message.seq);
+    }
+  }
+  for (const [callId, seqs] of seqOf) {
+    const read = reads.get(callId) ?? [];
+    const once = new Set<string>();
+    for (const [index, text] of read.entries()) {
+      if (once.has(text) || read.indexOf('finish') < index)
+        found.messagesTwice.push(`${callId}: read [${read.join()}]`);
+      once.add(text);
+    }
+    const numbers = read.map((text) => seqs.get(text) ?? 0);
+    if (numbers.some((seq, i) => i > 0 && seq <= (numbers[i - 1] ?? 0))) {
+      found.messagesOutOfOrder.push(`${callId}: read [${read.join()}] numbered [${numbers.join()}]`);
+    }
+    const killedRun = (runs.get(callId) ?? []).some((pid) => killed.has(pid));
+    for (const text of seqs.keys()) {
+      if (!once.has(text) && !killedRun)
+        found.messagesUnread.push(`${callId} ${text}: read [${read.join()}]`);
+    }
   }
 }

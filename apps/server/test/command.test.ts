@@ -314,7 +314,7 @@ describe('a module of tools from any kind of project', () => {
     const { port } = held.address() as AddressInfo;
     try {
       const watched = await baton(
-        ['serve', './imported.js', '--watch', '--port', String(port), '--store', 'memory'],
+        ['serve', './imported.js', '--watch', '--port', String(port), '--store', 'port-in-use.db'],
         project,
       );
       expect(watched.code).toBe(78);
