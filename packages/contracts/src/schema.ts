@@ -54,17 +54,26 @@ const sharedAjv = new Map<string, AjvInstance>();
  * zod-only users never pay for it.
  */
 function ajv(schema: object): AjvInstance {
-  const dialect = (schema as { $schema?: unknown }).$schema;
-  const module = typeof dialect === 'string' && /draft-0[4-7]/.test(dialect) ? 'ajv' : 'ajv/dist/2020';
+  const module = ajvModuleOf(schema);
   let instance = sharedAjv.get(module);
   if (!instance) {
-    const loaded = createRequire(import.meta.url)(module) as {
-      default: new (options: AjvOptions) => AjvInstance;
-    };
-    instance = new loaded.default({ allErrors: true, strict: false });
+    instance = newAjv(module, { allErrors: true, strict: false });
     sharedAjv.set(module, instance);
   }
   return instance;
+}
+
+/** The ajv module of a schema's dialect: draft-07 and older, or 2020-12. */
+function ajvModuleOf(schema: object): string {
+  const dialect = (schema as { $schema?: unknown }).$schema;
+  return typeof dialect === 'string' && /draft-0[4-7]/.test(dialect) ? 'ajv' : 'ajv/dist/2020';
+}
+
+function newAjv(module: string, options: AjvOptions): AjvInstance {
+  const loaded = createRequire(import.meta.url)(module) as {
+    default: new (options: AjvOptions) => AjvInstance;
+  };
+  return new loaded.default(options);
 }
 
 /** What the keyword checker's ajv says of a schema it compiles: the keywords it does not know. */
@@ -76,18 +85,14 @@ const checkers = new Map<string, AjvInstance>();
  * schema with one checks less than its author meant. Keywords of one's own start with `x-`.
  */
 function unknownKeywords(schema: object): string[] {
-  const dialect = (schema as { $schema?: unknown }).$schema;
-  const module = typeof dialect === 'string' && /draft-0[4-7]/.test(dialect) ? 'ajv' : 'ajv/dist/2020';
+  const module = ajvModuleOf(schema);
   let checker = checkers.get(module);
   if (!checker) {
-    const loaded = createRequire(import.meta.url)(module) as {
-      default: new (options: AjvOptions) => AjvInstance;
-    };
     const heard = (...messages: unknown[]) => {
       const found = /unknown keyword: "([^"]+)"/.exec(messages.map(String).join(' '));
       if (found?.[1]) unknownSeen.push(found[1]);
     };
-    checker = new loaded.default({
+    checker = newAjv(module, {
       allErrors: true,
       strict: false,
       strictSchema: 'log',
