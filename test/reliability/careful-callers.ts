@@ -8,9 +8,12 @@ import type { CallerRecord } from './fault-ledger.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'timed_out']);
 const TOOL_NAMES = ['work', 'charge', 'refuse'] as const;
-/** One call in four is steered: its caller sends it two messages at once, then `finish`. */
-const toolOf = (n: number): CallerRecord['tool'] =>
-  (n % 4 === 3 ? 'steered' : TOOL_NAMES[n % 3]) as CallerRecord['tool'];
+/**
+ * The tool of the n-th call: with `steered`, one call in four is steered (its caller sends it two
+ * messages at once, then `finish`); the servers must then serve fault-tools.mjs.
+ */
+const toolOf = (n: number, steered: boolean): CallerRecord['tool'] =>
+  (steered && n % 4 === 3 ? 'steered' : TOOL_NAMES[n % 3]) as CallerRecord['tool'];
 
 /** One POST, or undefined when no answer came (a connection reset, a server gone). */
 export async function post(to: ServerProcess, body: object) {
@@ -102,8 +105,9 @@ async function caller(
   callId: string,
   shared: boolean,
   first: number,
+  steered: boolean,
 ): Promise<CallerRecord> {
-  const tool = toolOf(n);
+  const tool = toolOf(n, steered);
   const ms = n % 5 === 0 ? 1_500 : 40 + (n % 4) * 70;
   const body = { name: tool, args: { n, ms }, sessionId: `agent-${n % 4}`, callId };
   const entry: CallerRecord = { callId, tool, n, shared, requests: 0, answered: undefined, end: undefined };
@@ -131,6 +135,8 @@ export async function load(
   clients: readonly ServerProcess[],
   stop: { done: boolean },
   callers: number,
+  /** One call in four is steered (the servers serve fault-tools.mjs). */
+  { steered = false }: { steered?: boolean } = {},
 ): Promise<CallerRecord[]> {
   const ledger: CallerRecord[] = [];
   let next = 0;
@@ -141,8 +147,8 @@ export async function load(
         const callId = `call-${n}`;
         const both = n % 7 === 0;
         const sent = both
-          ? [caller(clients, n, callId, true, n), caller(clients, n, callId, true, n + 1)]
-          : [caller(clients, n, callId, false, n)];
+          ? [caller(clients, n, callId, true, n, steered), caller(clients, n, callId, true, n + 1, steered)]
+          : [caller(clients, n, callId, false, n, steered)];
         ledger.push(...(await Promise.all(sent)));
       }
     }),

@@ -72,7 +72,7 @@ describe('every fault at once, on two clients and two workers through a TCP prox
     clients.push(await client(), await client());
     const killed = new Map<string, number>();
     const stop = { done: false };
-    const loading = load(clients, stop, 8);
+    const loading = load(clients, stop, 8, { steered: true });
     try {
       for (let round = 0; round < ROUNDS; round++) {
         await sleep(5_000);
