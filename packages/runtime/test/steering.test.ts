@@ -304,6 +304,41 @@ describe('steering when the owner could not be told', () => {
   });
 });
 
+describe('a message sent as its call ends elsewhere', () => {
+  it('is refused, not answered 202, by a process that still holds a copy of the call another process ended', async () => {
+    const { store, tell } = sharedStore({ answers: true });
+    const { tool, readBy } = steeredTool();
+    const worker = testRuntime([tool], { store, role: 'worker' });
+    await worker.runtime.ready;
+    const record = makeCallRecord({
+      callId: 'c1',
+      toolName: 'research',
+      args: { topic: 'tides' },
+      attempt: 0,
+    });
+    await store.write({ calls: [record] });
+    tell({ type: 'queued' });
+    await settle();
+    expect(readBy).toEqual([[]]);
+    // An outage: this worker was taken for gone, and another process recovered the call and ended
+    // it `interrupted`. This worker has not heard yet: it still holds its live copy of the call.
+    const running = await store.getCall('c1');
+    if (!running) throw new Error('the call was not stored');
+    await store.write({
+      calls: [
+        {
+          ...running,
+          ownerId: 'the-other-process',
+          status: 'failed',
+          error: { code: 'interrupted', message: 'The process running the call stopped.' },
+          endedAt: running.updatedAt,
+        },
+      ],
+    });
+    expect(await refusalOf(worker.runtime.steer('c1', 'moon'))).toMatchObject({ code: 'call_ended' });
+  });
+});
+
 describe('a message sent again with its idempotency key', () => {
   it('is stored once and answered with the same number, by this process or another, even once it was read', async () => {
     const { store, tell } = sharedStore({ answers: true });

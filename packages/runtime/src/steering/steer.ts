@@ -7,7 +7,7 @@ import {
   type SteerReceipt,
   type ToolRegistry,
 } from '@baton/contracts';
-import type { StoreCallFiles } from '@baton/store';
+import type { StoreCallFiles, StoreReads } from '@baton/store';
 import type { CallContextHost } from '../call/context-host.js';
 import { newId } from '../ids.js';
 import { eventKey } from '../keys.js';
@@ -19,7 +19,7 @@ import { isSentMessage, messageKey, type SentMessage } from './sent-message.js';
 export interface SteerDeps {
   /** The call as this process knows it best: live here, or as stored. */
   runtime: { get(callId: string): Promise<CallRecord | undefined> };
-  store: Pick<StoreCallFiles, 'getResolution'>;
+  store: Pick<StoreCallFiles, 'getResolution'> & Pick<StoreReads, 'getCall'>;
   tools: Pick<ToolRegistry, 'get'>;
   /** Stores an external event's resolution and wakes the call's wait, in this process or another. */
   host: Pick<CallContextHost, 'resolveEvent'>;
@@ -125,10 +125,18 @@ export async function steerCall(
   }
 }
 
-/** The receipt of a message stored under `messageSeq`, unless its call ended without reading it. */
+/**
+ * The receipt of a message stored under `messageSeq`, unless its call ended without reading it.
+ * Both copies are read: the one live here may have ended before its end is stored, and the stored
+ * one may have been ended by another process while this one still holds a copy it has not yet
+ * heard is stale (it was taken for gone in an outage). An end stored before the message was is
+ * seen here, so no message is answered 202 after its call's end.
+ */
 async function receiptOf(deps: SteerDeps, callId: string, messageSeq: number): Promise<SteerReceipt> {
-  const now = await deps.runtime.get(callId);
-  if (now && isTerminalStatus(now.status) && (now.messagesRead ?? 0) < messageSeq) refuseEnded(now);
+  const [here, stored] = await Promise.all([deps.runtime.get(callId), deps.store.getCall(callId)]);
+  for (const now of [here, stored]) {
+    if (now && isTerminalStatus(now.status) && (now.messagesRead ?? 0) < messageSeq) refuseEnded(now);
+  }
   return { callId, messageSeq };
 }
 
