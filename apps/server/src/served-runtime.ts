@@ -1,6 +1,4 @@
 import { mkdirSync } from 'node:fs';
-import type { Server } from 'node:http';
-import { Server as NetServer } from 'node:net';
 import { dirname } from 'node:path';
 import { BatonError, MAX_ID_CHARS } from '@baton/contracts';
 import { createRuntime, type Runtime } from '@baton/runtime';
@@ -166,52 +164,4 @@ export async function storeReady(runtime: Runtime, config: ServerConfig): Promis
       { cause: error },
     );
   });
-}
-
-/**
- * SIGINT and SIGTERM stop the process as a deploy would: `stopping` says what is refused meanwhile;
- * the live calls have the drain to end, then are handed over; the HTTP side (if any) closes last.
- */
-export function stopOnSignals(
-  runtime: Pick<Runtime, 'close'>,
-  app: Pick<FastifyInstance, 'close' | 'server'> | undefined,
-  log: Pick<Logger, 'info' | 'flush'>,
-  { drainMs, stopping }: { drainMs: number; stopping: string },
-): void {
-  const stop = async (signal: NodeJS.Signals) => {
-    log.info(
-      { signal, drainMs },
-      `stopping: ${stopping}; live calls may end for the drain, then are handed over`,
-    );
-    await runtime.close({ drainMs });
-    if (app) await stopListening(app.server, LAST_ANSWERS_MS);
-    await app?.close();
-    log.info('stopped');
-    log.flush();
-    process.exit(0);
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-}
-
-/** How long a stopping server lets the requests under way be answered once it stops listening. */
-const LAST_ANSWERS_MS = 2_000;
-
-/**
- * A new connection is refused from now on (a load balancer tries another server, where a reset
- * would be a failed request), and the requests under way, those on connections just accepted
- * included, are answered (for up to `ms`: an event stream never ends by itself) before whoever
- * called this closes the rest. During a drain each answer closes its connection.
- */
-async function stopListening(server: Server, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    // The listening socket alone: an HTTP server's own close() also closes the connections that
-    // carry no request yet, and one just accepted, whose request is on its way, is one of those.
-    new Promise((resolve) => NetServer.prototype.close.call(server, resolve)),
-    new Promise((resolve) => {
-      timer = setTimeout(resolve, ms);
-    }),
-  ]);
-  clearTimeout(timer);
 }
