@@ -1,5 +1,6 @@
 // The tools of the deployment and outage tests, served by `baton serve --role client` and run by
-// `baton worker`. Each run appends a line to $RUNS_LOG: the tool, the call, the process.
+// `baton worker`. Each run appends a line to $RUNS_LOG: the tool, the call, the process, and the
+// moment it began (ms since the epoch).
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineTool, ToolError } from '@baton/contracts';
@@ -9,7 +10,8 @@ const input = {
   properties: { n: { type: 'integer' }, ms: { type: 'integer', minimum: 0 } },
   required: ['n', 'ms'],
 };
-const ran = (tool, ctx) => appendFileSync(process.env.RUNS_LOG, `${tool} ${ctx.callId} ${process.pid}\n`);
+const ran = (tool, ctx) =>
+  appendFileSync(process.env.RUNS_LOG, `${tool} ${ctx.callId} ${process.pid} ${Date.now()}\n`);
 
 /** Safe to run again: a crash or a handover runs it once more. */
 export const work = defineTool({

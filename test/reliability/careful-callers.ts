@@ -10,7 +10,8 @@ const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'timed_out']);
 const TOOL_NAMES = ['work', 'charge', 'refuse'] as const;
 /**
  * The tool of the n-th call: with `steered`, one call in four is steered (its caller sends it two
- * messages at once, then `finish`); the servers must then serve fault-tools.mjs.
+ * messages at once, then `finish`; it tells an update of each, and its session is reminded that it
+ * still runs); the servers must then serve fault-tools.mjs.
  */
 const toolOf = (n: number, steered: boolean): CallerRecord['tool'] =>
   (steered && n % 4 === 3 ? 'steered' : TOOL_NAMES[n % 3]) as CallerRecord['tool'];
@@ -109,7 +110,10 @@ async function caller(
 ): Promise<CallerRecord> {
   const tool = toolOf(n, steered);
   const ms = n % 5 === 0 ? 1_500 : 40 + (n % 4) * 70;
-  const body = { name: tool, args: { n, ms }, sessionId: `agent-${n % 4}`, callId };
+  // A steered call runs until its messages are in, seconds under the faults: its session is
+  // reminded that it still runs.
+  const reminders = tool === 'steered' ? { notifyAfterMs: [1_500, 4_000, 8_000] } : {};
+  const body = { name: tool, args: { n, ms }, sessionId: `agent-${n % 4}`, callId, ...reminders };
   const entry: CallerRecord = { callId, tool, n, shared, requests: 0, answered: undefined, end: undefined };
   const until = Date.now() + 90_000;
   for (let turn = first; Date.now() < until; turn++) {

@@ -6,9 +6,10 @@
  * client start again. One call in seven is sent to both clients at once (a load balancer's retry),
  * and every caller is careful: a request that gets no answer, or a 503, is sent again with the
  * same call id to the other client. One call in four is steered: its caller sends it two messages
- * at once and then `finish`, each with its idempotency key, again at the other client on an error.
- * The invariants are checked from the store and the callers' ledger (see fault-ledger.ts). `BATON_FAULT_ROUNDS` (default 1) runs the faults that many times:
- * the long form, by hand.
+ * at once and then `finish`, each with its idempotency key, again at the other client on an error;
+ * it tells an update of each message it reads, and its session is reminded that it still runs.
+ * The invariants are checked from the store and the callers' ledger (see fault-ledger.ts).
+ * `BATON_FAULT_ROUNDS` (default 1) runs the faults that many times: the long form, by hand.
  */
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type ServerProcess, startServer, startWorker, type WorkerProcess } from '@baton/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { load } from './careful-callers.js';
-import { counted, noViolations, violations } from './fault-ledger.js';
+import { counted, noViolations, talkCounted, violations } from './fault-ledger.js';
 import { type ProxiedDatabase, proxiedDatabase, type TcpProxy } from './tcp-proxy.js';
 
 const TOOLS = join(import.meta.dirname, 'fault-tools.mjs');
@@ -107,13 +108,17 @@ describe('every fault at once, on two clients and two workers through a TCP prox
     const backgrounded = ledger.filter((entry) => entry.answered === 'backgrounded').length;
     const messages = ledger.flatMap((entry) => entry.messages ?? []);
     const steered = new Set(ledger.filter((entry) => entry.tool === 'steered').map((entry) => entry.callId));
+    const talk = await talkCounted(direct);
     process.stdout.write(
       `combined faults: ${calls} calls, ${ledger.length} callers (${retried} sent again), ` +
         `${backgrounded} told backgrounded, ${steered.size} steered with ${messages.length} messages ` +
-        `(${messages.filter((message) => message.requests > 1).length} sent again), ${ROUNDS} round(s); ` +
+        `(${messages.filter((message) => message.requests > 1).length} sent again), ` +
+        `${talk.updates} updates and ${talk.reminders} reminders told, ${ROUNDS} round(s); ` +
         `violations: ${counted(found)}\n`,
     );
     expect(calls).toBeGreaterThan(100);
+    expect(talk.updates).toBeGreaterThan(0);
+    expect(talk.reminders).toBeGreaterThan(0);
     expect(found).toEqual(noViolations());
     for (const process of [...clients.splice(0), ...workers]) expect(await process.stop()).toBe(0);
   });

@@ -30,8 +30,15 @@ export interface Violations {
   endedWrong: string[];
   /** A history that does not start with `queued` at 1, or has a hole. */
   holes: string[];
-  /** A detached call without exactly one notification, or a call not detached with one. */
+  /** A detached call without exactly one notification of its end, or a call not detached with one. */
   notifications: string[];
+  /**
+   * An update or reminder stored after its call's end (an event, or a notification after the
+   * end's), or one left to be given once the call ended (the end replaces those not yet given).
+   */
+  talkAfterEnd: string[];
+  /** A tool run begun after its call's end was stored. */
+  ranAfterEnd: string[];
   /** A caller told `backgrounded` of a call that was not detached: its end is told to nobody. */
   untold: string[];
   /** A caller of its own, answered at its first request with the end of a detached call: seen twice. */
@@ -62,6 +69,8 @@ export function noViolations(): Violations {
     endedWrong: [],
     holes: [],
     notifications: [],
+    talkAfterEnd: [],
+    ranAfterEnd: [],
     untold: [],
     seenTwice: [],
     ranTwice: [],
@@ -92,6 +101,23 @@ function rightEnd({ tool, n, end }: CallerRecord): boolean {
 }
 
 const TERMINAL = ['succeeded', 'failed', 'cancelled', 'timed_out'];
+const TERMINAL_SQL = TERMINAL.map((status) => `'${status}'`).join(', ');
+
+/** How many updates and reminders the calls told, as stored: the run's figures. */
+export async function talkCounted(database: string): Promise<{ updates: number; reminders: number }> {
+  const db = new pg.Client({ connectionString: database });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ updates: number; reminders: number }>(
+      `SELECT count(*) FILTER (WHERE event->>'type' = 'update')::int AS updates,
+              count(*) FILTER (WHERE event->>'type' = 'still_running')::int AS reminders
+         FROM baton.events`,
+    );
+    return rows[0] ?? { updates: 0, reminders: 0 };
+  } finally {
+    await db.end();
+  }
+}
 
 /** Reads the store and the runs log, and lists every violation of the suite's invariants. */
 export async function violations(
@@ -120,21 +146,45 @@ export async function violations(
       seqs: number[];
       types: string[];
       started_at: string | null;
+      ended_at: string | null;
+      end_seq: number | null;
+      last_talk_seq: number | null;
     }>(
       `SELECT call_id, array_agg(seq ORDER BY seq) AS seqs, array_agg(event->>'type' ORDER BY seq) AS types,
-              max((event->>'at')::bigint) FILTER (WHERE event->>'type' = 'started') AS started_at
+              max((event->>'at')::bigint) FILTER (WHERE event->>'type' = 'started') AS started_at,
+              min((event->>'at')::bigint) FILTER (WHERE event->>'type' IN (${TERMINAL_SQL})) AS ended_at,
+              min(seq) FILTER (WHERE event->>'type' IN (${TERMINAL_SQL})) AS end_seq,
+              max(seq) FILTER (WHERE event->>'type' IN ('update', 'still_running')) AS last_talk_seq
          FROM baton.events GROUP BY call_id`,
     );
-    const { rows: notices } = await db.query<{ call_id: string; count: number }>(
-      'SELECT call_id, count(*)::int AS count FROM baton.notifications GROUP BY call_id',
+    const { rows: notices } = await db.query<{
+      call_id: string;
+      ends: number;
+      running_left: number;
+      running_after_end: number;
+    }>(
+      `SELECT call_id,
+              count(*) FILTER (WHERE notification->>'outcome' <> 'running')::int AS ends,
+              count(*) FILTER (WHERE notification->>'outcome' = 'running' AND status <> 'acknowledged')::int
+                AS running_left,
+              count(*) FILTER (WHERE notification->>'outcome' = 'running' AND position > ends.at)::int
+                AS running_after_end
+         FROM baton.notifications
+         LEFT JOIN LATERAL (
+           SELECT min(position) AS at FROM baton.notifications AS e
+            WHERE e.call_id = notifications.call_id AND e.notification->>'outcome' <> 'running'
+         ) AS ends ON true
+        GROUP BY call_id`,
     );
     const record = new Map(calls.map((call) => [call.call_id, call]));
     const history = new Map(histories.map((row) => [row.call_id, row]));
-    const noticesOf = new Map(notices.map(({ call_id, count }) => [call_id, count]));
+    const noticesOf = new Map(notices.map((row) => [row.call_id, row]));
     const runs = new Map<string, string[]>();
+    const lastRunAt = new Map<string, number>();
     for (const line of readFileSync(runsLog, 'utf8').split('\n').filter(Boolean)) {
-      const [, callId, pid] = line.split(' ');
+      const [, callId, pid, at] = line.split(' ');
       runs.set(callId as string, [...(runs.get(callId as string) ?? []), pid as string]);
+      lastRunAt.set(callId as string, Math.max(lastRunAt.get(callId as string) ?? 0, Number(at ?? 0)));
     }
 
     const found = noViolations();
@@ -150,8 +200,19 @@ export async function violations(
       if (events?.types[0] !== 'queued' || seqs.some((seq, i) => seq !== i + 1)) {
         found.holes.push(`${callId}: [${events?.types.map((type, i) => `${seqs[i]} ${type}`).join(', ')}]`);
       }
-      if ((noticesOf.get(callId) ?? 0) !== (call?.detached ? 1 : 0)) {
-        found.notifications.push(`${callId}: detached ${call?.detached}, ${noticesOf.get(callId) ?? 0}`);
+      const notified = noticesOf.get(callId);
+      if ((notified?.ends ?? 0) !== (call?.detached ? 1 : 0)) {
+        found.notifications.push(`${callId}: detached ${call?.detached}, ${notified?.ends ?? 0}`);
+      }
+      const talkedAfter = (events?.last_talk_seq ?? 0) > (events?.end_seq ?? Number.POSITIVE_INFINITY);
+      if (talkedAfter || (notified?.running_left ?? 0) > 0 || (notified?.running_after_end ?? 0) > 0) {
+        found.talkAfterEnd.push(
+          `${callId}: events [${events?.types.join()}], ${notified?.running_left} updates left, ${notified?.running_after_end} after the end`,
+        );
+      }
+      const endedAt = Number(events?.ended_at ?? Number.POSITIVE_INFINITY);
+      if ((lastRunAt.get(callId) ?? 0) > endedAt) {
+        found.ranAfterEnd.push(`${callId}: ran at ${lastRunAt.get(callId)}, ended at ${endedAt}`);
       }
       const ran = runs.get(callId) ?? [];
       const tool = callers.find((caller) => caller.callId === callId)?.tool;

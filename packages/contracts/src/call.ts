@@ -164,10 +164,13 @@ export interface CallRecord {
 
 export type NotificationStatus = 'queued' | 'acknowledged';
 
-/** Brings the end of a backgrounded call back to its session (the background continuation). */
 /** How a notification's call stands: its end, or `running` for an update of a call that goes on. */
 export type NotificationOutcome = TerminalStatus | 'running';
 
+/**
+ * Brings a backgrounded call's end back to its session (the background continuation), or tells it
+ * the call goes on: an update, or a reminder that it still runs.
+ */
 export interface Notification {
   id: string;
   callId: string;
