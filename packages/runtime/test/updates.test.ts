@@ -98,6 +98,19 @@ describe('ctx.update: intermediate results for the model', () => {
     expect((await runtime.get(callId))?.update?.value).toBe('half way');
   });
 
+  it('lets the end replace an update told just before it, not yet in the store when the end came', async () => {
+    const { tool, runs } = playedTool();
+    const { runtime } = testRuntime([tool]);
+    const { callId } = await runtime.call({ name: 'research', sessionId: 's' });
+    await settle();
+    // In one tick: the update's notification is still on its way to the store when the end replaces it.
+    runs[0]?.ctx.update('half way');
+    runs[0]?.done.resolve('all found');
+    await settle();
+    expect(await queuedOf(runtime)).toEqual([['succeeded', undefined]]);
+    expect((await runtime.get(callId))?.update?.value).toBe('half way');
+  });
+
   it('goes by the scheduling it names: an interrupt is due at the next step, not only when idle', async () => {
     const { tool, runs } = playedTool();
     const { runtime } = testRuntime([tool]);

@@ -22,6 +22,8 @@ export interface TalkState {
   updateNotificationId?: string;
   /** The notification of its latest reminder (`notifyAfterMs`), which a newer one, an update or the end replaces. */
   reminderNotificationId?: string;
+  /** Its notifications on their way to the store: one replaced meanwhile is acknowledged once there. */
+  notificationsUnwritten?: Map<string, Promise<void>>;
   /** The timers of a call that talks back, one of each kind (see timers.ts). */
   stallTimer?: unknown;
   updateTimer?: unknown;

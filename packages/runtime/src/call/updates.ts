@@ -13,7 +13,7 @@ import type { CallWrites } from './writes.js';
 
 export interface UpdatesDeps {
   writes: Pick<CallWrites, 'emit' | 'save'>;
-  writer: Pick<WriteBatcher, 'add'>;
+  writer: Pick<WriteBatcher, 'write'>;
   timers: Pick<Timers, 'armFor'>;
   clock: Pick<Clock, 'now'>;
   store: Pick<StoreNotifications, 'acknowledgeNotification'>;
@@ -62,8 +62,7 @@ export class CallUpdates {
     if (record.run && !record.run.signalOnCompletion) return;
     const { updateSeq, value } = record.update;
     const notification = this.#notificationOf(call, updateSeq, value, call.tool.execution.scheduling);
-    this.deps.writer.add('notifications', notification);
-    this.#replace(call, 'updateNotificationId', notification.id);
+    this.#tell(call, 'updateNotificationId', notification);
   }
 
   /** The end of a detached call is its session's now: an update not yet given is not given after it. */
@@ -102,9 +101,8 @@ export class CallUpdates {
       body: stillRunningBody(formattedCall(record, call.settings), runningForMs),
       output: { call_id: record.callId, status: 'running', running_for_ms: runningForMs },
     };
-    this.deps.writer.add('notifications', notification);
     this.deps.writes.emit(call, { type: 'still_running', runningForMs });
-    this.#replace(call, 'reminderNotificationId', notification.id);
+    this.#tell(call, 'reminderNotificationId', notification);
   }
 
   #write(call: LiveCall): void {
@@ -112,7 +110,7 @@ export class CallUpdates {
     const merged = talk.mergedUpdate;
     if (!merged || isTerminalStatus(call.record.status)) return;
     talk.mergedUpdate = undefined;
-    const { writes, writer, clock, timers, updateIntervalMs } = this.deps;
+    const { writes, clock, timers, updateIntervalMs } = this.deps;
     const { record } = call;
     const updateSeq = (record.update?.updateSeq ?? 0) + 1;
     record.update = { updateSeq, value: merged.value, at: clock.now() };
@@ -122,12 +120,26 @@ export class CallUpdates {
     if (record.detached && !(record.run && !record.run.signalOnCompletion)) {
       const notification = this.#notificationOf(call, updateSeq, merged.value, merged.scheduling);
       // No `notification` event: that one tells of the end's notification (a follower stops at it).
-      writer.add('notifications', notification);
-      this.#replace(call, 'updateNotificationId', notification.id);
+      this.#tell(call, 'updateNotificationId', notification);
       // An update says more than that the call still runs.
       this.#replace(call, 'reminderNotificationId', undefined);
     }
     timers.armFor(call, 'update', updateIntervalMs, () => this.#write(call));
+  }
+
+  /** Queues a notification of the call's, which replaces the one before it of its kind. */
+  #tell(
+    call: LiveCall,
+    which: 'updateNotificationId' | 'reminderNotificationId',
+    notification: Notification,
+  ) {
+    const unwritten = (call.talk.notificationsUnwritten ??= new Map());
+    const written = this.deps.writer.write('notifications', notification);
+    unwritten.set(notification.id, written);
+    // Once written (or refused, which its batch reports), a replacement acknowledges it at once.
+    const settled = () => unwritten.delete(notification.id);
+    written.then(settled, settled);
+    this.#replace(call, which, notification.id);
   }
 
   #replace(
@@ -139,10 +151,13 @@ export class CallUpdates {
     const before = talk[which];
     talk[which] = by;
     if (before === undefined) return;
-    // One still in the write with its successor is not stored yet: the loop that holds both keeps the latest.
-    this.deps.store
-      .acknowledgeNotification(before, this.deps.clock.now())
-      .catch(this.deps.failures.on('replace an update', call.record.callId));
+    const acknowledge = () => this.deps.store.acknowledgeNotification(before, this.deps.clock.now());
+    // One still on its way to the store is acknowledged once it is there: acknowledged before, it
+    // would be found by no one, then stored as not given, beside the end that replaced it.
+    const unwritten = talk.notificationsUnwritten?.get(before);
+    (unwritten ? unwritten.then(acknowledge, () => false) : acknowledge()).catch(
+      this.deps.failures.on('replace an update', call.record.callId),
+    );
   }
 
   #notificationOf(call: LiveCall, updateSeq: number, value: unknown, scheduling: Scheduling): Notification {
