@@ -273,12 +273,17 @@ export const batonPlugin: FastifyPluginAsync<BatonPluginOptions> = async (
   route(API.metrics, async ({ reply }) => reply.type(metrics.contentType).send(await metrics.metrics()));
 
   route(API.createCall, async ({ body, scope, reply: response }) => {
-    const reply = await runtime.call({
-      ...body,
-      sessionId: scope.inside(body.sessionId),
-      callId: body.callId === undefined ? scope.newCallId() : scope.inside(body.callId),
-      caller: scope.caller,
-    });
+    // An id made here is new: the runtime need not ask the store whether a call has it.
+    const freshId = body.callId === undefined;
+    const reply = await runtime.call(
+      {
+        ...body,
+        sessionId: scope.inside(body.sessionId),
+        callId: body.callId === undefined ? scope.newCallId() : scope.inside(body.callId),
+        caller: scope.caller,
+      },
+      { freshId },
+    );
     // The runtime refused the caller: a tool its scopes do not allow, or past its quota.
     const error = reply.status === 'failed' ? reply.error : undefined;
     if (error?.code === 'insufficient_scope' && error.scope !== undefined)

@@ -38,8 +38,12 @@ export class Answers {
     call.answer(writer.recordConfirmed(record).then(() => reply, notSavedReply(record.callId)));
   }
 
-  /** The `answerCaller` action: the caller gets the end once it is written (see `writeEnd`). */
+  /**
+   * The `answerCaller` action: the caller gets the end once it is written (see `writeEnd`). One
+   * answered already (told the call went on in the background) gets nothing: no reply is built.
+   */
   ended(call: LiveCall): void {
+    if (!call.unanswered) return;
     const { record } = call;
     const written = call.endWritten ?? Promise.resolve();
     call.answer(written.then(() => replyOf(record, call.settings), notSavedReply(record.callId)));

@@ -194,6 +194,11 @@ export class LiveCall {
     this.#seq = lastSeq;
   }
 
+  /** Nobody has been answered yet: a caller (or a repeat of its request) may wait for the reply. */
+  get unanswered(): boolean {
+    return this.#answer !== undefined;
+  }
+
   /** Gives the caller its reply; only the first answer counts. */
   answer(reply: CallReply | Promise<CallReply>): void {
     const answer = this.#answer;
