@@ -133,7 +133,9 @@ export class CallUpdates {
     which: 'updateNotificationId' | 'reminderNotificationId',
     notification: Notification,
   ) {
-    const unwritten = (call.talk.notificationsUnwritten ??= new Map());
+    const talk = call.talk;
+    talk.notificationsUnwritten ??= new Map();
+    const unwritten = talk.notificationsUnwritten;
     const written = this.deps.writer.write('notifications', notification);
     unwritten.set(notification.id, written);
     // Once written (or refused, which its batch reports), a replacement acknowledges it at once.
