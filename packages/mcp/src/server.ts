@@ -7,6 +7,7 @@ import {
   Server,
   type ServerCapabilities,
   type ServerContext,
+  SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/server';
 import { servesControl } from './background-control.js';
 import { CALL_APP_URI, callAppPage, MCP_APP_MIME_TYPE } from './call-app.js';
@@ -56,7 +57,10 @@ class BatonServer extends Server {
   activity: Serving['activity'];
 
   protected override _wrapHandler(method: string, handler: Handler): Handler {
-    const inner = method === 'tools/call' ? this.#passingTasks(handler) : super._wrapHandler(method, handler);
+    const inner =
+      method === 'tools/call'
+        ? this.#passingTasks(handler)
+        : saidTruly(method, super._wrapHandler(method, handler));
     return async (request, context) => {
       const activity = this.activity;
       if (!activity) return inner(request, context);
@@ -84,6 +88,40 @@ class BatonServer extends Server {
       }
     };
   }
+}
+
+/** The first revision with tasks (`capabilities.tasks`): an earlier client is not offered them. */
+const FIRST_TASKS_REVISION = '2025-11-25';
+
+/**
+ * What the endpoint says of itself, made true where the SDK's answer is narrower or wider:
+ * `server/discover` lists every revision it serves (the SDK lists the 2026 ones only, though the
+ * same endpoint takes `initialize` for the 2025 ones), and `initialize` offers the capabilities of
+ * the revision it agreed on only.
+ */
+function saidTruly(method: string, handler: Handler): Handler {
+  if (method === 'server/discover') {
+    return async (request, context) => {
+      const result = await handler(request, context);
+      const modern = Array.isArray(result.supportedVersions) ? (result.supportedVersions as string[]) : [];
+      const served = [
+        ...modern,
+        ...SUPPORTED_PROTOCOL_VERSIONS.filter((version) => !modern.includes(version)),
+      ];
+      return { ...result, supportedVersions: served };
+    };
+  }
+  if (method === 'initialize') {
+    return async (request, context) => {
+      const result = await handler(request, context);
+      const { protocolVersion, capabilities } = result as { protocolVersion?: string; capabilities?: object };
+      if (protocolVersion === undefined || protocolVersion >= FIRST_TASKS_REVISION || !capabilities)
+        return result;
+      const { tasks: _notOffered, ...offered } = capabilities as ServerCapabilities;
+      return { ...result, capabilities: offered };
+    };
+  }
+  return handler;
 }
 
 /** An MCP server over a runtime's tools, for one scope and one protocol generation. */

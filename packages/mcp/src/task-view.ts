@@ -79,12 +79,12 @@ function timesOf(record: CallRecord) {
 }
 
 /**
- * How long from its creation the task is kept: the runtime removes a call its retention after it
- * ends, so until it ends this is the least it will be kept. Null when nothing is removed.
+ * How long from its creation the task is kept at least: the runtime removes a call its retention
+ * after it ends, so the retention holds from its creation. One number from the first answer on,
+ * as the client was first told. Null when nothing is removed.
  */
-function ttlOf(record: CallRecord, retentionMs: number | undefined): number | null {
-  if (retentionMs === undefined) return null;
-  return (record.endedAt ?? record.createdAt) - record.createdAt + retentionMs;
+function ttlOf(retentionMs: number | undefined): number | null {
+  return retentionMs ?? null;
 }
 
 /**
@@ -103,7 +103,7 @@ export function legacyTaskOf(
   return {
     taskId: scope.outside(record.callId),
     status: seed ? 'working' : waits ? 'input_required' : LEGACY_STATUS[record.status],
-    ttl: ttlOf(record, retentionMs),
+    ttl: ttlOf(retentionMs),
     ...timesOf(record),
     pollInterval: pollIntervalMs,
     ...(statusMessage !== undefined ? { statusMessage } : {}),
@@ -127,7 +127,7 @@ export function taskOf(
     taskId: scope.outside(record.callId),
     status,
     ...timesOf(record),
-    ttlMs: ttlOf(record, retentionMs),
+    ttlMs: ttlOf(retentionMs),
     pollIntervalMs,
     ...(statusMessage !== undefined ? { statusMessage } : {}),
     // The result as the request itself would have answered it, discriminator included.

@@ -179,6 +179,50 @@ describe('the MCP handler at its edge', () => {
   });
 });
 
+describe('what the endpoint says it serves', () => {
+  it('lists in server/discover every revision it serves, and gives each initialize the capabilities of its revision only', async () => {
+    const entry = await serve();
+    const discover = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'server/discover',
+      params: {
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    });
+    const [discovered] = await rpcAnswers(
+      await post(entry.mcp, discover, {
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'server/discover',
+      }),
+    );
+    const { supportedVersions } = (discovered?.result ?? {}) as { supportedVersions: string[] };
+    expect(supportedVersions[0]).toBe('2026-07-28');
+    expect(supportedVersions).toEqual(expect.arrayContaining(['2025-11-25', '2025-06-18', '2025-03-26']));
+
+    const initialize = (protocolVersion: string) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion, capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      });
+    const capabilitiesOf = async (protocolVersion: string) => {
+      const [answer] = await rpcAnswers(await post(entry.mcp, initialize(protocolVersion)));
+      const result = answer?.result as { protocolVersion: string; capabilities: Record<string, unknown> };
+      expect(result.protocolVersion).toBe(protocolVersion);
+      return result.capabilities;
+    };
+    // Tasks came with 2025-11-25: a client of an earlier revision is not offered them.
+    expect(await capabilitiesOf('2025-11-25')).toHaveProperty('tasks');
+    expect(await capabilitiesOf('2025-06-18')).not.toHaveProperty('tasks');
+    expect(await capabilitiesOf('2025-06-18')).toHaveProperty('tools');
+  });
+});
+
 describe('sessions on 2025-11-25', () => {
   it("belong to their tenant: another tenant's token cannot use one", async () => {
     const entry = await serve();
@@ -533,7 +577,7 @@ describe('tasks/list on 2025-11-25', () => {
 });
 
 describe('task times on 2025-11-25', () => {
-  it('report the ttl the runtime keeps a task for, and a lastUpdatedAt that moves with its status message', async () => {
+  it('report the ttl the runtime keeps a task for, the same from creation to end, and a lastUpdatedAt that moves with its status message', async () => {
     const steps = Array.from({ length: 2 }, () => deferred<void>());
     const stepping = defineTool({
       name: 'stepping',
@@ -577,7 +621,8 @@ describe('task times on 2025-11-25', () => {
     expect(ended.content).toEqual([{ type: 'text', text: 'stepped' }]);
     const done = await client.experimental.tasks.getTask(task.taskId);
     expect(Date.parse(done.lastUpdatedAt) - created).toBe(12_000);
-    expect(done.ttl).toBe(12_000 + WEEK_MS);
+    // Counted from its creation, as first announced: it does not grow when the task completes.
+    expect(done.ttl).toBe(WEEK_MS);
   });
 
   it('acknowledge what a client followed to its result: tasks/result leaves no notification queued', async () => {
