@@ -9,6 +9,9 @@ type DeclaringServing = Pick<
   'runtime' | 'scope' | 'defaultMode' | 'backgroundControl' | 'sessionName' | 'era'
 >;
 
+/** The control tools whose work a task does itself: `tasks/get`, `tasks/result`, `tasks/cancel`. */
+const TASK_DOUBLES = ['check_background', 'wait_background', 'cancel_background'] as const;
+
 /** Where the output's shape is told to a client that is not given the schema. */
 function shapeWords(schema: unknown, control: boolean): string {
   const where = control
@@ -27,7 +30,13 @@ function shapeWords(schema: unknown, control: boolean): string {
  */
 export function declaredTools(serving: DeclaringServing, takesTasks: boolean): Tool[] {
   const control = servesControl(serving);
-  return listedTools(serving).map((tool) => {
+  // A client that takes tasks follows a call to its result as a task: a tool that gives the same
+  // result a second way would have its model given it twice (once from the tool, once from the
+  // task). Steering has no task method, so steer_background stays.
+  const listed = takesTasks
+    ? listedTools(serving).filter((tool) => !TASK_DOUBLES.includes(tool.name as never))
+    : listedTools(serving);
+  return listed.map((tool) => {
     const declared: McpToolDeclaration = toMcpTool(tool, { defaultMode: serving.defaultMode });
     // A call that may go on in the background is shown by the call's MCP App, which follows it
     // with the background-control tools.

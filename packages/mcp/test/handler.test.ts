@@ -221,6 +221,39 @@ describe('what the endpoint says it serves', () => {
     expect(await capabilitiesOf('2025-06-18')).not.toHaveProperty('tasks');
     expect(await capabilitiesOf('2025-06-18')).toHaveProperty('tools');
   });
+
+  it('2025-11-25: lists to a client that declared tasks no control tool that gives a result a second way', async () => {
+    const entry = await serve();
+    const namesFor = async (capabilities: object) => {
+      const opened = await post(
+        entry.mcp,
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 't', version: '1' } },
+        }),
+      );
+      const session = {
+        'mcp-session-id': opened.headers.get('mcp-session-id') ?? '',
+        'mcp-protocol-version': '2025-11-25',
+      };
+      const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+      const [answer] = await rpcAnswers(await post(entry.mcp, list, session));
+      return ((answer?.result ?? { tools: [] }) as { tools: Array<{ name: string }> }).tools.map(
+        (tool) => tool.name,
+      );
+    };
+    const withoutTasks = await namesFor({});
+    expect(withoutTasks).toContain('wait_background');
+    const withTasks = await namesFor({ tasks: { requests: { tools: { call: {} } } } });
+    expect(withTasks).toEqual(
+      withoutTasks.filter(
+        (name) => !['check_background', 'wait_background', 'cancel_background'].includes(name),
+      ),
+    );
+    expect(withTasks).toContain('list_background');
+  });
 });
 
 describe('sessions on 2025-11-25', () => {

@@ -56,6 +56,23 @@ const ended = (runtime: Runtime, tenant: string, taskId: string) =>
   );
 
 describe('tasks on 2026-07-28', () => {
+  it('lists no control tool that would give a task client its result a second way', async () => {
+    const { mcp } = await serve();
+    const namesFor = async (tasks: boolean) => {
+      const listed = (await client(mcp, 'Bearer token-a', tasks)('tools/list', {})) as unknown as {
+        tools: Array<{ name: string }>;
+      };
+      return listed.tools.map((tool) => tool.name);
+    };
+    expect(await namesFor(true)).toEqual(['delete_file']);
+    expect(await namesFor(false)).toEqual([
+      'delete_file',
+      'check_background',
+      'wait_background',
+      'cancel_background',
+    ]);
+  });
+
   it("shows a running task's latest update as its status message, and its result once it ends", async () => {
     const gate = deferred<void>();
     const build = defineTool({
