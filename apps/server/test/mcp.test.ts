@@ -211,6 +211,35 @@ describe('the MCP endpoint, driven by the MCP SDK client', () => {
     }
   });
 
+  it('keeps a call whose host gave up waiting (its own timeout): it goes on, and wait_background gives its result', async () => {
+    const { tool, gates } = gatedTool();
+    const { url, runtime } = await serve([tool]);
+    const client = await connect(url);
+    const progress = deferred<Progress>();
+    const abort = new AbortController();
+    const result = client.callTool({ name: 'gated', arguments: { label: 'kept' } }, undefined, {
+      onprogress: progress.resolve,
+      signal: abort.signal,
+    });
+    await progress.promise;
+    // What the SDKs' clients say in notifications/cancelled when their request timeout passes.
+    abort.abort('McpError: MCP error -32001: Request timed out');
+    await expect(result).rejects.toThrow();
+    const [call] = (await runtime.list({ toolName: 'gated' })).calls;
+    const callId = call?.callId ?? '';
+    for (;;) {
+      const record = await runtime.get(callId);
+      expect(record?.status).not.toMatch(/cancelled|failed/);
+      if (record?.status === 'backgrounded') break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    gates[0]?.resolve();
+    // The model knows the call by its tenant's id.
+    const shown = callId.slice(callId.indexOf('/') + 1);
+    const waited = await client.callTool({ name: 'wait_background', arguments: { call_id: shown } });
+    expect(waited.structuredContent).toMatchObject({ status: 'succeeded', result: { label: 'kept' } });
+  });
+
   it('calls a tool as a task, polls it to completion and takes its result; lists and cancels tasks', async () => {
     const { tool, gates } = gatedTool();
     const { url } = await serve([tool]);

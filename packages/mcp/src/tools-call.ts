@@ -15,6 +15,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { filter, firstValueFrom, type Observable, share } from 'rxjs';
+import { abandonment } from './abandoned.js';
 import { askApproval } from './approval-asks.js';
 import { acknowledgementOf, callControlTool, controlToolOf } from './background-control.js';
 import { forwardInputRequests } from './input-requests.js';
@@ -236,11 +237,15 @@ export async function callTool(
   }
   const signal = cancelling?.signal ?? context.mcpReq.signal;
   try {
-    // `notifications/cancelled` for this request, or a client that hangs up, cancels the call
-    // until it is answered; a call handed over to the background goes on. A round that answers
+    // `notifications/cancelled` for this request cancels the call until it is answered; a host
+    // that gave up waiting (its timeout) or went away leaves it to the background (`abandonment`).
+    // A call handed over to the background goes on. A round that answers
     // input goes on with the call it names, within its inline budget.
     const call = (inputs: Record<string, unknown>) =>
-      runtime.call({ name, args, sessionId, callId, inputs, ...caller }, { signal, freshId: fresh });
+      runtime.call(
+        { name, args, sessionId, callId, inputs, ...caller },
+        { signal, freshId: fresh, onAbort: abandonment },
+      );
     // What the tool's `prepare` asks for: answered from this round's input responses (2026-07-28),
     // or asked of the client on its session (2025-11-25).
     const replying = resumed

@@ -272,9 +272,20 @@ export interface SteerOptions extends AsCaller {
   idempotencyKey?: string;
 }
 
+/** What a caller's abort does to its call: cancels it, or hands it to the background. */
+export type CallAbortChoice = 'cancel' | 'background';
+
 export interface CallOptions {
-  /** Cancels the call when it aborts, until the caller has its reply. */
+  /** Cancels the call when it aborts, until the caller has its reply (see `onAbort`). */
   signal?: AbortSignal;
+  /**
+   * What an abort of `signal` does to the call, decided from the abort's reason when a function:
+   * `cancel` (the default) cancels it; `background` hands it to the background at once, as its
+   * inline budget would, so its end is kept for a later wait and told as a notification. For a
+   * caller that gave up waiting (its own timeout, a client that went away), not one asked to stop
+   * the work. A call whose mode does not let it go to the background is cancelled.
+   */
+  onAbort?: CallAbortChoice | ((reason: unknown) => CallAbortChoice);
   /**
    * The request's `callId` was made for this call just now, unique (a UUID): no call can have it
    * yet, so it is not looked up as a repeated id is (one store read saved, and on a shared store

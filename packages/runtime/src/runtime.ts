@@ -16,6 +16,7 @@ import { firstValueFrom, type Observable, Subject, toArray } from 'rxjs';
 import type { Access } from './access.js';
 import { assembleRuntime, type RuntimeParts } from './assembly.js';
 import { registerBackgroundControl } from './builtins/background-control.js';
+import { listenToCaller } from './call/caller-signal.js';
 import { refusalHandledElsewhere } from './call/ending.js';
 import { CallControls } from './call-controls.js';
 import { RETENTION_BATCH } from './defaults.js';
@@ -23,7 +24,7 @@ import type { FollowOptions } from './follow-store.js';
 import { newId } from './ids.js';
 import { eventKey, HEALTH_PROBE_CALL_ID } from './keys.js';
 import { createLedger } from './ledger/ledger.js';
-import { CANCELLED_BY_SIGNAL, SESSION_CANCELLED_REASON } from './messages.js';
+import { SESSION_CANCELLED_REASON } from './messages.js';
 import type {
   AsCaller,
   BatchOptions,
@@ -163,34 +164,32 @@ class BatonRuntime implements Runtime {
     return ready;
   }
 
-  call(request: CallRequest, { signal, freshId = false }: CallOptions = {}): Promise<CallReply> {
+  call(request: CallRequest, { signal, freshId = false, onAbort }: CallOptions = {}): Promise<CallReply> {
     if (!signal) return this.#parts.intake.call(request, undefined, freshId);
     // An id made here is as new as one intake would make.
     const made = request.callId === undefined;
     const callId = request.callId ?? newId();
     let answered = false;
+    let stopListening = () => {};
     const reply = this.#parts.intake.call({ ...request, callId }, undefined, made || freshId).finally(() => {
       answered = true;
-      signal.removeEventListener('abort', abort);
+      stopListening();
     });
-    const cancel = async () => {
-      if (await this.cancel(callId, CANCELLED_BY_SIGNAL)) return;
-      if (answered) return;
-      // Intake has not made the call yet (it checks, prepares, asks the store): cancel it as soon
-      // as it exists. Its first event says it does; a runtime that closes first ends it anyway.
-      await firstValueFrom(this.follow({ callId })).then(
-        () => this.cancel(callId, CANCELLED_BY_SIGNAL),
-        () => false,
-      );
-    };
-    const abort = () => {
-      // Once the drain is over, the caller is being answered that its call goes on: a connection
-      // that closes then (its server stopping) is not a caller who cancelled.
-      if (this.#stopping) return;
-      cancel().catch(this.#parts.failures.on('cancel on abort', callId));
-    };
-    if (signal.aborted) abort();
-    else signal.addEventListener('abort', abort, { once: true });
+    const { registry, driver, failures } = this.#parts;
+    stopListening = listenToCaller(
+      {
+        registry,
+        driver,
+        failures,
+        cancel: (id, reason) => this.cancel(id, reason),
+        follow: (id) => this.follow({ callId: id }),
+        stopping: () => this.#stopping,
+      },
+      callId,
+      signal,
+      onAbort,
+      () => answered,
+    );
     return reply;
   }
 

@@ -70,6 +70,50 @@ describe('cancellation', () => {
     expect((await runtime.get('c3'))?.status).toBe('succeeded');
   });
 
+  it('hands a call its caller gave up on to the background when onAbort says so, and cancels one that must stay inline', async () => {
+    const { tool, runs } = gatedTool('crawl', { mode: 'auto' });
+    const inline = gatedTool('lookup', { mode: 'inline' });
+    const { runtime } = testRuntime([tool, inline.tool]);
+    // The caller's own timeout: the call goes on, and its end is the session's notification.
+    const gaveUp = (reason: unknown) => (String(reason).includes('timed out') ? 'background' : 'cancel');
+    const timedOut = new AbortController();
+    const waiting = runtime.call(
+      { name: 'crawl', sessionId: 's1', callId: 'c1' },
+      { signal: timedOut.signal, onAbort: gaveUp },
+    );
+    await settle();
+    timedOut.abort('Request timed out');
+    expect(await waiting).toMatchObject({ status: 'backgrounded' });
+    expect(runs[0]?.signal.aborted).toBe(false);
+    runs[0]?.resolve('crawled');
+    await settle();
+    expect(await runtime.get('c1')).toMatchObject({ status: 'succeeded', detached: true });
+    expect((await runtime.notifications.list({ sessionId: 's1' })).map((n) => n.outcome)).toEqual([
+      'succeeded',
+    ]);
+
+    // Asked to stop: cancelled, as before.
+    const stopped = new AbortController();
+    const asked = runtime.call(
+      { name: 'crawl', sessionId: 's1', callId: 'c2' },
+      { signal: stopped.signal, onAbort: gaveUp },
+    );
+    await settle();
+    stopped.abort('the user pressed Esc');
+    expect(await asked).toMatchObject({ status: 'cancelled' });
+
+    // A call that may not go to the background is cancelled whatever onAbort says.
+    const left = new AbortController();
+    const lookup = runtime.call(
+      { name: 'lookup', sessionId: 's1', callId: 'c3' },
+      { signal: left.signal, onAbort: 'background' },
+    );
+    await settle();
+    left.abort();
+    expect(await lookup).toMatchObject({ status: 'cancelled' });
+    expect(inline.runs[0]?.signal.aborted).toBe(true);
+  });
+
   it('returns false and changes nothing for an unknown or finished call', async () => {
     const { tool, runs } = gatedTool('work');
     const { runtime, events } = testRuntime([tool]);
