@@ -2,6 +2,7 @@ import { type AnyTool, toMcpTool } from '@baton/contracts';
 import { BUILTIN_TOOLS } from '@baton/runtime';
 import type { ServerConfig } from './config.js';
 import { demoTools } from './demo-tools.js';
+import { budgetsPastHostsWait } from './host-waits.js';
 import { createLogger, type LogLevel } from './logger.js';
 import { redactedLocation } from './redacted-location.js';
 import { listenOn, retentionOf } from './served-runtime.js';
@@ -91,6 +92,11 @@ export async function serve(
   stopOnSignals(runtime, app, log, { drainMs: config.drainMs, stopping: 'no new calls (503)' });
   const tools = runtime.tools.names();
   log.info({ address, tools, store: redactedLocation(config.storePath), role: config.role }, 'started');
+  const pastHosts = budgetsPastHostsWait(
+    { inlineBudgetMs: config.inlineBudgetMs, defaultMode: runtime.defaultMode },
+    runtime.tools.definitions(),
+  );
+  if (pastHosts) log.warn(pastHosts);
   const tenants = new Set(Object.values(config.tokens));
   const oauth = config.oauth && `OAuth access tokens of ${config.oauth.issuer}`;
   const operators =

@@ -155,7 +155,7 @@ describe('the MCP endpoint, driven by the MCP SDK client', () => {
     expect(call?.callId).toBe(`acme/${running.call_id}`);
     expect(running).toMatchObject({ status: 'running', tool: 'gated' });
     expect(running.message).toBe(
-      `This tool is taking longer than 300 ms, so it is continuing in the background. To get its result, call wait_background with call_id "${running.call_id}"; check_background reports how far it got, and cancel_background stops it. Keep the call_id: it reaches this call from any later session.`,
+      `This tool is taking longer than 300 ms, so it is continuing in the background. Nothing brings its result back on its own: call wait_background with call_id "${running.call_id}" to get it, before you end your turn if you need it; check_background reports how far it got, and cancel_background stops it. Keep the call_id: it reaches this call from any later session.`,
     );
     const [, named, id] = /call (\w+) with call_id "([^"]+)"/.exec(running.message) ?? [];
 

@@ -38,6 +38,43 @@ describe('the built server, as `npm start` runs it', () => {
     expect(await exited).toBe(0);
   });
 
+  it('warns at its start of an auto tool whose inline budget is longer than MCP hosts wait, and not of the default', async () => {
+    const hostWarnings = async (budget: string | undefined) => {
+      const child = spawn(process.execPath, [main], {
+        env: {
+          ...process.env,
+          BATON_PORT: '0',
+          BATON_STORE: join(dir, `budget-${budget ?? 'default'}.db`),
+          ...(budget === undefined ? {} : { BATON_INLINE_BUDGET_MS: budget }),
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      // Every line it writes, from its start to its exit.
+      const lines: string[] = [];
+      const started = new Promise<void>((resolve) =>
+        createInterface({ input: child.stdout }).on('line', (line) => {
+          lines.push(line);
+          if (line.includes('"msg":"started"')) resolve();
+        }),
+      );
+      // Closed: it exited, and every line it wrote has been read.
+      const closed = new Promise((resolve) => child.on('close', resolve));
+      await started;
+      child.kill('SIGTERM');
+      expect(await closed).toBe(0);
+      return lines.filter((line) => line.includes('longer than MCP hosts wait'));
+    };
+    const [warning, ...more] = await hostWarnings('90000');
+    expect(more).toEqual([]);
+    expect(JSON.parse(warning ?? '{}')).toMatchObject({
+      level: 40,
+      msg: expect.stringMatching(
+        /^the inline budget of slow_report \(90000 ms\) is longer than MCP hosts wait/,
+      ),
+    });
+    expect(await hostWarnings(undefined)).toEqual([]);
+  });
+
   it('runs on PostgreSQL when BATON_STORE is a postgres:// URL, and hides its password when it says so', async () => {
     const postgres = await throwawayPostgres();
     try {

@@ -174,7 +174,7 @@ export async function callControlTool(
 
 /** What a model that cannot be notified is told to do to get a call's result. */
 export function followInstruction(callId: string): string {
-  return `To get its result, call wait_background with call_id ${JSON.stringify(callId)}; check_background reports how far it got, and cancel_background stops it. Keep the call_id: it reaches this call from any later session.`;
+  return `Nothing brings its result back on its own: call wait_background with call_id ${JSON.stringify(callId)} to get it, before you end your turn if you need it; check_background reports how far it got, and cancel_background stops it. Keep the call_id: it reaches this call from any later session.`;
 }
 
 /** The runtime's words with the way the result comes back here in place of the later notification. */

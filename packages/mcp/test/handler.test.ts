@@ -506,7 +506,7 @@ describe('tools/call on 2025-11-25', () => {
       status: 'running',
       tool: 'gated',
       call_id: taskId,
-      message: `This tool is taking longer than ${BUDGET_MS} ms, so it is continuing in the background. To get its result, call wait_background with call_id "${taskId}"; check_background reports how far it got, and cancel_background stops it. Keep the call_id: it reaches this call from any later session.`,
+      message: `This tool is taking longer than ${BUDGET_MS} ms, so it is continuing in the background. Nothing brings its result back on its own: call wait_background with call_id "${taskId}" to get it, before you end your turn if you need it; check_background reports how far it got, and cancel_background stops it. Keep the call_id: it reaches this call from any later session.`,
     });
     expect((await client.experimental.tasks.getTask(taskId)).status).toBe('working');
     gate.resolve();
