@@ -9,6 +9,7 @@ export default defineConfig({
       'reliability/**/*.test.ts',
       'upgrade/**/*.test.ts',
       'src/**/*.test.ts',
+      'hosts/**/*.test.ts',
     ],
     // Real processes: starting Node and opening SQLite take real time on a loaded 2-core machine.
     testTimeout: 60_000,
