@@ -7,11 +7,11 @@ import { createServer } from 'node:http';
 
 /** The model's next move, from the tools it was given and the conversation so far (as text). */
 export function nextMove({ tools, lastToolResult, toolResults, tool, args }) {
-  const own = tools.find((name) => name === tool || name.endsWith(`__${tool}`));
+  const own = tools.find((name) => isBaton(name, tool));
   if (own === undefined) return { say: 'ok' };
   if (toolResults === 0) return { call: own, args };
   const callId = /call_id[^0-9a-z]+([0-9a-z][0-9a-z-]{15,})/i.exec(lastToolResult)?.[1];
-  const wait = tools.find((name) => name === 'wait_background' || name.endsWith('__wait_background'));
+  const wait = tools.find((name) => isBaton(name, 'wait_background'));
   if (
     callId !== undefined &&
     wait !== undefined &&
@@ -20,6 +20,11 @@ export function nextMove({ tools, lastToolResult, toolResults, tool, args }) {
     return { call: wait, args: { call_id: callId } };
   }
   return { say: `Done: ${lastToolResult.slice(0, 200)}` };
+}
+
+/** A host's name for Baton's tool: as it is, or under the server's name (`mcp__baton__x`, `mcp_baton_x`). */
+function isBaton(name, tool) {
+  return name === tool || name === `mcp__baton__${tool}` || name === `mcp_baton_${tool}`;
 }
 
 /** The Anthropic Messages API (`POST /v1/messages`, streamed as server-sent events). */
@@ -69,7 +74,117 @@ function anthropicSeen(body) {
   return { tools: (body.tools ?? []).map((tool) => tool.name), results };
 }
 
+/**
+ * The Gemini API: `models/{model}:streamGenerateContent?alt=sse` for the conversation (server-sent
+ * events), `:generateContent` for a host's side questions, `:countTokens`.
+ */
+function gemini(_request, body, move, respond, url) {
+  if (url.includes(':countTokens')) {
+    respond(200, 'application/json', JSON.stringify({ totalTokens: 1 }));
+    return;
+  }
+  // A side question asked for JSON (a host's router, its next-speaker check) is answered with none.
+  const json = body.generationConfig?.responseMimeType === 'application/json';
+  const part =
+    'call' in move
+      ? { functionCall: { name: move.call, args: move.args } }
+      : { text: json ? '{}' : move.say };
+  const answer = {
+    candidates: [{ content: { role: 'model', parts: [part] }, finishReason: 'STOP', index: 0 }],
+    usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 },
+    modelVersion: 'scripted',
+  };
+  if (url.includes(':streamGenerateContent')) {
+    respond(200, 'text/event-stream', `data: ${JSON.stringify(answer)}\r\n\r\n`);
+  } else respond(200, 'application/json', JSON.stringify(answer));
+}
+
+/** What a Gemini request shows the model: its function declarations and the function responses. */
+function geminiSeen(body) {
+  const tools = (body.tools ?? []).flatMap((tool) => (tool.functionDeclarations ?? []).map((fn) => fn.name));
+  const results = (body.contents ?? [])
+    .flatMap((content) => content.parts ?? [])
+    .filter((part) => part.functionResponse)
+    .map((part) => JSON.stringify(part.functionResponse.response));
+  return { tools, results };
+}
+
+/** The OpenAI Responses API (`POST /v1/responses`, streamed as server-sent events). */
+function responses(request, _body, move, respond) {
+  const events = [];
+  const event = (type, data) => events.push(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  const id = `resp_${request}`;
+  event('response.created', { response: { id, status: 'in_progress', output: [] } });
+  const item =
+    'call' in move
+      ? {
+          type: 'function_call',
+          id: `fc_${request}`,
+          call_id: `call_${request}`,
+          ...namespaced(move.call),
+          arguments: JSON.stringify(move.args),
+          status: 'completed',
+        }
+      : {
+          type: 'message',
+          id: `msg_${request}`,
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: move.say, annotations: [] }],
+        };
+  event('response.output_item.added', { output_index: 0, item });
+  event('response.output_item.done', { output_index: 0, item });
+  event('response.completed', {
+    response: {
+      id,
+      status: 'completed',
+      output: [item],
+      usage: {
+        input_tokens: 1,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 1,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 2,
+      },
+    },
+  });
+  respond(200, 'text/event-stream', events.join(''));
+}
+
+/** A function's name, and its namespace when it has one (`mcp__baton__x`: `x` in `mcp__baton`). */
+function namespaced(name) {
+  const at = name.lastIndexOf('__');
+  return name.startsWith('mcp__') && at > 4
+    ? { namespace: name.slice(0, at), name: name.slice(at + 2) }
+    : { name };
+}
+
+/** What a Responses request shows the model: its functions and the outputs of its calls. */
+function responsesSeen(body) {
+  // A namespace of functions (Codex lists an MCP server's tools as one) names each under it.
+  const tools = (body.tools ?? []).flatMap((tool) =>
+    tool.type === 'namespace'
+      ? (tool.tools ?? []).map((inner) => `${tool.name}__${inner.name}`)
+      : [tool.name],
+  );
+  const results = (Array.isArray(body.input) ? body.input : [])
+    .filter((item) => item.type === 'function_call_output')
+    .map((item) => (typeof item.output === 'string' ? item.output : JSON.stringify(item.output)));
+  return { tools, results };
+}
+
 const APIS = {
+  responses: {
+    matches: (method, url) => method === 'POST' && /\/responses(\?|$)/.test(url),
+    seen: responsesSeen,
+    answer: responses,
+  },
+  gemini: {
+    matches: (method, url) =>
+      method === 'POST' && /\/models\/[^/:]+:(streamGenerateContent|generateContent|countTokens)/.test(url),
+    seen: geminiSeen,
+    answer: gemini,
+  },
   anthropic: {
     matches: (method, url) => method === 'POST' && /^\/v1\/messages(\?|$)/.test(url),
     seen: anthropicSeen,
@@ -107,7 +222,7 @@ export async function scriptedModel({ api, tool, args, port = 0 }) {
       args,
     });
     requests.push({ url: req.url, tools, results, move });
-    served.answer(requests.length, body, move, respond);
+    served.answer(requests.length, body, move, respond, req.url ?? '');
   });
   await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
