@@ -22,7 +22,8 @@ export const slow_lookup = defineTool({
   name: 'slow_lookup',
   description: 'Looks a topic up; takes a few seconds',
   input,
-  execution: { mode: 'auto' },
+  // Safe to run again: a call a restart of Baton handed over runs again at its next start.
+  execution: { mode: 'auto', idempotent: true },
   async execute({ topic }, ctx) {
     await sleep(Number(process.env.SLOW_LOOKUP_MS ?? 2_000), undefined, { signal: ctx.signal });
     return `found-${topic}`;

@@ -30,6 +30,7 @@ interface Report {
     initialize?: { protocolVersion?: string; capabilities?: { tasks?: object } };
   }>;
   calls: Array<{ toolName: string; status: string }>;
+  restarts: number;
 }
 
 /** What each host negotiates, as the MCP README's host table says. */
@@ -144,6 +145,19 @@ describe.each(Object.keys(NEGOTIATES))('%s, installed from npm, headless', (host
   }, async () => {
     const report = await scenario(host, 'slow-headless');
     expect(report.exitCode, report.stderr).toBe(0);
+    expect(
+      conversation(report).map((request) => request.move?.call?.replace(/^mcp_+baton_+/, '') ?? 'say'),
+    ).toEqual(['slow_lookup', 'wait_background', 'say']);
+    expect(shownTimes(report)).toBe(1);
+    expect(report.calls).toEqual([{ toolName: 'slow_lookup', status: 'succeeded' }]);
+  });
+
+  it('slow, with Baton restarted while the call runs: the next start finishes it, and wait_background gives it once', {
+    timeout: 120_000,
+  }, async () => {
+    const report = await scenario(host, 'slow-restart');
+    expect(report.exitCode, report.stderr).toBe(0);
+    expect(report.restarts).toBe(1);
     expect(
       conversation(report).map((request) => request.move?.call?.replace(/^mcp_+baton_+/, '') ?? 'say'),
     ).toEqual(['slow_lookup', 'wait_background', 'say']);

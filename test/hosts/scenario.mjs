@@ -20,7 +20,7 @@ const BATON_PORT = 18302;
 const MCP_PORT = 18303;
 
 /** Each cell: the tool the model calls. */
-const CELLS = { fast: 'quick_lookup', 'slow-headless': 'slow_lookup' };
+const CELLS = { fast: 'quick_lookup', 'slow-headless': 'slow_lookup', 'slow-restart': 'slow_lookup' };
 
 const [hostName, cell, hostsDir, workDir] = process.argv.slice(2);
 const host = HOSTS[hostName];
@@ -28,16 +28,49 @@ if (!host || !CELLS[cell] || !hostsDir || !workDir) {
   throw new Error('usage: node scenario.mjs <claude> <fast|slow-headless> <hosts-dir> <work-dir>');
 }
 const topic = `t${Date.now().toString(36)}`;
-const model = await scriptedModel({ api: host.api, tool: CELLS[cell], args: { topic }, port: MODEL_PORT });
 
-/** `baton serve` over the suite's tools, on SQLite in the work directory. */
-const baton = spawn(process.execPath, [SERVER, TOOLS], {
-  env: { ...process.env, BATON_PORT: String(BATON_PORT), BATON_STORE: join(workDir, 'baton.db') },
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
-for await (const line of createInterface({ input: baton.stdout })) {
-  if (line.includes('listening on')) break;
+/** `baton serve` over the suite's tools, on SQLite in the work directory; started once it listens. */
+async function startBaton() {
+  const started = spawn(process.execPath, [SERVER, TOOLS], {
+    env: {
+      ...process.env,
+      BATON_PORT: String(BATON_PORT),
+      BATON_STORE: join(workDir, 'baton.db'),
+      // A restart hands the slow call over at once: the next start takes it up.
+      BATON_DRAIN_MS: '100',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  for await (const line of createInterface({ input: started.stdout })) {
+    if (line.includes('listening on')) break;
+  }
+  started.stdout.resume();
+  return started;
 }
+
+async function stopBaton(running) {
+  const exited = new Promise((resolve) => running.on('exit', resolve));
+  running.kill('SIGTERM');
+  await exited;
+}
+
+let baton = await startBaton();
+const restarts = [];
+const model = await scriptedModel({
+  api: host.api,
+  tool: CELLS[cell],
+  args: { topic },
+  port: MODEL_PORT,
+  // Before the model follows its acknowledgement: Baton restarts under the running call.
+  beforeWait:
+    cell === 'slow-restart'
+      ? async () => {
+          await stopBaton(baton);
+          baton = await startBaton();
+          restarts.push(Date.now());
+        }
+      : undefined,
+});
 
 /** What the host said over MCP: each JSON-RPC request's method, and initialize's terms. */
 const mcpTraffic = [];
@@ -124,8 +157,7 @@ const exitCode = await new Promise((resolve) => {
 const calls = await fetch(`http://127.0.0.1:${BATON_PORT}/v1/calls?limit=100`).then((answer) =>
   answer.json(),
 );
-baton.kill('SIGTERM');
-await new Promise((resolve) => baton.on('exit', resolve));
+await stopBaton(baton);
 proxy.close();
 await model.close();
 process.stdout.write(
@@ -139,5 +171,6 @@ process.stdout.write(
     requests: model.requests,
     mcp: mcpTraffic,
     calls: calls.calls.map(({ toolName, status }) => ({ toolName, status })),
+    restarts: restarts.length,
   })}\n`,
 );

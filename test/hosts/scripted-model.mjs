@@ -193,10 +193,11 @@ const APIS = {
 };
 
 /**
- * Starts the stand-in for `api` on 127.0.0.1: `tool` and `args` are the scenario's call.
+ * Starts the stand-in for `api` on 127.0.0.1: `tool` and `args` are the scenario's call;
+ * `beforeWait` runs once before the model's move that calls wait_background.
  * Returns its port and the requests it received, each as what the model was shown.
  */
-export async function scriptedModel({ api, tool, args, port = 0 }) {
+export async function scriptedModel({ api, tool, args, port = 0, beforeWait }) {
   const served = APIS[api];
   if (served === undefined) throw new Error(`no stand-in for the ${api} API`);
   const requests = [];
@@ -222,6 +223,12 @@ export async function scriptedModel({ api, tool, args, port = 0 }) {
       args,
     });
     requests.push({ url: req.url, tools, results, move });
+    // Once, before the model calls wait_background: what the scenario does meanwhile.
+    if ('call' in move && move.call.endsWith('wait_background') && beforeWait) {
+      const waiting = beforeWait;
+      beforeWait = undefined;
+      await waiting();
+    }
     served.answer(requests.length, body, move, respond, req.url ?? '');
   });
   await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));

@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import {
   type AuthInfo,
   isInitializeRequest,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 import type { Subscription } from 'rxjs';
+import { uuidv7 } from 'uuidv7';
 import { jsonRpcErrorResponse } from './responses.js';
 import type { McpScope } from './scope.js';
 import { mcpServer, type ServerInfo } from './server.js';
@@ -43,6 +43,19 @@ interface Session {
   /** Requests being handled and GET streams open on it. */
   open: number;
 }
+
+/**
+ * When a session id was issued: its UUIDv7 time (ms since the epoch), or undefined for an id that
+ * is not one. Session ids are UUIDv7s, so an endpoint can tell one an earlier process issued.
+ */
+function issuedAt(sessionId: string): number | undefined {
+  const hex = sessionId.replaceAll('-', '');
+  if (!/^[0-9a-f]{12}7[0-9a-f]{19}$/i.test(hex)) return undefined;
+  return Number.parseInt(hex.slice(0, 12), 16);
+}
+
+/** The revision a session resumed after a restart works in, when its request does not say. */
+const RESUMED_REVISION = '2025-06-18';
 
 /** The states of a call that has not ended. */
 const LIVE = ['queued', 'inline', 'backgrounded'] as const;
@@ -105,6 +118,8 @@ export class LegacySessions {
   readonly #total: number;
   readonly #sweeper: ReturnType<typeof setInterval>;
   #lastSweep: number;
+  /** When this endpoint began: a session id issued before it was an earlier process's. */
+  readonly #startedAt = Date.now();
 
   constructor(
     private readonly base: ServingBase,
@@ -143,6 +158,14 @@ export class LegacySessions {
     if (this.now() - this.#lastSweep >= this.#ttlMs / 10) this.sweep();
     const sessionId = request.headers.get('mcp-session-id');
     const session = sessionId === null ? undefined : this.#sessions.get(sessionId);
+    if (
+      sessionId !== null &&
+      !session &&
+      this.#earlierProcess(sessionId) &&
+      !isInitializeRequest(parsedBody)
+    ) {
+      return this.#resume(sessionId, request, scope, parsedBody, authInfo);
+    }
     if (sessionId !== null && (!session || session.scope.tenant !== scope.tenant)) {
       return jsonRpcErrorResponse(404, -32001, 'Session not found');
     }
@@ -165,14 +188,69 @@ export class LegacySessions {
         // The session is among the open ones once `initialize` is answered (or never, if it fails).
         return await this.#answer(opened, request, parsedBody, authInfo);
       } finally {
-        this.#openingTotal--;
-        const left = (this.#opening.get(tenant) ?? 1) - 1;
-        if (left === 0) this.#opening.delete(tenant);
-        else this.#opening.set(tenant, left);
+        this.#openingDone(tenant);
       }
     }
     session.lastUsed = this.now();
     return this.#answer(session, request, parsedBody, authInfo);
+  }
+
+  /** Whether a session id was issued by a process before this one (this one's are all known). */
+  #earlierProcess(sessionId: string): boolean {
+    const issued = issuedAt(sessionId);
+    return issued !== undefined && issued < this.#startedAt;
+  }
+
+  /**
+   * A session an earlier process opened (Baton restarted, or the client came to another process
+   * behind the same endpoint), taken up under its id instead of answered 404: a client that does
+   * not start a new session on 404, as the spec says it must (Gemini CLI 0.61.0), would fail every
+   * call until its user restarts it. What the client said at its `initialize` is gone with that
+   * process: the session works in the revision its requests name, with no capability declared.
+   * The tenant is the request's own, as for any request.
+   */
+  async #resume(
+    sessionId: string,
+    request: Request,
+    scope: McpScope,
+    parsedBody: unknown,
+    authInfo: AuthInfo,
+  ): Promise<Response> {
+    const tenant = scope.tenant ?? '';
+    if (!(await this.#roomFor(scope))) {
+      return jsonRpcErrorResponse(404, -32001, 'Session not found');
+    }
+    try {
+      const resumed = await this.#open(scope, sessionId);
+      const protocolVersion = request.headers.get('mcp-protocol-version') ?? RESUMED_REVISION;
+      // What the client said when it opened the session, said again for it to this process.
+      const post = (body: object, headers: Record<string, string> = {}) =>
+        resumed.transport.handleRequest(
+          new Request(request.url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              accept: 'application/json, text/event-stream',
+              ...headers,
+            },
+            body: JSON.stringify(body),
+          }),
+          { parsedBody: body, authInfo },
+        );
+      const initialize = {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion, capabilities: {}, clientInfo: { name: 'resumed', version: '0' } },
+      };
+      await (await post(initialize)).body?.cancel();
+      const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+      await (await post(initialized, { 'mcp-session-id': sessionId })).body?.cancel();
+      resumed.lastUsed = this.now();
+      return await this.#answer(resumed, request, parsedBody, authInfo);
+    } finally {
+      this.#openingDone(tenant);
+    }
   }
 
   async #answer(
@@ -195,6 +273,14 @@ export class LegacySessions {
       done();
       throw error;
     }
+  }
+
+  /** A session counted as opening (see `#roomFor`) is open now, or never will be. */
+  #openingDone(tenant: string): void {
+    this.#openingTotal--;
+    const left = (this.#opening.get(tenant) ?? 1) - 1;
+    if (left === 0) this.#opening.delete(tenant);
+    else this.#opening.set(tenant, left);
   }
 
   /** How many sessions are open or opening, for this tenant and in all. */
@@ -253,10 +339,12 @@ export class LegacySessions {
     return true;
   }
 
-  async #open(scope: McpScope): Promise<Session> {
+  /** Opens a session: a new one, or (`resumed`) one an earlier process opened, under its id. */
+  async #open(scope: McpScope, resumed?: string): Promise<Session> {
     const held: Subscription[] = [];
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
+      // UUIDv7: the time in an id tells a later process that an earlier one issued it.
+      sessionIdGenerator: () => resumed ?? uuidv7(),
       onsessioninitialized: (id) => {
         this.#sessions.set(id, session);
       },

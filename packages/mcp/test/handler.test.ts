@@ -10,6 +10,7 @@ import {
   ElicitRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { filter, firstValueFrom } from 'rxjs';
+import { uuidv7 } from 'uuidv7';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createMcpHandler, type McpHandler, type McpHandlerOptions, type McpScope } from '../src/index.js';
@@ -274,6 +275,43 @@ describe('sessions on 2025-11-25', () => {
     const headers = { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' };
     expect((await post(entry.mcp, list, { ...headers, authorization: 'Bearer token-b' })).status).toBe(404);
     expect((await post(entry.mcp, list, headers)).status).toBe(200);
+  });
+
+  it('go on after a restart: a session an earlier process opened is taken up under its id, and an id none issued is still unknown', async () => {
+    const first = await serve();
+    const initialize = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
+    const opened = await post(first.mcp, initialize);
+    const session = opened.headers.get('mcp-session-id') ?? '';
+    // Issued in a millisecond before the next process starts.
+    const issued = Number.parseInt(session.replaceAll('-', '').slice(0, 12), 16);
+    while (Date.now() <= issued) await new Promise((resolve) => setImmediate(resolve));
+    // Baton restarts: a new endpoint over the same calls, which knows no session.
+    const restarted = createMcpHandler({
+      runtime: first.runtime,
+      authenticate: (request) => TENANTS[request.headers.get('authorization') ?? ''],
+    });
+    try {
+      const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+      const headers = (id: string) => ({ 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' });
+      const listed = await post(restarted, list, headers(session));
+      expect(listed.status).toBe(200);
+      const [answer] = await rpcAnswers(listed);
+      expect((answer?.result as { tools: unknown[] } | undefined)?.tools.length).toBeGreaterThan(0);
+      // Another tenant cannot take it up: the session is the first tenant's now.
+      expect(
+        (await post(restarted, list, { ...headers(session), authorization: 'Bearer token-b' })).status,
+      ).toBe(404);
+      // An id no earlier process issued: one of this process's time, and one not of Baton's kind.
+      expect((await post(restarted, list, headers(uuidv7()))).status).toBe(404);
+      expect((await post(restarted, list, headers(crypto.randomUUID()))).status).toBe(404);
+    } finally {
+      await restarted.close();
+    }
   });
 
   it('decide each request by its own token: step-up works in a session, a narrow token in a wide one is refused, a batch is checked call by call', async () => {
