@@ -121,6 +121,20 @@ function shownTimes(report: Report): number {
   return (last?.results ?? []).join('\n').split(report.mark).length - 1;
 }
 
+/**
+ * A slow call followed to its result: the model called the tool, then wait_background with the
+ * acknowledgement's call_id, then answered; it was shown the result once, and the call ran once.
+ */
+function expectFollowedOnce(report: Report): void {
+  expect(report.exitCode, report.stderr).toBe(0);
+  const moves = conversation(report).map(
+    (request) => request.move?.call?.replace(/^mcp_+baton_+/, '') ?? 'say',
+  );
+  expect(moves).toEqual(['slow_lookup', 'wait_background', 'say']);
+  expect(shownTimes(report)).toBe(1);
+  expect(report.calls).toEqual([{ toolName: 'slow_lookup', status: 'succeeded' }]);
+}
+
 describe.each(Object.keys(NEGOTIATES))('%s, installed from npm, headless', (host) => {
   const pinnedAs = HOSTS[host as keyof typeof HOSTS];
   const name = `${NAMES[host]} ${PINNED[pinnedAs.package as keyof typeof PINNED]}`;
@@ -143,25 +157,14 @@ describe.each(Object.keys(NEGOTIATES))('%s, installed from npm, headless', (host
   it('slow, headless: the acknowledgement names wait_background, the model calls it, and is shown the result once', {
     timeout: 120_000,
   }, async () => {
-    const report = await scenario(host, 'slow-headless');
-    expect(report.exitCode, report.stderr).toBe(0);
-    expect(
-      conversation(report).map((request) => request.move?.call?.replace(/^mcp_+baton_+/, '') ?? 'say'),
-    ).toEqual(['slow_lookup', 'wait_background', 'say']);
-    expect(shownTimes(report)).toBe(1);
-    expect(report.calls).toEqual([{ toolName: 'slow_lookup', status: 'succeeded' }]);
+    expectFollowedOnce(await scenario(host, 'slow-headless'));
   });
 
   it('slow, with Baton restarted while the call runs: the next start finishes it, and wait_background gives it once', {
     timeout: 120_000,
   }, async () => {
     const report = await scenario(host, 'slow-restart');
-    expect(report.exitCode, report.stderr).toBe(0);
     expect(report.restarts).toBe(1);
-    expect(
-      conversation(report).map((request) => request.move?.call?.replace(/^mcp_+baton_+/, '') ?? 'say'),
-    ).toEqual(['slow_lookup', 'wait_background', 'say']);
-    expect(shownTimes(report)).toBe(1);
-    expect(report.calls).toEqual([{ toolName: 'slow_lookup', status: 'succeeded' }]);
+    expectFollowedOnce(report);
   });
 });
