@@ -246,7 +246,8 @@ export const API = {
   listNotifications: endpoint({
     method: 'GET',
     url: '/v1/notifications',
-    summary: 'Notifications of backgrounded calls that ended, oldest first, a page at a time',
+    summary:
+      'Notifications of backgrounded calls (their ends, and updates and reminders while they run), oldest first, a page at a time',
     query: z.object({
       id: id.optional().describe("Only this one (a call's `notification` event names it)"),
       sessionId: id.optional(),

@@ -64,7 +64,7 @@ export interface BatonClient<T extends AnyTool = AnyTool> {
   /**
    * Steering: sends a running call a message, which its tool reads while it runs. Resolves once it
    * is stored, with its number in the call; a refusal throws a `BatonClientError` with the server's
-   * code (`not_found`, `call_ended`, `not_steerable`, `invalid_arguments`).
+   * code (`call_not_found`, `call_ended`, `not_steerable`, `invalid_arguments`).
    */
   steer(callId: string, message: unknown): Promise<SteerReceipt>;
   /** Lets a call that waits for approval run. */
@@ -78,7 +78,7 @@ export interface BatonClient<T extends AnyTool = AnyTool> {
    */
   follow(callId: string, options?: FollowOptions): AsyncIterable<CallEvent>;
   notifications: {
-    /** Notifications of backgrounded calls that ended, oldest first, a page at a time. */
+    /** Notifications of backgrounded calls (their ends, and updates and reminders while they run), oldest first. */
     list(filter?: NotificationFilter): Promise<Notification[]>;
     /** Acknowledges a queued notification; false when it is not one (acknowledged already, or unknown). */
     ack(notificationId: string): Promise<boolean>;
