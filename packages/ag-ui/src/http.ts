@@ -16,6 +16,34 @@ function refuse(res: ServerResponse, status: number, code: string, message: stri
   res.end(JSON.stringify({ error: { code, message } }));
 }
 
+const NO_BODY = Symbol('no body');
+
+/**
+ * The request's JSON body: the one a body parser on the route already read (Express's
+ * `express.json()` leaves it in `req.body`, and the stream empty), or read here within the bound.
+ * `NO_BODY` once the request has been refused.
+ */
+async function bodyOf(req: IncomingMessage, res: ServerResponse): Promise<unknown> {
+  const parsedBefore = (req as IncomingMessage & { body?: unknown }).body;
+  if (parsedBefore !== undefined && typeof parsedBefore === 'object' && req.readableEnded)
+    return parsedBefore;
+  const body = await readJsonBody(req, { maxBytes: MAX_RUN_INPUT_BYTES });
+  if (body.kind === 'too_large') {
+    refuse(res, 413, 'payload_too_large', `A run's input is at most ${MAX_RUN_INPUT_BYTES} bytes.`);
+    return NO_BODY;
+  }
+  if (body.kind === 'refused') {
+    refuse(res, 413, 'payload_too_large', `The body is refused: ${body.refusal}.`);
+    return NO_BODY;
+  }
+  try {
+    return JSON.parse(new TextDecoder().decode(body.bytes));
+  } catch {
+    refuse(res, 400, 'invalid_request', 'The body is not JSON.');
+    return NO_BODY;
+  }
+}
+
 /**
  * An AG-UI endpoint for Node's `http` (and whatever takes its handlers: Express, Fastify's
  * `reply.raw`): `POST` a `RunAgentInput`, and the run's events come back as the client asked for
@@ -33,22 +61,8 @@ export function agUiHandler(
       refuse(res, 405, 'method_not_allowed', 'An AG-UI run is a POST of its RunAgentInput.');
       return;
     }
-    const body = await readJsonBody(req, { maxBytes: MAX_RUN_INPUT_BYTES });
-    if (body.kind === 'too_large') {
-      refuse(res, 413, 'payload_too_large', `A run's input is at most ${MAX_RUN_INPUT_BYTES} bytes.`);
-      return;
-    }
-    if (body.kind === 'refused') {
-      refuse(res, 413, 'payload_too_large', `The body is refused: ${body.refusal}.`);
-      return;
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(new TextDecoder().decode(body.bytes));
-    } catch {
-      refuse(res, 400, 'invalid_request', 'The body is not JSON.');
-      return;
-    }
+    const json = await bodyOf(req, res);
+    if (json === NO_BODY) return;
     const parsed = RunAgentInputSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];

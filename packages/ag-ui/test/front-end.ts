@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type BaseEvent, HttpAgent, type Message } from '@ag-ui/client';
 import type { Runtime } from '@baton/runtime';
@@ -28,13 +28,28 @@ export const scriptedModel: AgUiModel = async ({ messages }) => {
   return { toolCalls: [{ id: turn.call.id, name: turn.call.tool, args: turn.call.args }] };
 };
 
-/** The agent's server: AG-UI over HTTP and SSE, on a free port of loopback. */
-export async function agentServer(runtime: Runtime): Promise<{ url: string; close: () => Promise<void> }> {
+/** Reads and parses a JSON body into `req.body` before the handler, as Express's `express.json()` does. */
+async function parsedFirst(req: IncomingMessage): Promise<void> {
+  let text = '';
+  for await (const chunk of req) text += chunk;
+  (req as IncomingMessage & { body?: unknown }).body = JSON.parse(text);
+}
+
+/**
+ * The agent's server: AG-UI over HTTP and SSE, on a free port of loopback; with `bodyParser`, a
+ * JSON body parser on the route runs first, as an Express app's often does.
+ */
+export async function agentServer(
+  runtime: Runtime,
+  { bodyParser = false }: { bodyParser?: boolean } = {},
+): Promise<{ url: string; close: () => Promise<void> }> {
   const handler = agUiHandler(runtime, { model: scriptedModel });
   const server: Server = createServer((req, res) => {
-    handler(req, res).catch((error: unknown) => {
-      res.destroy(error instanceof Error ? error : new Error(String(error)));
-    });
+    (bodyParser ? parsedFirst(req) : Promise.resolve())
+      .then(() => handler(req, res))
+      .catch((error: unknown) => {
+        res.destroy(error instanceof Error ? error : new Error(String(error)));
+      });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -125,6 +125,17 @@ describe('@baton/ag-ui: a run’s tool calls as Baton calls, with @ag-ui/client�
     expect(ui.said()).toEqual([expect.stringMatching(/^told: /)]);
   });
 
+  it('takes a body a JSON body parser already read (Express’s express.json() on the route)', async () => {
+    const suite = agentLoopRuntime();
+    const server = await agentServer(suite.runtime, { bodyParser: true });
+    closing.push(() => suite.runtime.close(), server.close);
+    const events = await frontEnd(server.url).run({
+      call: { tool: 'look_up', args: { word: 'tide' }, id: 'tool-p' },
+    });
+    expect(events.map((event) => event.type)).toContain('TOOL_CALL_RESULT');
+    expect(events.at(-1)?.type).toBe('RUN_FINISHED');
+  });
+
   it('answers a request that is not a run with 400 and a stable code', async () => {
     const { server } = await setUp();
     const response = await fetch(server.url, { method: 'POST', body: JSON.stringify({ threadId: 1 }) });
