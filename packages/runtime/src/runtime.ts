@@ -258,7 +258,15 @@ class BatonRuntime implements Runtime {
     const storeResolution = (key: string, id: string, outcome: EventOutcome) =>
       writer.write('resolutions', { key, callId: id, outcome, at: clock.now() });
     return steerCall(
-      { runtime: this, store, tools: this.tools, host, numbers: this.#messageNumbers, storeResolution },
+      {
+        runtime: this,
+        live: (id) => this.#parts.registry.record(id),
+        store,
+        tools: this.tools,
+        host,
+        numbers: this.#messageNumbers,
+        storeResolution,
+      },
       callId,
       message,
       options.idempotencyKey,

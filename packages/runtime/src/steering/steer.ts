@@ -19,6 +19,8 @@ import { isSentMessage, messageKey, type SentMessage } from './sent-message.js';
 export interface SteerDeps {
   /** The call as this process knows it best: live here, or as stored. */
   runtime: { get(callId: string): Promise<CallRecord | undefined> };
+  /** The call's live copy in this process, if it runs here (no read of the store). */
+  live(callId: string): CallRecord | undefined;
   store: Pick<StoreCallFiles, 'getResolution'> & Pick<StoreReads, 'getCall'>;
   tools: Pick<ToolRegistry, 'get'>;
   /** Stores an external event's resolution and wakes the call's wait, in this process or another. */
@@ -133,7 +135,8 @@ export async function steerCall(
  * seen here, so no message is answered 202 after its call's end.
  */
 async function receiptOf(deps: SteerDeps, callId: string, messageSeq: number): Promise<SteerReceipt> {
-  const [here, stored] = await Promise.all([deps.runtime.get(callId), deps.store.getCall(callId)]);
+  const here = deps.live(callId);
+  const stored = await deps.store.getCall(callId);
   for (const now of [here, stored]) {
     if (now && isTerminalStatus(now.status) && (now.messagesRead ?? 0) < messageSeq) refuseEnded(now);
   }
